@@ -1,0 +1,38 @@
+# ctxtop: one static binary. `make run` runs it here, `make test` runs every test.
+GO       ?= go
+BIN      := bin/ctxtop
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS  := -s -w -X github.com/ctxtop/ctxtop/internal/cli.version=$(VERSION) -X github.com/ctxtop/ctxtop/internal/cli.commit=$(COMMIT)
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@2025.1.1
+FUZZTIME ?= 5s
+
+.PHONY: build run test bench lint fuzz clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ctxtop
+
+run: build
+	./$(BIN)
+
+test: build
+	$(GO) vet ./...
+	CTXTOP_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 ./...
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin

@@ -1,0 +1,6 @@
+// Command ctxtop is a top for Linux context switches.
+package main
+
+import "github.com/ctxtop/ctxtop/internal/cli"
+
+func main() { cli.Execute() }

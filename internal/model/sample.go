@@ -1,0 +1,72 @@
+// Package model turns raw kernel counters into rates. It is pure: the same two
+// Samples always give the same Snapshot, so a recorded run replays through the
+// very code that served it live.
+package model
+
+import "time"
+
+// SystemCounters are the host-wide raw counters of one sample.
+type SystemCounters struct {
+	// ContextSwitches is /proc/stat "ctxt": switches on all CPUs since boot.
+	ContextSwitches uint64
+	// Interrupts is /proc/stat "intr", first field: all interrupts since boot.
+	Interrupts uint64
+	// ProcsRunning and ProcsBlocked are instantaneous values from /proc/stat.
+	ProcsRunning uint64
+	ProcsBlocked uint64
+	// CPUs is the number of CPU columns in /proc/interrupts (online CPUs).
+	CPUs int
+	// ReschedIPIs is the sum of the RES row of /proc/interrupts.
+	ReschedIPIs uint64
+	// ReschedPerCPU and InterruptsPerCPU are indexed by CPU column.
+	// InterruptsPerCPU sums every row of /proc/interrupts for that CPU.
+	ReschedPerCPU    []uint64
+	InterruptsPerCPU []uint64
+	// PSICPUSomeAvg10 is /proc/pressure/cpu "some avg10"; HasPSI is false
+	// on kernels without pressure stall information.
+	PSICPUSomeAvg10 float64
+	HasPSI          bool
+	// LoadAvg is the 1, 5 and 15 minute load average from /proc/loadavg.
+	LoadAvg [3]float64
+}
+
+// TaskCounters are the raw counters of one thread.
+type TaskCounters struct {
+	PID int
+	TID int
+	// Comm is the thread's name (/proc/PID/task/TID/comm); ProcessComm is the
+	// name of the process's main thread.
+	Comm        string
+	ProcessComm string
+	// StartTime is field 22 of stat, in clock ticks since boot. A TID whose
+	// start time changed is a different thread that reused the number.
+	StartTime uint64
+	// VoluntarySwitches and InvoluntarySwitches come from status
+	// (voluntary_ctxt_switches, nonvoluntary_ctxt_switches).
+	VoluntarySwitches   uint64
+	InvoluntarySwitches uint64
+	// RunNs, WaitNs and Timeslices are the three fields of schedstat: time on
+	// CPU, time runnable but waiting on a run queue, and times scheduled in.
+	RunNs      uint64
+	WaitNs     uint64
+	Timeslices uint64
+	// CPUsAllowed is status "Cpus_allowed_list", e.g. "0-3,8".
+	CPUsAllowed string
+	// State is the one-letter state from status (R, S, D, ...).
+	State byte
+	// LastCPU is field 39 of stat: the CPU the thread last ran on.
+	LastCPU int
+}
+
+// Sample is one pass over /proc: raw counters, nothing derived.
+type Sample struct {
+	// Time is when the pass started; it carries Go's monotonic clock, which is
+	// what rates are computed from.
+	Time   time.Time
+	System SystemCounters
+	// Tasks is sorted by PID, then TID.
+	Tasks []TaskCounters
+	// Unreadable counts tasks that exist but whose files could not be read
+	// (another user's tasks without privilege).
+	Unreadable int
+}

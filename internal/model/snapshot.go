@@ -1,0 +1,90 @@
+package model
+
+import "time"
+
+// CPURates are per-CPU interrupt rates.
+type CPURates struct {
+	InterruptsPerSec  float64
+	ReschedIPIsPerSec float64
+}
+
+// SystemRates are host-wide rates over one interval.
+type SystemRates struct {
+	ContextSwitchesPerSec float64
+	InterruptsPerSec      float64
+	ReschedIPIsPerSec     float64
+	ProcsRunning          uint64
+	ProcsBlocked          uint64
+	CPUs                  int
+	PerCPU                []CPURates
+	PSICPUSomeAvg10       float64
+	HasPSI                bool
+	LoadAvg               [3]float64
+}
+
+// ThreadRates are one thread's rates over one interval.
+type ThreadRates struct {
+	PID         int
+	TID         int
+	Comm        string
+	ProcessComm string
+	// VoluntaryPerSec is pidstat's cswch/s, InvoluntaryPerSec its nvcswch/s.
+	VoluntaryPerSec   float64
+	InvoluntaryPerSec float64
+	// CPUPercent is time on CPU over the interval, 100 = one full CPU.
+	CPUPercent float64
+	// WaitPercent is time spent runnable on a run queue, not running.
+	WaitPercent float64
+	CPUsAllowed string
+	// Pinned is true when the thread may run on fewer CPUs than the host has.
+	Pinned  bool
+	State   byte
+	LastCPU int
+	Hot     bool
+	// Reason says why a hot thread is hot; empty when not hot.
+	Reason string
+}
+
+// TotalPerSec is voluntary plus involuntary switches per second.
+func (t ThreadRates) TotalPerSec() float64 { return t.VoluntaryPerSec + t.InvoluntaryPerSec }
+
+// ProcessRates are the sums over every thread of one process.
+type ProcessRates struct {
+	PID  int
+	Comm string
+	// Threads is the number of threads the process had in the later sample.
+	Threads           int
+	VoluntaryPerSec   float64
+	InvoluntaryPerSec float64
+	CPUPercent        float64
+	WaitPercent       float64
+	Hot               bool
+	Reason            string
+}
+
+// TotalPerSec is voluntary plus involuntary switches per second.
+func (p ProcessRates) TotalPerSec() float64 { return p.VoluntaryPerSec + p.InvoluntaryPerSec }
+
+// Spike reports the system spike rule: cs/s at least 10x its recent median,
+// or at least 10,000 per CPU.
+type Spike struct {
+	Active bool
+	// Reason is a short human explanation, empty when not active.
+	Reason string
+}
+
+// Snapshot is everything derived from two Samples.
+type Snapshot struct {
+	Time     time.Time
+	Interval time.Duration
+	System   SystemRates
+	// Threads holds every thread with a non-zero switch or CPU rate,
+	// sorted by TotalPerSec descending.
+	Threads []ThreadRates
+	// Processes holds every process with a non-zero rate, sorted likewise.
+	Processes []ProcessRates
+	Spike     Spike
+	// Tasks is the number of threads in the later sample.
+	Tasks      int
+	Unreadable int
+}
