@@ -69,4 +69,14 @@ type Sample struct {
 	// Unreadable counts tasks that exist but whose files could not be read
 	// (another user's tasks without privilege).
 	Unreadable int
+	// Self is ctxtop's own usage, so the monitor can show its own noise.
+	Self SelfCounters
+}
+
+// SelfCounters are getrusage(RUSAGE_SELF) figures for the monitoring process:
+// all of its threads together.
+type SelfCounters struct {
+	CPUTime             time.Duration
+	VoluntarySwitches   uint64
+	InvoluntarySwitches uint64
 }

@@ -87,4 +87,13 @@ type Snapshot struct {
 	// Tasks is the number of threads in the later sample.
 	Tasks      int
 	Unreadable int
+	// Self is ctxtop's own cost over the interval.
+	Self SelfRates
+}
+
+// SelfRates are the monitor's own CPU use and context switches.
+type SelfRates struct {
+	// CPUPercent is of one CPU.
+	CPUPercent     float64
+	SwitchesPerSec float64
 }
