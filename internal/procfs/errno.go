@@ -1,0 +1,5 @@
+package procfs
+
+import "golang.org/x/sys/unix"
+
+var errNotSupported error = unix.EOPNOTSUPP

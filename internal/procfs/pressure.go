@@ -1,0 +1,54 @@
+package procfs
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
+
+// PressureCPU reads <root>/pressure/cpu (pressure stall information, Linux
+// 4.20+):
+//
+//	some avg10=0.31 avg60=2.20 avg300=0.96 total=19669245
+//
+// "some avg10" is the share of the last 10 s in which at least one runnable
+// task waited for a CPU, in percent. ok is false when the kernel has no PSI;
+// that is not an error.
+func (fsys FS) PressureCPU() (avg10 float64, ok bool, err error) {
+	p := fsys.Path("pressure", "cpu")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		// EOPNOTSUPP: built with PSI but booted with psi=0.
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotSupported) {
+			return 0, false, nil
+		}
+		return 0, false, err
+	}
+	v, err := ParsePressureCPU(b, p)
+	if err != nil {
+		return 0, false, err
+	}
+	return v, true, nil
+}
+
+// ParsePressureCPU returns "some avg10" from the contents of /proc/pressure/cpu.
+func ParsePressureCPU(b []byte, path string) (float64, error) {
+	for i := 0; i < len(b); {
+		var line []byte
+		line, i = nextLine(b, i)
+		kind, j := nextField(line, 0)
+		if string(kind) != "some" {
+			continue
+		}
+		f, _ := nextField(line, j)
+		if !hasPrefix(f, "avg10=") {
+			return 0, parseErr(path, "some avg10")
+		}
+		v, ok := parseFixed(f[len("avg10="):])
+		if !ok {
+			return 0, parseErr(path, "some avg10")
+		}
+		return v, nil
+	}
+	return 0, parseErr(path, "some")
+}

@@ -1,0 +1,73 @@
+package procfs
+
+import (
+	"os"
+	"strconv"
+)
+
+// TaskStat is what ctxtop takes from /proc/PID/task/TID/stat, a single line
+// "TID (comm) S ppid ..." where comm may itself hold spaces and parentheses,
+// so fields are counted from the last ')':
+//
+//	field 3   state
+//	field 22  starttime, clock ticks after boot: a TID whose start time
+//	          changed is a new thread that reused the number
+//	field 39  processor, the CPU it last ran on
+type TaskStat struct {
+	State     byte
+	StartTime uint64
+	LastCPU   int
+}
+
+// TaskStat reads <root>/PID/task/TID/stat.
+func (fs FS) TaskStat(pid, tid int) (TaskStat, error) {
+	p := fs.Path(strconv.Itoa(pid), "task", strconv.Itoa(tid), "stat")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return TaskStat{}, err
+	}
+	return ParseTaskStat(b, p)
+}
+
+// ParseTaskStat parses a task's stat line.
+func ParseTaskStat(b []byte, path string) (TaskStat, error) {
+	end := -1
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == ')' {
+			end = i
+			break
+		}
+	}
+	if end < 0 {
+		return TaskStat{}, parseErr(path, "comm")
+	}
+	var s TaskStat
+	i := end + 1
+	for field := 3; field <= 39; field++ {
+		var f []byte
+		f, i = nextField(b, i)
+		if len(f) == 0 {
+			return TaskStat{}, parseErr(path, "field "+strconv.Itoa(field))
+		}
+		switch field {
+		case 3:
+			if len(f) != 1 {
+				return TaskStat{}, parseErr(path, "state")
+			}
+			s.State = f[0]
+		case 22:
+			v, ok := parseUint(f)
+			if !ok {
+				return TaskStat{}, parseErr(path, "starttime")
+			}
+			s.StartTime = v
+		case 39:
+			v, ok := parseUint(f)
+			if !ok || v > 1<<20 {
+				return TaskStat{}, parseErr(path, "processor")
+			}
+			s.LastCPU = int(v)
+		}
+	}
+	return s, nil
+}
