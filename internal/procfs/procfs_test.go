@@ -16,8 +16,8 @@ func TestParseStat(t *testing.T) {
 		want    Stat
 		wantErr bool
 	}{
-		{"full", "cpu  1 2 3\nintr 452425 0 0 7\nctxt 629108\nbtime 1\nprocs_running 3\nprocs_blocked 1\n",
-			Stat{ContextSwitches: 629108, Interrupts: 452425, ProcsRunning: 3, ProcsBlocked: 1}, false},
+		{"full", "cpu  1 2 3\ncpu0 1 2 3\ncpu1 4 5 6\nintr 452425 0 0 7\nctxt 629108\nbtime 1\nprocs_running 3\nprocs_blocked 1\n",
+			Stat{ContextSwitches: 629108, Interrupts: 452425, ProcsRunning: 3, ProcsBlocked: 1, CPUs: 2}, false},
 		{"only ctxt", "ctxt 5", Stat{ContextSwitches: 5}, false},
 		{"no ctxt", "intr 5\n", Stat{}, true},
 		{"bad ctxt", "ctxt x5\n", Stat{}, true},
@@ -214,7 +214,7 @@ func TestParseTaskStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(TaskStat{State: 'S', StartTime: 918273, LastCPU: 1}, got); diff != "" {
+	if diff := cmp.Diff(TaskStat{State: 'S', NumThreads: 1, StartTime: 918273, LastCPU: 1}, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
 	for _, bad := range []string{"", "1 (x) S 1 2", "1 x S", "1 (x) SS 5761 5761 4174 34816 5761 4194304 95 0 0 0 0 0 0 0 20 0 1 0 918273 2998272 224 1 1 1 0 0 0 0 0 0 0 0 0 0 17 1"} {

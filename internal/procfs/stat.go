@@ -8,11 +8,14 @@ import "os"
 //	intr N ...        first field: all interrupts serviced since boot (vmstat "in")
 //	procs_running N   tasks runnable right now
 //	procs_blocked N   tasks in uninterruptible sleep (usually I/O)
+//	cpuN ...          one line per online CPU
 type Stat struct {
 	ContextSwitches uint64
 	Interrupts      uint64
 	ProcsRunning    uint64
 	ProcsBlocked    uint64
+	// CPUs counts the per-CPU "cpuN" lines: the online CPUs.
+	CPUs int
 }
 
 // Stat reads <root>/stat.
@@ -34,6 +37,10 @@ func ParseStat(b []byte, path string) (Stat, error) {
 		var line []byte
 		line, i = nextLine(b, i)
 		name, j := nextField(line, 0)
+		if len(name) > 3 && hasPrefix(name, "cpu") && name[3] >= '0' && name[3] <= '9' {
+			s.CPUs++
+			continue
+		}
 		var dst *uint64
 		switch string(name) {
 		case "ctxt":

@@ -10,13 +10,15 @@ import (
 // so fields are counted from the last ')':
 //
 //	field 3   state
+//	field 20  num_threads, of the whole process
 //	field 22  starttime, clock ticks after boot: a TID whose start time
 //	          changed is a new thread that reused the number
 //	field 39  processor, the CPU it last ran on
 type TaskStat struct {
-	State     byte
-	StartTime uint64
-	LastCPU   int
+	State      byte
+	NumThreads int
+	StartTime  uint64
+	LastCPU    int
 }
 
 // TaskStat reads <root>/PID/task/TID/stat.
@@ -55,6 +57,12 @@ func ParseTaskStat(b []byte, path string) (TaskStat, error) {
 				return TaskStat{}, parseErr(path, "state")
 			}
 			s.State = f[0]
+		case 20:
+			v, ok := parseUint(f)
+			if !ok || v > 1<<30 {
+				return TaskStat{}, parseErr(path, "num_threads")
+			}
+			s.NumThreads = int(v)
 		case 22:
 			v, ok := parseUint(f)
 			if !ok {

@@ -1,0 +1,321 @@
+package sampler
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/procfs"
+)
+
+const fixture = "../../testdata/proc"
+
+type taskID struct{ PID, TID int }
+
+func ids(s *model.Sample) []taskID {
+	var out []taskID
+	for _, t := range s.Tasks {
+		out = append(out, taskID{t.PID, t.TID})
+	}
+	return out
+}
+
+func mustSample(t *testing.T, s *Sampler, dst *model.Sample) {
+	t.Helper()
+	if err := s.Sample(dst); err != nil {
+		t.Fatalf("Sample: %v", err)
+	}
+}
+
+func newSampler(t *testing.T, cfg Config) *Sampler {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", cfg, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestFixtureRoles(t *testing.T) {
+	s := newSampler(t, Config{Root: fixture})
+	var smp model.Sample
+	mustSample(t, s, &smp)
+
+	// 201 vanished mid-read, 250's task dir is gone, 301 is malformed.
+	want := []taskID{{100, 100}, {100, 101}, {100, 102}, {200, 200}, {300, 300}, {400, 400}, {400, 401}}
+	if diff := cmp.Diff(want, ids(&smp)); diff != "" {
+		t.Errorf("tasks (-want +got)\n%s", diff)
+	}
+	if smp.Unreadable != 1 {
+		t.Errorf("Unreadable = %d, want 1 (the malformed thread 301)", smp.Unreadable)
+	}
+
+	fs, err := procfs.NewFS(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range smp.Tasks {
+		st, err := fs.TaskStatus(got.PID, got.TID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss, err := fs.TaskSchedstat(got.PID, got.TID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, err := fs.TaskStat(got.PID, got.TID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		comm, err := fs.TaskComm(got.PID, got.TID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mainComm, err := fs.TaskComm(got.PID, got.PID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := model.TaskCounters{
+			PID: got.PID, TID: got.TID, Comm: comm, ProcessComm: mainComm,
+			StartTime: ts.StartTime, VoluntarySwitches: st.VoluntarySwitches, InvoluntarySwitches: st.InvoluntarySwitches,
+			RunNs: ss.RunNs, WaitNs: ss.WaitNs, Timeslices: ss.Timeslices,
+			CPUsAllowed: string(st.CPUsAllowed), State: st.State, LastCPU: ts.LastCPU,
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("task %d/%d (-want +got)\n%s", got.PID, got.TID, diff)
+		}
+	}
+	if got := smp.Tasks[1]; got.Comm != "pool-1-thread-1" || got.ProcessComm != "app-server" || got.CPUsAllowed == "" {
+		t.Errorf("thread 101 = %q of %q on CPUs %q", got.Comm, got.ProcessComm, got.CPUsAllowed)
+	}
+	if smp.System.ContextSwitches == 0 || smp.System.CPUs == 0 || !smp.System.HasPSI || len(smp.System.ReschedPerCPU) != smp.System.CPUs {
+		t.Errorf("system counters not read: %+v", smp.System)
+	}
+}
+
+// copyTree copies the fixture so a test can change it between samples.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if fi.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func rewrite(t *testing.T, path string, edit func(string) string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// In place, keeping the inode, as the kernel's files do.
+	if err := os.WriteFile(path, []byte(edit(string(b))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func setStatusField(key string, v uint64) func(string) string {
+	return func(s string) string {
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, key+":") {
+				lines[i] = key + ":\t" + strconv.FormatUint(v, 10)
+			}
+		}
+		return strings.Join(lines, "\n")
+	}
+}
+
+// setStatField replaces field n (1-based, as in proc(5)) of a stat line.
+func setStatField(n int, v string) func(string) string {
+	return func(s string) string {
+		end := strings.LastIndexByte(s, ')')
+		fields := strings.Fields(s[end+1:])
+		fields[n-3] = v
+		return s[:end+1] + " " + strings.Join(fields, " ") + "\n"
+	}
+}
+
+func TestFixtureChangesBetweenSamples(t *testing.T) {
+	root := copyTree(t, fixture)
+	s := newSampler(t, Config{Root: root})
+	var a, b model.Sample
+	mustSample(t, s, &a)
+	task := func(smp *model.Sample, pid, tid int) *model.TaskCounters {
+		for i := range smp.Tasks {
+			if smp.Tasks[i].PID == pid && smp.Tasks[i].TID == tid {
+				return &smp.Tasks[i]
+			}
+		}
+		return nil
+	}
+	t101, t102 := *task(&a, 100, 101), *task(&a, 100, 102)
+	dir := filepath.Join(root, "100", "task")
+
+	// 101 ran: its schedstat moved, so its status must be re-read.
+	rewrite(t, filepath.Join(dir, "101", "schedstat"), func(string) string {
+		return strconv.FormatUint(t101.RunNs+5e6, 10) + " " + strconv.FormatUint(t101.WaitNs+1e6, 10) + " " + strconv.FormatUint(t101.Timeslices+11, 10) + "\n"
+	})
+	rewrite(t, filepath.Join(dir, "101", "status"), setStatusField("voluntary_ctxt_switches", t101.VoluntarySwitches+10))
+	// 100 did not run (schedstat unchanged): a status change must go unseen,
+	// which is the whole point of gating on schedstat.
+	rewrite(t, filepath.Join(dir, "100", "status"), setStatusField("voluntary_ctxt_switches", 999999))
+	// 102's TID was reused by a new thread: new start time, fresh counters.
+	rewrite(t, filepath.Join(dir, "102", "schedstat"), func(string) string { return "1000 10 1\n" })
+	rewrite(t, filepath.Join(dir, "102", "stat"), setStatField(22, strconv.FormatUint(t102.StartTime+500, 10)))
+	rewrite(t, filepath.Join(dir, "102", "status"), setStatusField("voluntary_ctxt_switches", 1))
+	mustSample(t, s, &b)
+
+	got101 := task(&b, 100, 101)
+	if got101 == nil || got101.VoluntarySwitches != t101.VoluntarySwitches+10 || got101.Timeslices != t101.Timeslices+11 {
+		t.Errorf("101 after it ran = %+v", got101)
+	}
+	if got := task(&b, 100, 100); got == nil || got.VoluntarySwitches == 999999 {
+		t.Errorf("100 re-read although its schedstat did not move: %+v", got)
+	}
+	got102 := task(&b, 100, 102)
+	if got102 == nil || got102.StartTime != t102.StartTime+500 || got102.VoluntarySwitches != 1 {
+		t.Errorf("102 after TID reuse = %+v", got102)
+	}
+
+	// 102 exits: gone from the listing and from num_threads.
+	if err := os.RemoveAll(filepath.Join(dir, "102")); err != nil {
+		t.Fatal(err)
+	}
+	rewrite(t, filepath.Join(root, "100", "stat"), setStatField(20, "2"))
+	mustSample(t, s, &a)
+	want := []taskID{{100, 100}, {100, 101}, {200, 200}, {300, 300}, {400, 400}, {400, 401}}
+	if diff := cmp.Diff(want, ids(&a)); diff != "" {
+		t.Errorf("after 102 exited (-want +got)\n%s", diff)
+	}
+
+	// A whole process exits.
+	if err := os.RemoveAll(filepath.Join(root, "400")); err != nil {
+		t.Fatal(err)
+	}
+	mustSample(t, s, &b)
+	want = want[:4]
+	if diff := cmp.Diff(want, ids(&b)); diff != "" {
+		t.Errorf("after 400 exited (-want +got)\n%s", diff)
+	}
+}
+
+func TestFixtureUnreadableTasks(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads mode-000 files; the command-line test covers this as an unprivileged user")
+	}
+	root := copyTree(t, fixture)
+	for _, tid := range []string{"400", "401"} {
+		for _, f := range []string{"schedstat", "status", "stat", "comm"} {
+			if err := os.Chmod(filepath.Join(root, "400", "task", tid, f), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s := newSampler(t, Config{Root: root})
+	var smp model.Sample
+	mustSample(t, s, &smp)
+	if smp.Unreadable != 3 {
+		t.Errorf("Unreadable = %d, want 3 (400, 401 and malformed 301)", smp.Unreadable)
+	}
+}
+
+func TestLiveThreadsAndTargetsGone(t *testing.T) {
+	pid := startIdleThreads(t, 8)
+	s := newSampler(t, Config{Root: "/proc", PIDs: []int{pid}})
+	var smp model.Sample
+	mustSample(t, s, &smp)
+	if n := countPID(&smp, pid); n < 9 {
+		t.Errorf("saw %d threads of the workload, want at least 9 (8 idle + main)", n)
+	}
+	for _, tk := range smp.Tasks {
+		if tk.PID != pid {
+			t.Errorf("task %d/%d is outside the --pid filter", tk.PID, tk.TID)
+		}
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := s.Sample(&smp)
+		if errors.Is(err, ErrTargetsGone) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("Sample after the target died: %v, want ErrTargetsGone", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still sampling %d tasks after the target was killed", len(smp.Tasks))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestNewRejectsBadInput(t *testing.T) {
+	if _, err := New(Config{Root: t.TempDir()}); !errors.Is(err, procfs.ErrNotProcfs) {
+		t.Errorf("empty dir as root: err = %v, want ErrNotProcfs", err)
+	}
+	if _, err := New(Config{Root: fixture, PIDs: []int{999}}); err == nil || !strings.Contains(err.Error(), "no such process: 999") {
+		t.Errorf("missing pid: err = %v", err)
+	}
+	if _, err := New(Config{Root: fixture, PIDs: []int{-3}}); err == nil {
+		t.Error("negative pid accepted")
+	}
+}
+
+func TestSteadyStateDoesNotAllocate(t *testing.T) {
+	s := newSampler(t, Config{Root: "/proc", PIDs: []int{os.Getpid()}})
+	var smp model.Sample
+	mustSample(t, s, &smp)
+	mustSample(t, s, &smp)
+	if n := testing.AllocsPerRun(50, func() { _ = s.Sample(&smp) }); n != 0 {
+		t.Errorf("Sample allocates %v times per pass in the steady state", n)
+	}
+}
+
+func TestAppendDirentIntsIgnoresJunk(t *testing.T) {
+	rec := func(name string) []byte {
+		b := make([]byte, 19, 32)
+		b = append(b, name...)
+		b = append(b, 0)
+		for len(b)%8 != 0 {
+			b = append(b, 0)
+		}
+		b[16], b[17] = byte(len(b)), byte(len(b)>>8)
+		return b
+	}
+	var buf []byte
+	for _, n := range []string{".", "..", "12", "self", "7x", "345"} {
+		buf = append(buf, rec(n)...)
+	}
+	got := appendDirentInts(append(buf, 1, 2, 3), nil)
+	if diff := cmp.Diff([]int{12, 345}, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
