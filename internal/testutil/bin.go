@@ -51,3 +51,32 @@ func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
+
+var (
+	toolMu    sync.Mutex
+	toolPaths = map[string]string{}
+)
+
+// Tool builds the main package at pkg (relative to the repository root, like
+// "./internal/testutil/pingpong") once per test process and returns its path.
+func Tool(t testing.TB, pkg string) string {
+	t.Helper()
+	toolMu.Lock()
+	defer toolMu.Unlock()
+	if p, ok := toolPaths[pkg]; ok {
+		return p
+	}
+	dir, err := os.MkdirTemp("", "ctxtop-tool-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = repoRoot()
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", pkg, err, b)
+	}
+	toolPaths[pkg] = out
+	return out
+}
