@@ -3,6 +3,7 @@ package sampler
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // With CTXTOP_IDLE_THREADS=N the test binary becomes a workload: it starts N
@@ -22,13 +24,13 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "bad CTXTOP_IDLE_THREADS:", v)
 			os.Exit(2)
 		}
-		idleThreads(n)
+		idleThreads(n, os.Getenv("CTXTOP_BUSY") != "")
 		return
 	}
 	os.Exit(m.Run())
 }
 
-func idleThreads(n int) {
+func idleThreads(n int, busy bool) {
 	debug.SetMaxThreads(n + 1000)
 	var p [2]int
 	if err := syscall.Pipe(p[:]); err != nil {
@@ -43,20 +45,56 @@ func idleThreads(n int) {
 			var b [1]byte
 			// A blocking read on a locked thread parks that OS thread in
 			// the kernel: idle, exactly like a pool thread waiting for work.
-			syscall.Read(p[0], b[:])
+			for {
+				syscall.Read(p[0], b[:])
+			}
 		}()
 		<-started
 	}
+	if busy {
+		// One thread that wakes every millisecond, as a timer or
+		// heartbeat thread in a real pool would.
+		go func() {
+			for {
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
 	fmt.Println("ready")
-	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
-	os.Exit(0)
+	// Each line on stdin wakes one idle thread ("poke"); EOF ends it.
+	in := bufio.NewReader(os.Stdin)
+	for {
+		if _, err := in.ReadString('\n'); err != nil {
+			os.Exit(0)
+		}
+		syscall.Write(p[1], []byte{1})
+	}
+}
+
+type workload struct {
+	pid   int
+	stdin io.Writer
+}
+
+// poke wakes one of the workload's idle threads once.
+func (w workload) poke(tb testing.TB) {
+	if _, err := io.WriteString(w.stdin, "poke\n"); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // startIdleThreads runs the workload above and returns its PID.
 func startIdleThreads(tb testing.TB, n int) int {
+	return startWorkload(tb, n, false).pid
+}
+
+func startWorkload(tb testing.TB, n int, busy bool) workload {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "CTXTOP_IDLE_THREADS="+strconv.Itoa(n))
+	if busy {
+		cmd.Env = append(cmd.Env, "CTXTOP_BUSY=1")
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -78,5 +116,5 @@ func startIdleThreads(tb testing.TB, n int) int {
 	if err != nil || line != "ready\n" {
 		tb.Fatalf("idle-thread workload did not start: %q %v", line, err)
 	}
-	return cmd.Process.Pid
+	return workload{pid: cmd.Process.Pid, stdin: stdin}
 }

@@ -9,7 +9,9 @@ package sampler
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -31,7 +33,14 @@ type Config struct {
 	// HotThreshold is the switches/s at which a thread counts as hot; 0
 	// means the model's default.
 	HotThreshold float64
+	// NoTaskstats turns off the process-level activity gate (see
+	// taskstats.go) and reads every thread every pass.
+	NoTaskstats bool
 }
+
+// gateMinThreads is the thread count from which asking taskstats whether a
+// process ran is cheaper than reading each of its threads.
+const gateMinThreads = 4
 
 // task is the sampler's memory of one thread between passes.
 type task struct {
@@ -53,6 +62,9 @@ type proc struct {
 	// mustList forces a directory listing: one of the threads vanished or
 	// could not be read, so the set may have changed even if the count did not.
 	mustList bool
+	// gate is the process's taskstats activity at the last pass.
+	gate      activity
+	gateValid bool
 }
 
 const (
@@ -80,6 +92,9 @@ type Sampler struct {
 
 	path, buf, dirBuf []byte
 	intr              procfs.Interrupts
+
+	// ts is the taskstats connection, nil when unavailable.
+	ts *taskstatsConn
 
 	// keepBudget is how many schedstat fds may stay open: the soft
 	// RLIMIT_NOFILE, raised to the hard limit, minus room for the rest of
@@ -137,8 +152,24 @@ func New(cfg Config) (*Sampler, error) {
 	slices.Sort(s.targets)
 	s.targets = slices.Compact(s.targets)
 	s.keepBudget = fdBudget()
+	if !cfg.NoTaskstats && sameNamespace(fs) {
+		// Unavailable without CAP_NET_ADMIN, in a container's own network
+		// namespace, or on kernels without it: then every thread is read.
+		s.ts, _ = openTaskstats()
+	}
 	return s, nil
 }
+
+// sameNamespace reports whether root is the procfs of this process's own PID
+// namespace, whose PIDs taskstats understands; not so for a fixture tree or
+// another namespace's procfs mounted elsewhere.
+func sameNamespace(fs procfs.FS) bool {
+	self, err := os.Readlink(fs.Path("self"))
+	return err == nil && self == strconv.Itoa(os.Getpid())
+}
+
+// TaskstatsGate reports whether the process-level activity gate is in use.
+func (s *Sampler) TaskstatsGate() bool { return s.ts != nil }
 
 // fdBudget raises the soft open-file limit to the hard one and returns how
 // many fds the sampler may keep, leaving room for everything else.
@@ -185,6 +216,10 @@ func (s *Sampler) Close() error {
 	if s.rootFD >= 0 {
 		unix.Close(s.rootFD)
 		s.rootFD = -1
+	}
+	if s.ts != nil {
+		s.ts.close()
+		s.ts = nil
 	}
 	return nil
 }
@@ -233,8 +268,23 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 		// 10,000-entry task directory costs as much as reading every one
 		// of its threads.
 		var err error
-		list := p.mustList || p.statFD < 0
-		if !list {
+		skip := false
+		if s.ts != nil && !p.mustList && p.threads >= gateMinThreads {
+			act, qerr := s.ts.query(pid)
+			switch {
+			case qerr == nil:
+				skip = p.gateValid && act == p.gate
+				p.gate, p.gateValid = act, true
+			case isGone(qerr):
+				s.releaseProc(p)
+				continue
+			default:
+				s.ts.close()
+				s.ts = nil
+			}
+		}
+		list := !skip && (p.mustList || p.statFD < 0)
+		if !list && !skip {
 			var n int
 			n, err = s.numThreads(p)
 			list = err == nil && n != p.threads
@@ -273,6 +323,11 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 				oi++
 			} else {
 				t = s.alloc(pid, tid)
+			}
+			if skip {
+				// Nothing in this process ran since the last pass.
+				s.next = append(s.next, t)
+				continue
 			}
 			switch s.update(t) {
 			case updated:

@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -317,5 +318,56 @@ func TestAppendDirentIntsIgnoresJunk(t *testing.T) {
 	got := appendDirentInts(append(buf, 1, 2, 3), nil)
 	if diff := cmp.Diff([]int{12, 345}, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
+
+// TestActivityGateNeverHidesAWakeup checks the taskstats shortcut: once a
+// process has been seen idle its threads are skipped, so a thread that wakes
+// afterwards must still show up with its new counters.
+func TestActivityGateNeverHidesAWakeup(t *testing.T) {
+	w := startWorkload(t, 8, false)
+	s := newSampler(t, Config{Root: "/proc", PIDs: []int{w.pid}})
+	if os.Geteuid() == 0 && !s.TaskstatsGate() {
+		t.Log("taskstats unavailable here even as root; testing the plain path")
+	}
+	sum := func(smp *model.Sample) (n uint64) {
+		for _, tk := range smp.Tasks {
+			n += tk.VoluntarySwitches + tk.InvoluntarySwitches
+		}
+		return n
+	}
+	var smp model.Sample
+	for range 3 { // list, prime the gate, then skip
+		mustSample(t, s, &smp)
+		time.Sleep(20 * time.Millisecond)
+	}
+	before := sum(&smp)
+	w.poke(t)
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		time.Sleep(20 * time.Millisecond)
+		mustSample(t, s, &smp)
+		if sum(&smp) > before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a woken thread's switches never showed: still %d", before)
+		}
+	}
+}
+
+func FuzzParseTaskstatsReply(f *testing.F) {
+	f.Add(genlRequest(0x1f, 1, 1, make([]byte, 4)))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) { _, _ = parseTaskstatsReply(b) })
+}
+
+func TestParseTaskstatsReplyErrno(t *testing.T) {
+	b := make([]byte, 36)
+	binary.NativeEndian.PutUint32(b, 36)
+	binary.NativeEndian.PutUint16(b[4:], 2) // NLMSG_ERROR
+	binary.NativeEndian.PutUint32(b[16:], uint32(0xFFFFFFFD))
+	if _, err := parseTaskstatsReply(b); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("err = %v, want ESRCH from an error reply of -3", err)
 	}
 }
