@@ -51,6 +51,21 @@ func idleThreads(n int, busy bool) {
 		}()
 		<-started
 	}
+	if os.Getenv("CTXTOP_CHURN") != "" {
+		// Threads born and dying all the time: a locked goroutine that
+		// returns without unlocking takes its OS thread with it.
+		go func() {
+			for {
+				done := make(chan struct{})
+				go func() {
+					runtime.LockOSThread()
+					time.Sleep(time.Millisecond)
+					close(done)
+				}()
+				<-done
+			}
+		}()
+	}
 	if busy {
 		// One thread that wakes every millisecond, as a timer or
 		// heartbeat thread in a real pool would.
@@ -88,10 +103,26 @@ func startIdleThreads(tb testing.TB, n int) int {
 	return startWorkload(tb, n, false).pid
 }
 
-func startWorkload(tb testing.TB, n int, busy bool) workload {
+func startWorkload(tb testing.TB, n int, busy bool, env ...string) workload {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "CTXTOP_IDLE_THREADS="+strconv.Itoa(n))
+	cmd.Env = append(cmd.Env, env...)
+	if os.Getenv("CTXTOP_CHURN") != "" {
+		// Threads born and dying all the time: a locked goroutine that
+		// returns without unlocking takes its OS thread with it.
+		go func() {
+			for {
+				done := make(chan struct{})
+				go func() {
+					runtime.LockOSThread()
+					time.Sleep(time.Millisecond)
+					close(done)
+				}()
+				<-done
+			}
+		}()
+	}
 	if busy {
 		cmd.Env = append(cmd.Env, "CTXTOP_BUSY=1")
 	}

@@ -95,6 +95,8 @@ type Sampler struct {
 
 	// ts is the taskstats connection, nil when unavailable.
 	ts *taskstatsConn
+	// gateSkips counts processes skipped because they did not run.
+	gateSkips uint64
 
 	// keepBudget is how many schedstat fds may stay open: the soft
 	// RLIMIT_NOFILE, raised to the hard limit, minus room for the rest of
@@ -274,6 +276,9 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 			switch {
 			case qerr == nil:
 				skip = p.gateValid && act == p.gate
+				if skip {
+					s.gateSkips++
+				}
 				p.gate, p.gateValid = act, true
 			case isGone(qerr):
 				s.releaseProc(p)

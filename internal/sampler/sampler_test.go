@@ -341,6 +341,9 @@ func TestActivityGateNeverHidesAWakeup(t *testing.T) {
 		mustSample(t, s, &smp)
 		time.Sleep(20 * time.Millisecond)
 	}
+	if s.TaskstatsGate() && s.gateSkips == 0 {
+		t.Errorf("the idle workload was never skipped by the taskstats gate")
+	}
 	before := sum(&smp)
 	w.poke(t)
 	deadline := time.Now().Add(3 * time.Second)
@@ -369,5 +372,37 @@ func TestParseTaskstatsReplyErrno(t *testing.T) {
 	binary.NativeEndian.PutUint32(b[16:], uint32(0xFFFFFFFD))
 	if _, err := parseTaskstatsReply(b); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("err = %v, want ESRCH from an error reply of -3", err)
+	}
+}
+
+// TestThreadChurn samples a process whose threads are created and exit
+// continuously: exits between listing and reading, TIDs reused, must never be
+// an error, a duplicate, or a task out of order.
+func TestThreadChurn(t *testing.T) {
+	w := startWorkload(t, 4, false, "CTXTOP_CHURN=1")
+	s := newSampler(t, Config{Root: "/proc", PIDs: []int{w.pid}})
+	var smp model.Sample
+	seen := map[int]bool{}
+	deadline := time.Now().Add(1500 * time.Millisecond)
+	passes := 0
+	for time.Now().Before(deadline) {
+		mustSample(t, s, &smp)
+		passes++
+		for i, tk := range smp.Tasks {
+			seen[tk.TID] = true
+			if tk.StartTime == 0 || tk.Comm == "" {
+				t.Fatalf("half-read task %+v", tk)
+			}
+			if i > 0 {
+				p := smp.Tasks[i-1]
+				if p.PID > tk.PID || p.PID == tk.PID && p.TID >= tk.TID {
+					t.Fatalf("tasks out of order or duplicated: %d/%d then %d/%d", p.PID, p.TID, tk.PID, tk.TID)
+				}
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if len(seen) < 10 {
+		t.Errorf("saw only %d distinct threads in %d passes; the churn workload is not churning", len(seen), passes)
 	}
 }
