@@ -1,0 +1,129 @@
+// Package detail is the per-thread view: the thread's recent history and
+// placement, and the other hot threads of its process.
+package detail
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/tui/textutil"
+	"github.com/ctxtop/ctxtop/internal/tui/theme"
+)
+
+// Model is the detail component.
+type Model struct {
+	th            theme.Theme
+	width, height int
+	thread        model.ThreadRates
+	active        bool
+	vol, invol    []float64
+	siblings      []model.ThreadRates
+}
+
+// New returns an empty detail view.
+func New(th theme.Theme) Model { return Model{th: th} }
+
+// Update has nothing of its own to handle; Esc is the root's.
+func (m Model) Update(tea.Msg) (Model, tea.Cmd) { return m, nil }
+
+// SetSize sets the space the view may use.
+func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
+
+// SetTheme swaps the styles.
+func (m *Model) SetTheme(th theme.Theme) { m.th = th }
+
+// SetThread shows t. active is false when t did not run in the last
+// interval (its figures are then the last ones seen). vol and invol are its
+// recent voluntary and involuntary rates, oldest first; siblings are the
+// other threads of its process that switched in the last interval.
+func (m *Model) SetThread(t model.ThreadRates, active bool, vol, invol []float64, siblings []model.ThreadRates) {
+	m.thread, m.active, m.vol, m.invol, m.siblings = t, active, vol, invol, siblings
+}
+
+// TID is the thread shown.
+func (m Model) TID() int { return m.thread.TID }
+
+// View renders the detail view.
+func (m Model) View() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	t, th := m.thread, m.th
+	var lines []string
+	title := fmt.Sprintf("thread %d %s", t.TID, th.Value.Render(t.Comm))
+	if t.ProcessComm != "" || t.PID != t.TID {
+		title += fmt.Sprintf("  of process %d %s", t.PID, t.ProcessComm)
+	}
+	lines = append(lines, th.Title.Render("▍")+title)
+	if !m.active {
+		lines = append(lines, th.Dim.Render("did not run in the last interval; figures are the last seen"))
+	}
+	cpus := t.CPUsAllowed
+	if t.Pinned {
+		cpus = th.Pinned.Render(cpus + " (pinned)")
+	}
+	state := "?"
+	if t.State != 0 {
+		state = string(rune(t.State))
+	}
+	lines = append(lines, joinFitting([]string{
+		th.Dim.Render("state") + " " + state,
+		th.Dim.Render("last CPU") + " " + strconv.Itoa(t.LastCPU),
+		th.Dim.Render("allowed") + " " + cpus,
+		th.Dim.Render("%CPU") + " " + textutil.Percent(t.CPUPercent),
+		th.Dim.Render("wait") + " " + textutil.Percent(t.WaitPercent) + "%",
+	}, "  ", m.width))
+	if t.Hot {
+		lines = append(lines, th.Hot[2].Render("hot")+": "+t.Reason)
+	}
+	spark := func(label string, now float64, hist []float64) string {
+		head := th.Title.Render(textutil.PadRight(label, 13)) + " " + th.Value.Render(textutil.PadLeft(textutil.Thousands(now), 10)) + " "
+		room := m.width - textutil.Width(head)
+		if room < 4 {
+			return textutil.Truncate(head, m.width)
+		}
+		return head + th.Spark.Render(textutil.Sparkline(hist, room))
+	}
+	lines = append(lines,
+		spark("voluntary/s", t.VoluntaryPerSec, m.vol),
+		spark("involuntary/s", t.InvoluntaryPerSec, m.invol))
+
+	var hot []model.ThreadRates
+	for _, s := range m.siblings {
+		if s.TID != t.TID && s.PID == t.PID && s.Hot {
+			hot = append(hot, s)
+		}
+	}
+	lines = append(lines, "")
+	if len(hot) == 0 {
+		lines = append(lines, th.Dim.Render("no other hot thread in this process"))
+	} else {
+		lines = append(lines, th.Title.Render(fmt.Sprintf("other hot threads of process %d", t.PID)))
+		for _, s := range hot {
+			row := fmt.Sprintf("%7d %-15s %9s  %s", s.TID, s.Comm, textutil.Rate(s.TotalPerSec(), 9), s.Reason)
+			lines = append(lines, th.Hot[0].Render(textutil.Truncate(row, m.width)))
+		}
+	}
+	// Keep the last line for the way back, even when the list is cut.
+	body := textutil.Fit(strings.Join(lines, "\n"), m.width, m.height-1)
+	return body + "\n" + th.Dim.Render(textutil.Truncate("Esc back  ↑/↓ other threads", m.width))
+}
+
+func joinFitting(parts []string, sep string, width int) string {
+	out := ""
+	for i, p := range parts {
+		next := p
+		if i > 0 {
+			next = out + sep + p
+		}
+		if textutil.Width(next) > width {
+			break
+		}
+		out = next
+	}
+	return out
+}

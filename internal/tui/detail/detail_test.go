@@ -1,0 +1,48 @@
+package detail
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/ctxtop/ctxtop/internal/tui/theme"
+	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
+)
+
+func TestView(t *testing.T) {
+	s := tuitest.Snapshot()
+	var vol, invol []float64
+	for i := range 50 {
+		vol = append(vol, float64(1000+i*37%400))
+		invol = append(invol, float64(i%7*50))
+	}
+	for _, sz := range tuitest.Sizes {
+		t.Run(sz.Name, func(t *testing.T) {
+			m := New(theme.New(false, true))
+			m.SetSize(sz.Width, sz.Height-3)
+			m.SetThread(s.Threads[2], true, vol, invol, s.Threads)
+			got := tuitest.Render(t, m.View(), colorprofile.Ascii)
+			tuitest.CheckFits(t, got, sz.Width, sz.Height-3)
+			tuitest.Golden(t, sz.Name, got)
+		})
+	}
+}
+
+func TestOtherHotThreadsExcludeSelfAndOtherProcesses(t *testing.T) {
+	s := tuitest.Snapshot()
+	m := New(theme.New(true, true))
+	m.SetSize(100, 30)
+	var sib = s.Threads[2:5] // the java pool
+	m.SetThread(s.Threads[2], false, nil, nil, sib)
+	got := m.View()
+	if strings.Count(got, "pool-1-thread-") != 3 { // title + two siblings
+		t.Errorf("want the thread itself once and its two hot siblings:\n%s", got)
+	}
+	if strings.Contains(got, "pp-ping") {
+		t.Errorf("another process's thread listed:\n%s", got)
+	}
+	if !strings.Contains(got, "did not run in the last interval") {
+		t.Errorf("an idle thread's figures should be marked as last seen:\n%s", got)
+	}
+}

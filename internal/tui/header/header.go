@@ -1,0 +1,216 @@
+// Package header draws the TUI's top lines: host facts, the refresh state,
+// and the system-wide rates with their recent history.
+package header
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/tui/textutil"
+	"github.com/ctxtop/ctxtop/internal/tui/theme"
+)
+
+// historyLen bounds the sparkline history: wider than any terminal line.
+const historyLen = 512
+
+// Model is the header component.
+type Model struct {
+	th                    theme.Theme
+	width, height         int
+	host, kernel, version string
+	snap                  *model.Snapshot
+	cs, in                []float64
+	interval              time.Duration
+	paused                bool
+	note                  string
+}
+
+// New returns a header for the given host facts, read once at start.
+func New(th theme.Theme, host, kernel, version string) Model {
+	return Model{th: th, host: host, kernel: kernel, version: version}
+}
+
+// Update has nothing to react to: the root feeds snapshots through SetSnapshot.
+func (m Model) Update(tea.Msg) (Model, tea.Cmd) { return m, nil }
+
+// SetSize sets the space the header may use; Height says how much it takes.
+func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
+
+// SetTheme swaps the styles, when the background colour becomes known.
+func (m *Model) SetTheme(th theme.Theme) { m.th = th }
+
+// SetSnapshot shows s and appends its rates to the sparkline history.
+func (m *Model) SetSnapshot(s *model.Snapshot) {
+	m.snap = s
+	m.cs = appendBounded(m.cs, s.System.ContextSwitchesPerSec)
+	m.in = appendBounded(m.in, s.System.InterruptsPerSec)
+}
+
+// SetState shows the refresh interval, whether sampling is paused, and a
+// short note (filter, view mode) at the end of the first line.
+func (m *Model) SetState(interval time.Duration, paused bool, note string) {
+	m.interval, m.paused, m.note = interval, paused, note
+}
+
+func appendBounded(h []float64, v float64) []float64 {
+	if len(h) == historyLen {
+		copy(h, h[1:])
+		h = h[:historyLen-1]
+	}
+	return append(h, v)
+}
+
+// Height is the number of lines View returns at the current size.
+func (m Model) Height() int {
+	switch {
+	case m.height >= 20:
+		return 4
+	case m.height >= 8:
+		return 2
+	default:
+		return 1
+	}
+}
+
+// View renders the header.
+func (m Model) View() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	lines := []string{m.titleLine()}
+	if m.Height() >= 2 {
+		if m.Height() >= 4 {
+			lines = append(lines, m.rateLine("cs/s", m.cs, true), m.rateLine("in/s", m.in, false), m.statsLine())
+		} else {
+			lines = append(lines, m.compactLine())
+		}
+	}
+	return textutil.Fit(strings.Join(lines, "\n"), m.width, m.Height())
+}
+
+func (m Model) titleLine() string {
+	t := m.th
+	parts := []string{t.Title.Render("ctxtop")}
+	host := m.host
+	if m.kernel != "" && m.width >= 60 {
+		host += " " + t.Dim.Render(m.kernel)
+	}
+	parts = append(parts, host)
+	if m.snap != nil {
+		parts = append(parts, fmt.Sprintf("%d CPUs", m.snap.System.CPUs))
+	}
+	if m.interval > 0 {
+		parts = append(parts, "every "+m.interval.String())
+	}
+	if m.snap != nil {
+		parts = append(parts, m.snap.Time.Format("15:04:05"))
+	}
+	if m.paused {
+		parts = append(parts, t.Spike.Render("PAUSED"))
+	}
+	if m.note != "" {
+		parts = append(parts, m.note)
+	}
+	line := strings.Join(parts, "  ")
+	if textutil.Width(line) > m.width {
+		// Narrow: the clock and state matter more than the kernel and host.
+		short := []string{t.Title.Render("ctxtop")}
+		if m.snap != nil {
+			short = append(short, m.snap.Time.Format("15:04:05"))
+		}
+		if m.interval > 0 {
+			short = append(short, m.interval.String())
+		}
+		if m.paused {
+			short = append(short, t.Spike.Render("PAUSED"))
+		}
+		if m.note != "" {
+			short = append(short, m.note)
+		}
+		short = append(short, m.host)
+		line = strings.Join(short, " ")
+	}
+	return textutil.Truncate(line, m.width)
+}
+
+func (m Model) rateLine(label string, hist []float64, spikeLine bool) string {
+	t := m.th
+	val := "-"
+	if m.snap != nil {
+		v := m.snap.System.InterruptsPerSec
+		if spikeLine {
+			v = m.snap.System.ContextSwitchesPerSec
+		}
+		val = textutil.Thousands(v)
+	}
+	lab := t.Title.Render(textutil.PadRight(label, 5))
+	spike := ""
+	if spikeLine && m.snap != nil && m.snap.Spike.Active {
+		lab = t.Spike.Render(textutil.PadRight(label, 5))
+		spike = " " + t.Spike.Render(" SPIKE ") + " " + m.snap.Spike.Reason
+	}
+	head := lab + " " + t.Value.Render(textutil.PadLeft(val, 11)) + spike + " "
+	if textutil.Width(head) > m.width-8 {
+		head = textutil.Truncate(head, max(m.width-8, 0))
+	}
+	room := m.width - textutil.Width(head)
+	return head + t.Spark.Render(textutil.Sparkline(hist, room))
+}
+
+func (m Model) statsLine() string {
+	if m.snap == nil {
+		return m.th.Dim.Render("collecting the first sample…")
+	}
+	s := m.snap.System
+	t := m.th
+	kv := func(k, v string) string { return t.Dim.Render(k) + " " + v }
+	parts := []string{
+		kv("IPI/s", textutil.Thousands(s.ReschedIPIsPerSec)),
+		kv("run", fmt.Sprint(s.ProcsRunning)) + " " + kv("blk", fmt.Sprint(s.ProcsBlocked)),
+		kv("load", fmt.Sprintf("%.2f %.2f %.2f", s.LoadAvg[0], s.LoadAvg[1], s.LoadAvg[2])),
+	}
+	if s.HasPSI {
+		parts = append(parts, kv("psi cpu", textutil.Percent(s.PSICPUSomeAvg10)+"%"))
+	}
+	parts = append(parts, kv("tasks", textutil.Thousands(float64(m.snap.Tasks))))
+	return joinFitting(parts, "  ", m.width)
+}
+
+// compactLine is the small-terminal header: both rates and the spike mark.
+func (m Model) compactLine() string {
+	if m.snap == nil {
+		return m.th.Dim.Render("collecting…")
+	}
+	t := m.th
+	cs := t.Title.Render("cs/s") + " " + t.Value.Render(textutil.Thousands(m.snap.System.ContextSwitchesPerSec))
+	if m.snap.Spike.Active {
+		cs = t.Spike.Render("cs/s") + " " + t.Value.Render(textutil.Thousands(m.snap.System.ContextSwitchesPerSec)) + " " + t.Spike.Render("SPIKE")
+	}
+	in := t.Title.Render("in/s") + " " + textutil.Thousands(m.snap.System.InterruptsPerSec)
+	line := cs + "  " + in
+	if room := m.width - textutil.Width(line) - 1; room >= 4 {
+		line += " " + t.Spark.Render(textutil.Sparkline(m.cs, room))
+	}
+	return line
+}
+
+// joinFitting joins as many leading parts as fit in width.
+func joinFitting(parts []string, sep string, width int) string {
+	out := ""
+	for i, p := range parts {
+		next := p
+		if i > 0 {
+			next = out + sep + p
+		}
+		if lipgloss.Width(next) > width {
+			break
+		}
+		out = next
+	}
+	return out
+}

@@ -1,0 +1,69 @@
+// Package percpu draws interrupts and rescheduling IPIs per CPU as bars,
+// to show which CPUs are being woken.
+package percpu
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/tui/textutil"
+	"github.com/ctxtop/ctxtop/internal/tui/theme"
+)
+
+// Model is the per-CPU component.
+type Model struct {
+	th            theme.Theme
+	width, height int
+	cpus          []model.CPURates
+}
+
+// New returns an empty per-CPU view.
+func New(th theme.Theme) Model { return Model{th: th} }
+
+// Update has nothing of its own to handle.
+func (m Model) Update(tea.Msg) (Model, tea.Cmd) { return m, nil }
+
+// SetSize sets the space the view may use.
+func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
+
+// SetTheme swaps the styles.
+func (m *Model) SetTheme(th theme.Theme) { m.th = th }
+
+// SetSnapshot shows the per-CPU rates of s.
+func (m *Model) SetSnapshot(s *model.Snapshot) { m.cpus = s.System.PerCPU }
+
+// View renders one line per CPU: interrupts/s and IPIs/s, each a bar
+// scaled to the busiest CPU, so the uneven ones stand out.
+func (m Model) View() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	th := m.th
+	if len(m.cpus) == 0 {
+		return th.Dim.Render(textutil.Truncate("no per-CPU interrupt figures yet", m.width))
+	}
+	var hiIn, hiIPI float64
+	for _, c := range m.cpus {
+		hiIn = max(hiIn, c.InterruptsPerSec)
+		hiIPI = max(hiIPI, c.ReschedIPIsPerSec)
+	}
+	// label(6) + two columns of value(10) + bar, separated by spaces.
+	bar := max((m.width-6-2*11-3)/2, 0)
+	head := textutil.PadRight("CPU", 6) + textutil.PadLeft("in/s", 10) + " " + strings.Repeat(" ", bar) + "  " + textutil.PadLeft("IPI/s", 10) + " "
+	lines := []string{th.ColumnHeader.Render(textutil.PadRight(head, m.width))}
+	rows := m.height - 1
+	for i, c := range m.cpus {
+		if i == rows-1 && len(m.cpus) > rows {
+			lines = append(lines, th.Dim.Render(fmt.Sprintf("… %d more CPUs", len(m.cpus)-i)))
+			break
+		}
+		line := textutil.PadRight(fmt.Sprintf("cpu%d", i), 6) +
+			textutil.PadLeft(textutil.Rate(c.InterruptsPerSec, 10), 10) + " " + th.Spark.Render(textutil.Bar(c.InterruptsPerSec, hiIn, bar)) + "  " +
+			textutil.PadLeft(textutil.Rate(c.ReschedIPIsPerSec, 10), 10) + " " + th.Hot[1].Render(textutil.Bar(c.ReschedIPIsPerSec, hiIPI, bar))
+		lines = append(lines, line)
+	}
+	return textutil.Fit(strings.Join(lines, "\n"), m.width, m.height)
+}

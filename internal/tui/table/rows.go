@@ -1,0 +1,152 @@
+package table
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+)
+
+// Row is one line of the table: a thread, a process, or a group of either.
+type Row struct {
+	// Key identifies the row across refreshes, so the selection can follow it.
+	Key  string
+	PID  int
+	TID  int
+	// Count is the number of threads (process view) or members (groups).
+	Count int
+	Comm  string
+	// ProcessComm is the owning process's name, for thread rows.
+	ProcessComm string
+
+	Voluntary, Involuntary float64
+	CPUPercent, WaitPercent float64
+	CPUs                    string
+	Pinned                  bool
+	Hot                     bool
+	Reason                  string
+	// Load marks a thread of ctxtop's own load generator.
+	Load bool
+	// Grouped is true for a row that sums several by name pattern.
+	Grouped bool
+}
+
+// Total is voluntary plus involuntary switches per second.
+func (r Row) Total() float64 { return r.Voluntary + r.Involuntary }
+
+// ThreadKey is the selection key of a thread row.
+func ThreadKey(tid int) string { return "t" + strconv.Itoa(tid) }
+
+// ProcessKey is the selection key of a process row.
+func ProcessKey(pid int) string { return "p" + strconv.Itoa(pid) }
+
+// Pattern collapses every run of digits in a thread name to "*", so the
+// members of a pool (pool-1-thread-7, pool-1-thread-8) share one name.
+func Pattern(name string) string {
+	var b strings.Builder
+	inDigits := false
+	for _, r := range name {
+		if r >= '0' && r <= '9' {
+			if !inDigits {
+				b.WriteByte('*')
+			}
+			inDigits = true
+			continue
+		}
+		inDigits = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// isLoad says whether a thread belongs to the load generator.
+type isLoad func(pid, tid int) bool
+
+func threadRows(ts []model.ThreadRates, load isLoad) []Row {
+	rows := make([]Row, 0, len(ts))
+	for _, t := range ts {
+		rows = append(rows, Row{
+			Key: ThreadKey(t.TID), PID: t.PID, TID: t.TID, Count: 1, Comm: t.Comm, ProcessComm: t.ProcessComm,
+			Voluntary: t.VoluntaryPerSec, Involuntary: t.InvoluntaryPerSec,
+			CPUPercent: t.CPUPercent, WaitPercent: t.WaitPercent,
+			CPUs: t.CPUsAllowed, Pinned: t.Pinned, Hot: t.Hot, Reason: t.Reason,
+			Load: load != nil && load(t.PID, t.TID),
+		})
+	}
+	return rows
+}
+
+func processRows(ps []model.ProcessRates, load isLoad) []Row {
+	rows := make([]Row, 0, len(ps))
+	for _, p := range ps {
+		rows = append(rows, Row{
+			Key: ProcessKey(p.PID), PID: p.PID, Count: p.Threads, Comm: p.Comm,
+			Voluntary: p.VoluntaryPerSec, Involuntary: p.InvoluntaryPerSec,
+			CPUPercent: p.CPUPercent, WaitPercent: p.WaitPercent,
+			Hot: p.Hot, Reason: p.Reason,
+			Load: load != nil && load(p.PID, 0),
+		})
+	}
+	return rows
+}
+
+// group sums rows sharing a name pattern. Threads group within their
+// process (a pool belongs to one program); processes group across PIDs
+// (worker-1, worker-2 ... as separate processes).
+func group(rows []Row, processes bool) []Row {
+	idx := map[string]int{}
+	var out []Row
+	for _, r := range rows {
+		pat := Pattern(r.Comm)
+		key := "g" + pat
+		if !processes {
+			key = "g" + strconv.Itoa(r.PID) + "/" + pat
+		}
+		i, ok := idx[key]
+		if !ok {
+			idx[key] = len(out)
+			g := r
+			g.Key = key
+			g.Comm = pat
+			g.Count = 0
+			g.Grouped = true
+			g.WaitPercent = 0
+			out = append(out, g)
+			i = len(out) - 1
+			// Summing below starts from zero.
+			out[i].Voluntary, out[i].Involuntary, out[i].CPUPercent = 0, 0, 0
+		}
+		g := &out[i]
+		g.Count += max(r.Count, 1)
+		g.Voluntary += r.Voluntary
+		g.Involuntary += r.Involuntary
+		g.CPUPercent += r.CPUPercent
+		// Wait is a share of the interval per thread: the group's is the
+		// busiest member's, since a sum past 100% would mean nothing.
+		g.WaitPercent = max(g.WaitPercent, r.WaitPercent)
+		g.Pinned = g.Pinned || r.Pinned
+		g.Load = g.Load || r.Load
+		if r.Hot && (!g.Hot || g.Reason == "") {
+			g.Hot, g.Reason = true, r.Reason
+		}
+		if g.Count > 1 && !processes {
+			g.TID = 0
+		}
+		if g.Count > 1 && processes {
+			g.PID = 0
+		}
+	}
+	return out
+}
+
+func matches(r Row, filter string) bool {
+	if filter == "" {
+		return true
+	}
+	f := strings.ToLower(filter)
+	if strings.Contains(strings.ToLower(r.Comm), f) || strings.Contains(strings.ToLower(r.ProcessComm), f) {
+		return true
+	}
+	return (r.PID > 0 && strings.HasPrefix(strconv.Itoa(r.PID), filter)) ||
+		(r.TID > 0 && strings.HasPrefix(strconv.Itoa(r.TID), filter))
+}

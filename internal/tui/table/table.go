@@ -1,0 +1,490 @@
+// Package table is the TUI's main list: one row per thread, process or
+// name group, sortable, filterable, with the selection following its row
+// across refreshes the way htop's does.
+package table
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/tui/keys"
+	"github.com/ctxtop/ctxtop/internal/tui/textutil"
+	"github.com/ctxtop/ctxtop/internal/tui/theme"
+)
+
+// Column names a table column.
+type Column int
+
+// The columns, in display order.
+const (
+	ColPID Column = iota
+	ColTID
+	ColComm
+	ColVoluntary
+	ColInvoluntary
+	ColTotal
+	ColCPU
+	ColWait
+	ColCPUs
+	ColReason
+	numColumns
+)
+
+type colSpec struct {
+	title string
+	width int
+	right bool
+	// priority: lower survives longer as the terminal narrows.
+	priority int
+	// flex columns take the width left over, up to maxWidth.
+	maxWidth int
+	sortable bool
+}
+
+var specs = [numColumns]colSpec{
+	ColPID:         {"PID", 7, true, 3, 0, true},
+	ColTID:         {"TID", 7, true, 4, 0, true},
+	ColComm:        {"COMM", 12, false, 2, 15, true},
+	ColVoluntary:   {"CSW/s", 8, true, 6, 0, true},
+	ColInvoluntary: {"NVCSW/s", 8, true, 7, 0, true},
+	ColTotal:       {"TOTAL/s", 9, true, 1, 0, true},
+	ColCPU:         {"%CPU", 5, true, 8, 0, true},
+	ColWait:        {"WAIT%", 5, true, 9, 0, true},
+	ColCPUs:        {"CPUS", 5, false, 10, 9, false},
+	ColReason:      {"WHY", 10, false, 5, 1 << 10, false},
+}
+
+// Model is the table component.
+type Model struct {
+	th            theme.Theme
+	keys          keys.Map
+	width, height int
+	hot           float64
+
+	snap      *model.Snapshot
+	processes bool
+	grouped   bool
+	filter    string
+	sortCol   Column
+	reverse   bool
+	load      isLoad
+
+	rows     []Row
+	cursor   int
+	offset   int
+	selected string
+}
+
+// New returns an empty table; hot is the --hot threshold, used to grade
+// the highlight of hot rows.
+func New(th theme.Theme, km keys.Map, hot float64) Model {
+	return Model{th: th, keys: km, hot: hot, sortCol: ColTotal}
+}
+
+// SetSize sets the table's width and height, header line included.
+func (m *Model) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.scroll()
+}
+
+// SetTheme swaps the styles.
+func (m *Model) SetTheme(th theme.Theme) { m.th = th }
+
+// SetSnapshot replaces the data, keeping the selected row selected.
+func (m *Model) SetSnapshot(s *model.Snapshot) {
+	m.snap = s
+	m.rebuild()
+}
+
+// SetLoad marks the rows of ctxtop's own load generator; nil clears it.
+func (m *Model) SetLoad(f func(pid, tid int) bool) {
+	m.load = f
+	m.rebuild()
+}
+
+// SetProcesses switches between thread rows and process rows.
+func (m *Model) SetProcesses(on bool) {
+	if m.processes == on {
+		return
+	}
+	m.processes = on
+	// The old key names a row of the other kind: start at the top.
+	m.selected, m.cursor, m.offset = "", 0, 0
+	m.rebuild()
+}
+
+// Processes says whether rows are processes.
+func (m Model) Processes() bool { return m.processes }
+
+// SetGrouped turns name-pattern grouping on or off.
+func (m *Model) SetGrouped(on bool) {
+	if m.grouped == on {
+		return
+	}
+	m.grouped = on
+	m.selected, m.cursor, m.offset = "", 0, 0
+	m.rebuild()
+}
+
+// Grouped says whether rows are grouped by name pattern.
+func (m Model) Grouped() bool { return m.grouped }
+
+// SetFilter shows only rows whose name contains f or whose PID or TID
+// starts with it.
+func (m *Model) SetFilter(f string) {
+	m.filter = f
+	m.rebuild()
+}
+
+// Filter is the current filter text.
+func (m Model) Filter() string { return m.filter }
+
+// SortBy moves the sort key by delta columns, skipping unsortable ones.
+func (m *Model) SortBy(delta int) {
+	c := m.sortCol
+	for range numColumns {
+		c = (c + Column(delta) + numColumns) % numColumns
+		if specs[c].sortable {
+			break
+		}
+	}
+	m.sortCol = c
+	m.reverse = false
+	m.rebuild()
+}
+
+// Reverse flips the sort order.
+func (m *Model) Reverse() {
+	m.reverse = !m.reverse
+	m.rebuild()
+}
+
+// Sort is the sort column and whether it is reversed.
+func (m Model) Sort() (Column, bool) { return m.sortCol, m.reverse }
+
+// Rows are the rows shown, in order.
+func (m Model) Rows() []Row { return m.rows }
+
+// Selected is the selected row, if any.
+func (m Model) Selected() (Row, bool) {
+	if m.cursor < 0 || m.cursor >= len(m.rows) {
+		return Row{}, false
+	}
+	return m.rows[m.cursor], true
+}
+
+// Update moves the selection on navigation keys.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return m, nil
+	}
+	page := max(m.height-2, 1)
+	switch {
+	case key.Matches(k, m.keys.Up):
+		m.moveTo(m.cursor - 1)
+	case key.Matches(k, m.keys.Down):
+		m.moveTo(m.cursor + 1)
+	case key.Matches(k, m.keys.PageUp):
+		m.moveTo(m.cursor - page)
+	case key.Matches(k, m.keys.PageDown):
+		m.moveTo(m.cursor + page)
+	case key.Matches(k, m.keys.Home):
+		m.moveTo(0)
+	case key.Matches(k, m.keys.End):
+		m.moveTo(len(m.rows) - 1)
+	}
+	return m, nil
+}
+
+func (m *Model) moveTo(i int) {
+	if len(m.rows) == 0 {
+		m.cursor, m.selected = 0, ""
+		return
+	}
+	m.cursor = min(max(i, 0), len(m.rows)-1)
+	m.selected = m.rows[m.cursor].Key
+	m.scroll()
+}
+
+func (m *Model) rebuild() {
+	if m.snap == nil {
+		m.rows = nil
+		return
+	}
+	var rows []Row
+	if m.processes {
+		rows = processRows(m.snap.Processes, m.load)
+	} else {
+		rows = threadRows(m.snap.Threads, m.load)
+	}
+	if m.grouped {
+		rows = group(rows, m.processes)
+	}
+	if m.filter != "" {
+		rows = slices.DeleteFunc(rows, func(r Row) bool { return !matches(r, m.filter) })
+	}
+	m.sortRows(rows)
+	m.rows = rows
+
+	// Follow the selected row by key; if it went away, stay at the same
+	// position so the cursor does not jump to the top.
+	if m.selected != "" {
+		if i := slices.IndexFunc(rows, func(r Row) bool { return r.Key == m.selected }); i >= 0 {
+			m.cursor = i
+			m.scroll()
+			return
+		}
+	}
+	m.cursor = min(m.cursor, max(len(rows)-1, 0))
+	if len(rows) > 0 {
+		m.selected = rows[m.cursor].Key
+	}
+	m.scroll()
+}
+
+func (m *Model) sortRows(rows []Row) {
+	num := func(r Row) float64 {
+		switch m.sortCol {
+		case ColPID:
+			return float64(r.PID)
+		case ColTID:
+			return float64(r.TID)
+		case ColVoluntary:
+			return r.Voluntary
+		case ColInvoluntary:
+			return r.Involuntary
+		case ColCPU:
+			return r.CPUPercent
+		case ColWait:
+			return r.WaitPercent
+		}
+		return r.Total()
+	}
+	// Rates sort busiest first, names and IDs ascending, as in top.
+	ascending := m.sortCol == ColPID || m.sortCol == ColTID || m.sortCol == ColComm
+	if m.reverse {
+		ascending = !ascending
+	}
+	slices.SortStableFunc(rows, func(a, b Row) int {
+		var c int
+		if m.sortCol == ColComm {
+			c = strings.Compare(a.Comm, b.Comm)
+		} else {
+			c = cmp.Compare(num(a), num(b))
+		}
+		if !ascending {
+			c = -c
+		}
+		if c == 0 {
+			// A fixed tie-break keeps equal rows from swapping each refresh.
+			c = cmp.Compare(a.Key, b.Key)
+		}
+		return c
+	})
+}
+
+func (m *Model) scroll() {
+	visible := max(m.height-1, 1)
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+	}
+	if m.cursor >= m.offset+visible {
+		m.offset = m.cursor - visible + 1
+	}
+	m.offset = max(min(m.offset, len(m.rows)-visible), 0)
+}
+
+// layout picks the columns that fit the width, by priority, and their widths.
+func (m Model) layout() ([]Column, []int) {
+	order := make([]Column, 0, numColumns)
+	for c := range numColumns {
+		order = append(order, c)
+	}
+	slices.SortStableFunc(order, func(a, b Column) int { return cmp.Compare(specs[a].priority, specs[b].priority) })
+	width := func(c Column) int {
+		// Thread names are at most 15 characters: show them whole before
+		// adding the less important columns, once there is room.
+		if c == ColComm && m.width >= 60 {
+			return 15
+		}
+		return specs[c].width
+	}
+	var chosen []Column
+	used := -1
+	for _, c := range order {
+		if used+1+width(c) <= m.width {
+			chosen = append(chosen, c)
+			used += 1 + width(c)
+		}
+	}
+	slices.Sort(chosen)
+	widths := make([]int, len(chosen))
+	for i, c := range chosen {
+		widths[i] = width(c)
+	}
+	// Share what is left: names first, then the reason.
+	spare := m.width - used
+	for i, c := range chosen {
+		if specs[c].maxWidth > 0 && spare > 0 {
+			add := min(spare, specs[c].maxWidth-widths[i])
+			if add > 0 {
+				widths[i] += add
+				spare -= add
+			}
+		}
+	}
+	return chosen, widths
+}
+
+// View renders the header row and as many rows as fit.
+func (m Model) View() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	cols, widths := m.layout()
+	lines := make([]string, 0, m.height)
+	lines = append(lines, m.headerLine(cols, widths))
+	if len(m.rows) == 0 && m.height > 1 {
+		msg := "no thread switched in the last interval"
+		switch {
+		case m.snap == nil:
+			msg = "waiting for the first sample…"
+		case m.filter != "":
+			msg = "nothing matches the filter " + strconv.Quote(m.filter)
+		case m.processes:
+			msg = "no process switched in the last interval"
+		}
+		lines = append(lines, m.th.Dim.Render(textutil.Truncate(msg, m.width)))
+	}
+	end := min(m.offset+m.height-1, len(m.rows))
+	for i := m.offset; i < end; i++ {
+		lines = append(lines, m.rowLine(m.rows[i], i == m.cursor, cols, widths))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m Model) headerLine(cols []Column, widths []int) string {
+	var b strings.Builder
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteString(m.th.ColumnHeader.Render(" "))
+		}
+		title := specs[c].title
+		if c == ColTID && m.processes {
+			title = "THR"
+		}
+		if c == ColPID && m.processes && m.grouped {
+			title = "PIDS"
+		}
+		style := m.th.ColumnHeader
+		if c == m.sortCol {
+			arrow := "▼"
+			if (c == ColPID || c == ColTID || c == ColComm) != m.reverse {
+				arrow = "▲"
+			}
+			title = arrow + title
+			style = m.th.SortedColumn
+		}
+		if specs[c].right {
+			title = textutil.PadLeft(title, widths[i])
+		} else {
+			title = textutil.PadRight(title, widths[i])
+		}
+		b.WriteString(style.Render(title))
+	}
+	if pad := m.width - textutil.Width(b.String()); pad > 0 {
+		b.WriteString(m.th.ColumnHeader.Render(strings.Repeat(" ", pad)))
+	}
+	return b.String()
+}
+
+func (m Model) cell(r Row, c Column, w int) string {
+	rate := func(v float64) string { return textutil.Rate(v, w) }
+	switch c {
+	case ColPID:
+		if r.PID == 0 {
+			return "×" + strconv.Itoa(r.Count)
+		}
+		return strconv.Itoa(r.PID)
+	case ColTID:
+		if m.processes {
+			return strconv.Itoa(r.Count)
+		}
+		if r.TID == 0 {
+			return "×" + strconv.Itoa(r.Count)
+		}
+		return strconv.Itoa(r.TID)
+	case ColComm:
+		return r.Comm
+	case ColVoluntary:
+		return rate(r.Voluntary)
+	case ColInvoluntary:
+		return rate(r.Involuntary)
+	case ColTotal:
+		return rate(r.Total())
+	case ColCPU:
+		return textutil.Percent(r.CPUPercent)
+	case ColWait:
+		return textutil.Percent(r.WaitPercent)
+	case ColCPUs:
+		if r.Pinned {
+			return r.CPUs + "*"
+		}
+		return r.CPUs
+	case ColReason:
+		if r.Load {
+			if r.Reason != "" {
+				return "load: " + r.Reason
+			}
+			return "load generator"
+		}
+		return r.Reason
+	}
+	return ""
+}
+
+func (m Model) rowLine(r Row, selected bool, cols []Column, widths []int) string {
+	var b strings.Builder
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		s := m.cell(r, c, widths[i])
+		if specs[c].right {
+			b.WriteString(textutil.PadLeft(s, widths[i]))
+		} else {
+			b.WriteString(textutil.PadRight(s, widths[i]))
+		}
+	}
+	line := textutil.PadRight(b.String(), m.width)
+	switch {
+	case selected:
+		return m.th.Selected.Render(line)
+	case r.Hot:
+		return m.th.Hot[m.hotLevel(r)].Render(line)
+	case r.Load:
+		return m.th.Load.Render(line)
+	}
+	return line
+}
+
+// hotLevel grades a hot row by how far past the threshold it is: ×1, ×10, ×100.
+func (m Model) hotLevel(r Row) int {
+	if m.hot <= 0 {
+		return 0
+	}
+	switch x := r.Total() / m.hot; {
+	case x >= 100:
+		return 2
+	case x >= 10:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,235 @@
+package table
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ctxtop/ctxtop/internal/tui/keys"
+	"github.com/ctxtop/ctxtop/internal/tui/theme"
+	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
+)
+
+func newTable(w, h int) Model {
+	m := New(theme.New(false, true), keys.New(), 1000)
+	m.SetSize(w, h)
+	s := tuitest.Snapshot()
+	m.SetSnapshot(&s)
+	return m
+}
+
+func TestView(t *testing.T) {
+	for _, sz := range tuitest.Sizes {
+		for _, mode := range []string{"threads", "processes", "grouped"} {
+			name := sz.Name + "-" + mode
+			t.Run(name, func(t *testing.T) {
+				m := newTable(sz.Width, sz.Height-5)
+				m.SetProcesses(mode == "processes")
+				m.SetGrouped(mode == "grouped")
+				got := tuitest.Render(t, m.View(), colorprofile.Ascii)
+				tuitest.CheckFits(t, got, sz.Width, sz.Height-5)
+				tuitest.Golden(t, name, got)
+			})
+		}
+	}
+}
+
+// TestViewColours keeps one golden with colours, so the hot grading and
+// selection styles are checked too.
+func TestViewColours(t *testing.T) {
+	m := newTable(80, 12)
+	got := tuitest.Render(t, m.View(), colorprofile.ANSI256)
+	tuitest.Golden(t, "80x12-ansi256", got)
+}
+
+func TestColumnsDropByPriority(t *testing.T) {
+	for _, c := range []struct {
+		width int
+		want  []string
+	}{
+		{40, []string{"PID", "TID", "COMM", "▼TOTAL/s"}},
+		{80, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WHY"}},
+		{120, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WAIT%", "CPUS", "WHY"}},
+	} {
+		m2 := New(theme.New(true, true), keys.New(), 1000)
+		m2.SetSize(c.width, 10)
+		s := tuitest.Snapshot()
+		m2.SetSnapshot(&s)
+		head := strings.Fields(tuitest.Render(t, strings.Split(m2.View(), "\n")[0], colorprofile.NoTTY))
+		if diff := cmp.Diff(c.want, head); diff != "" {
+			t.Errorf("width %d: columns (-want +got)\n%s", c.width, diff)
+		}
+	}
+}
+
+func keyPress(s string) tea.KeyPressMsg {
+	switch s {
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "end":
+		return tea.KeyPressMsg{Code: tea.KeyEnd}
+	case "home":
+		return tea.KeyPressMsg{Code: tea.KeyHome}
+	case "pgdown":
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
+	}
+	r := []rune(s)[0]
+	return tea.KeyPressMsg{Code: r, Text: s}
+}
+
+func selectedKey(m Model) string {
+	r, _ := m.Selected()
+	return r.Key
+}
+
+func TestSelectionFollowsThreadAcrossRefreshes(t *testing.T) {
+	m := newTable(80, 10)
+	m, _ = m.Update(keyPress("down"))
+	m, _ = m.Update(keyPress("down"))
+	if got := selectedKey(m); got != ThreadKey(911) {
+		t.Fatalf("third row is %s, want pool-1-thread-1 (t911)", got)
+	}
+	// Next refresh: thread 911 became the busiest; the cursor moves with it.
+	s := tuitest.Snapshot()
+	s.Threads[2].VoluntaryPerSec = 1e6
+	m.SetSnapshot(&s)
+	if got := selectedKey(m); got != ThreadKey(911) {
+		t.Errorf("after refresh selected %s, want t911", got)
+	}
+	if r, _ := m.Selected(); m.Rows()[0].Key != r.Key {
+		t.Errorf("t911 should be first by TOTAL/s now")
+	}
+	// The thread exits: the cursor stays where it was instead of jumping.
+	s2 := tuitest.Snapshot()
+	s2.Threads = append(s2.Threads[:2], s2.Threads[3:]...)
+	m.SetSnapshot(&s2)
+	if r, ok := m.Selected(); !ok || m.cursor != 0 || r.Key == ThreadKey(911) {
+		t.Errorf("after exit: selected %v at %d", r.Key, m.cursor)
+	}
+}
+
+func TestNavigationClamps(t *testing.T) {
+	m := newTable(80, 5)
+	m, _ = m.Update(keyPress("end"))
+	if m.cursor != len(m.Rows())-1 {
+		t.Errorf("End: cursor %d, want %d", m.cursor, len(m.Rows())-1)
+	}
+	m, _ = m.Update(keyPress("down"))
+	if m.cursor != len(m.Rows())-1 {
+		t.Errorf("Down past the end moved to %d", m.cursor)
+	}
+	// Four visible rows: the last must be on screen.
+	if !strings.Contains(m.View(), "a-process") {
+		t.Errorf("last row not scrolled into view:\n%s", m.View())
+	}
+	m, _ = m.Update(keyPress("home"))
+	m, _ = m.Update(keyPress("up"))
+	if m.cursor != 0 || m.offset != 0 {
+		t.Errorf("Home/Up: cursor %d offset %d", m.cursor, m.offset)
+	}
+	m, _ = m.Update(keyPress("k"))
+	m, _ = m.Update(keyPress("j"))
+	if m.cursor != 1 {
+		t.Errorf("k then j: cursor %d, want 1", m.cursor)
+	}
+}
+
+func TestSortCycleAndReverse(t *testing.T) {
+	m := newTable(120, 20)
+	m.SortBy(-1) // TOTAL -> NVCSW
+	if c, _ := m.Sort(); c != ColInvoluntary {
+		t.Fatalf("sort column %v, want NVCSW", c)
+	}
+	if first := m.Rows()[0].TID; first != 911 {
+		t.Errorf("by NVCSW/s first TID %d, want 911", first)
+	}
+	m.SortBy(-1)
+	m.SortBy(-1) // COMM ascending
+	var names []string
+	for _, r := range m.Rows() {
+		names = append(names, r.Comm)
+	}
+	if names[0] != "a-process-with-a-very-long-name" || names[len(names)-1] != "systemd" {
+		t.Errorf("by COMM: %v", names)
+	}
+	m.Reverse()
+	if m.Rows()[0].Comm != "systemd" {
+		t.Errorf("reversed COMM: first %s", m.Rows()[0].Comm)
+	}
+	// Unsortable columns are skipped when cycling past the end.
+	for range 20 {
+		m.SortBy(+1)
+		if c, _ := m.Sort(); c == ColCPUs || c == ColReason {
+			t.Fatalf("sorted by unsortable column %v", c)
+		}
+	}
+}
+
+func TestFilterByNameAndPID(t *testing.T) {
+	m := newTable(80, 20)
+	m.SetFilter("POOL")
+	if n := len(m.Rows()); n != 3 {
+		t.Errorf("filter POOL: %d rows, want 3 (case-insensitive)", n)
+	}
+	m.SetFilter("4242")
+	if n := len(m.Rows()); n != 2 {
+		t.Errorf("filter by PID: %d rows, want 2", n)
+	}
+	m.SetFilter("4244")
+	if n := len(m.Rows()); n != 1 || m.Rows()[0].TID != 4244 {
+		t.Errorf("filter by TID: %v", m.Rows())
+	}
+	m.SetFilter("nothing-like-this")
+	if !strings.Contains(m.View(), "nothing matches") {
+		t.Errorf("empty filter result not explained:\n%s", m.View())
+	}
+}
+
+func TestGroupSumsPool(t *testing.T) {
+	m := newTable(120, 20)
+	m.SetGrouped(true)
+	var pool *Row
+	for i, r := range m.Rows() {
+		if r.Comm == "pool-*-thread-*" {
+			pool = &m.Rows()[i]
+		}
+	}
+	if pool == nil {
+		t.Fatalf("no pool group in %v", m.Rows())
+	}
+	want := Row{Count: 3, Voluntary: 2310 + 2204 + 1990, Involuntary: 840 + 801 + 12, PID: 901}
+	got := Row{Count: pool.Count, Voluntary: pool.Voluntary, Involuntary: pool.Involuntary, PID: pool.PID}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pool group (-want +got)\n%s", diff)
+	}
+	if !strings.Contains(m.View(), "×3") {
+		t.Errorf("group row should show its member count:\n%s", m.View())
+	}
+}
+
+func TestPattern(t *testing.T) {
+	for in, want := range map[string]string{
+		"pool-1-thread-7": "pool-*-thread-*", "kworker/0:1H": "kworker/*:*H", "java": "java", "12": "*",
+	} {
+		if got := Pattern(in); got != want {
+			t.Errorf("Pattern(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestNoRowWiderThanTable(t *testing.T) {
+	for w := 20; w <= 140; w += 7 {
+		m := newTable(w, 8)
+		got := m.View()
+		tuitest.CheckFits(t, got, w, 8)
+		if t.Failed() {
+			t.Fatalf("width %d:\n%s", w, fmt.Sprint(got))
+		}
+	}
+}

@@ -1,0 +1,182 @@
+// Package textutil holds the width-aware formatting every TUI component
+// shares: numbers with thousands separators, sparklines, bars, and fitting a
+// block of text into a fixed width and height.
+package textutil
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Thousands formats v rounded to an integer with comma separators, the way
+// the rates are easiest to compare at a glance.
+func Thousands(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	n := int64(math.Round(v))
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	pre := len(s) % 3
+	if pre == 0 {
+		pre = 3
+	}
+	b.WriteString(s[:pre])
+	for i := pre; i < len(s); i += 3 {
+		b.WriteByte(',')
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}
+
+// Rate formats a per-second rate into at most width cells: thousands
+// separators when they fit, otherwise k/M/G so a narrow column never spills.
+func Rate(v float64, width int) string {
+	s := Thousands(v)
+	if len(s) <= width {
+		return s
+	}
+	for _, u := range []struct {
+		div float64
+		suf string
+	}{{1e3, "k"}, {1e6, "M"}, {1e9, "G"}} {
+		x := v / u.div
+		if math.Abs(x) >= 999.95 && u.suf != "G" {
+			continue
+		}
+		for _, prec := range []int{1, 0} {
+			s = strconv.FormatFloat(x, 'f', prec, 64) + u.suf
+			if len(s) <= width {
+				return s
+			}
+		}
+	}
+	return strings.Repeat("#", max(width, 0))
+}
+
+// Percent formats a percentage with one decimal below 100 and none above.
+func Percent(v float64) string {
+	if v >= 99.95 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+var sparkRunes = []rune("▁▂▃▄▅▆▇█")
+
+// Sparkline draws the last width values scaled to their own maximum, right
+// aligned, so the newest sample is always at the right edge.
+func Sparkline(vals []float64, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	if len(vals) > width {
+		vals = vals[len(vals)-width:]
+	}
+	hi := 0.0
+	for _, v := range vals {
+		hi = max(hi, v)
+	}
+	var b strings.Builder
+	for range width - len(vals) {
+		b.WriteByte(' ')
+	}
+	for _, v := range vals {
+		i := 0
+		if hi > 0 && v > 0 {
+			i = int(math.Round(v / hi * float64(len(sparkRunes)-1)))
+			i = min(max(i, 0), len(sparkRunes)-1)
+		}
+		b.WriteRune(sparkRunes[i])
+	}
+	return b.String()
+}
+
+// Bar draws a horizontal bar of v/hi over width cells with eighth-cell steps.
+func Bar(v, hi float64, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	if hi <= 0 || v <= 0 || math.IsNaN(v) {
+		return strings.Repeat(" ", width)
+	}
+	eighths := int(math.Round(min(v/hi, 1) * float64(width*8)))
+	full, part := eighths/8, eighths%8
+	var b strings.Builder
+	b.WriteString(strings.Repeat("█", full))
+	n := full
+	if part > 0 {
+		b.WriteRune([]rune("▏▎▍▌▋▊▉")[part-1])
+		n++
+	}
+	b.WriteString(strings.Repeat(" ", width-n))
+	return b.String()
+}
+
+// Width is the printed width of s in cells, escape codes excluded.
+func Width(s string) int { return ansi.StringWidth(s) }
+
+// Truncate cuts s to at most w cells, marking the cut with an ellipsis.
+func Truncate(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+// PadRight truncates or pads s to exactly w cells.
+func PadRight(s string, w int) string {
+	s = Truncate(s, w)
+	if n := ansi.StringWidth(s); n < w {
+		s += strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// PadLeft truncates or pads s on the left to exactly w cells.
+func PadLeft(s string, w int) string {
+	s = Truncate(s, w)
+	if n := ansi.StringWidth(s); n < w {
+		s = strings.Repeat(" ", w-n) + s
+	}
+	return s
+}
+
+// Fit clips a block to at most w cells per line and h lines, so a component
+// can never push the screen past the terminal's size.
+func Fit(s string, w, h int) string {
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		if ansi.StringWidth(l) > w {
+			lines[i] = ansi.Truncate(l, w, "")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Lines is the number of lines s occupies.
+func Lines(s string) int {
+	if s == "" {
+		return 0
+	}
+	return strings.Count(s, "\n") + 1
+}

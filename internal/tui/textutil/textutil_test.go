@@ -1,0 +1,58 @@
+package textutil
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestThousands(t *testing.T) {
+	for _, c := range []struct {
+		in   float64
+		want string
+	}{{0, "0"}, {999.4, "999"}, {1000, "1,000"}, {1234567.8, "1,234,568"}, {-12345, "-12,345"}, {100000, "100,000"}} {
+		if got := Thousands(c.in); got != c.want {
+			t.Errorf("Thousands(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestRateFitsWidth(t *testing.T) {
+	for _, c := range []struct {
+		in    float64
+		width int
+		want  string
+	}{{12345, 8, "12,345"}, {123456789, 8, "123.5M"}, {1234567, 7, "1.2M"}, {999999, 7, "999,999"}, {1e15, 4, "####"}} {
+		got := Rate(c.in, c.width)
+		if got != c.want {
+			t.Errorf("Rate(%v, %d) = %q, want %q", c.in, c.width, got, c.want)
+		}
+		if len(got) > c.width {
+			t.Errorf("Rate(%v, %d) = %q is wider than its column", c.in, c.width, got)
+		}
+	}
+}
+
+func TestSparklineScalesAndAligns(t *testing.T) {
+	if got, want := Sparkline([]float64{0, 1, 2, 4}, 6), "  ▁▃▅█"; got != want {
+		t.Errorf("Sparkline = %q, want %q", got, want)
+	}
+	if got := Sparkline([]float64{1, 2, 3, 4, 5}, 3); Width(got) != 3 || !strings.HasSuffix(got, "█") {
+		t.Errorf("Sparkline keeps the newest values at the right edge: %q", got)
+	}
+}
+
+func TestFitClips(t *testing.T) {
+	got := Fit("abcdef\nxy\nz\nw", 3, 2)
+	if got != "abc\nxy" {
+		t.Errorf("Fit = %q", got)
+	}
+}
+
+func TestBar(t *testing.T) {
+	if got := Bar(5, 10, 4); got != "██  " {
+		t.Errorf("Bar(5,10,4) = %q", got)
+	}
+	if got := Bar(0, 0, 3); got != "   " {
+		t.Errorf("Bar with no data = %q", got)
+	}
+}

@@ -1,0 +1,508 @@
+// Package tui is ctxtop's live monitor. The root model only dispatches:
+// keys, samples and resizes go to short handlers, drawing to the component
+// packages beneath this one.
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/tui/detail"
+	"github.com/ctxtop/ctxtop/internal/tui/header"
+	"github.com/ctxtop/ctxtop/internal/tui/help"
+	"github.com/ctxtop/ctxtop/internal/tui/keys"
+	"github.com/ctxtop/ctxtop/internal/tui/percpu"
+	"github.com/ctxtop/ctxtop/internal/tui/table"
+	"github.com/ctxtop/ctxtop/internal/tui/textutil"
+	"github.com/ctxtop/ctxtop/internal/tui/theme"
+)
+
+// Source produces one Snapshot per call, with rates since the previous
+// call. Calls never overlap.
+type Source interface {
+	Next() (model.Snapshot, error)
+}
+
+type view int
+
+const (
+	viewTable view = iota
+	viewDetail
+	viewPerCPU
+	viewHelp
+)
+
+// Intervals are the refresh steps + and - move through.
+var intervals = []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second}
+
+type (
+	// tickMsg asks for a sample; gen drops ticks scheduled before a
+	// resume, so two never run at once.
+	tickMsg struct{ gen int }
+	// sampleMsg carries a finished sample back to Update.
+	sampleMsg struct {
+		snap model.Snapshot
+		err  error
+	}
+)
+
+// Model is the root model.
+type Model struct {
+	opts          Options
+	th            theme.Theme
+	keys          keys.Map
+	width, height int
+
+	header header.Model
+	table  table.Model
+	detail detail.Model
+	percpu percpu.Model
+	help   help.Model
+
+	view      view
+	prevView  view
+	filtering bool
+	paused    bool
+	interval  time.Duration
+	tickGen   int
+	inFlight  bool
+
+	snap    *model.Snapshot
+	lastErr error
+	exitErr error
+
+	hist    threadHistory
+	samples int
+	load    *loadState
+	demo    *demoState
+}
+
+// New builds the root model. host and kernel are shown in the header.
+func New(o Options, host, kernel string) Model {
+	th := theme.New(o.NoColor, true)
+	km := keys.New()
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	m := Model{
+		opts:     o,
+		th:       th,
+		keys:     km,
+		header:   header.New(th, host, kernel, o.Version),
+		table:    table.New(th, km, o.HotThreshold),
+		detail:   detail.New(th),
+		percpu:   percpu.New(th),
+		help:     help.New(th, km),
+		interval: o.Interval,
+		hist:     newThreadHistory(),
+	}
+	m.load = newLoadState(o)
+	if o.Demo {
+		m.demo = newDemoState(o)
+	}
+	m.syncHeader()
+	return m
+}
+
+// Init schedules the first sample one interval from now: the source took
+// its baseline when it was made, and a rate over a shorter span is noise.
+func (m Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.tick()}
+	if !m.opts.NoColor && !m.opts.FixedBackground {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	if m.demo != nil {
+		cmds = append(cmds, m.demo.init())
+	}
+	return tea.Batch(cmds...)
+}
+
+// Update dispatches a message to its handler.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		return m.handleResize(msg.Width, msg.Height), nil
+	case tea.KeyPressMsg:
+		return m.handleKey(msg)
+	case tickMsg:
+		return m.handleTick(msg)
+	case sampleMsg:
+		return m.handleSample(msg)
+	case tea.BackgroundColorMsg:
+		return m.setTheme(theme.New(m.opts.NoColor, msg.IsDark())), nil
+	case loadMsg, demoMsg:
+		return m.handleLoad(msg)
+	}
+	return m, nil
+}
+
+func (m Model) tick() tea.Cmd {
+	gen := m.tickGen
+	return tea.Tick(m.interval, func(time.Time) tea.Msg { return tickMsg{gen: gen} })
+}
+
+// sample runs Source.Next off the event loop; its result comes back as a
+// message, so no goroutine touches the model.
+func (m Model) sample() tea.Cmd {
+	src := m.opts.Source
+	return func() tea.Msg {
+		s, err := src.Next()
+		return sampleMsg{snap: s, err: err}
+	}
+}
+
+func (m Model) handleTick(msg tickMsg) (tea.Model, tea.Cmd) {
+	if msg.gen != m.tickGen || m.paused || m.inFlight {
+		return m, nil
+	}
+	m.inFlight = true
+	return m, m.sample()
+}
+
+func (m Model) handleSample(msg sampleMsg) (tea.Model, tea.Cmd) {
+	m.inFlight = false
+	if msg.err != nil {
+		// Without a classifier every error ends the monitor, as in batch
+		// mode: the sampler already tolerates tasks that come and go.
+		if m.opts.IsFatal == nil || m.opts.IsFatal(msg.err) {
+			m.exitErr = msg.err
+			return m, tea.Quit
+		}
+		// A failed pass is shown and retried next tick, as top does.
+		m.lastErr = msg.err
+	} else {
+		m.lastErr = nil
+		m.setSnapshot(msg.snap)
+	}
+	var cmd tea.Cmd
+	if !m.paused {
+		m.tickGen++
+		cmd = m.tick()
+	}
+	return m, tea.Batch(cmd, m.loadAfterSample())
+}
+
+func (m *Model) setSnapshot(s model.Snapshot) {
+	m.snap = &s
+	m.samples++
+	m.hist.add(m.samples, &s, m.detail.TID())
+	m.header.SetSnapshot(m.snap)
+	m.table.SetSnapshot(m.snap)
+	m.percpu.SetSnapshot(m.snap)
+	m.syncDetail()
+}
+
+func (m Model) handleResize(w, h int) Model {
+	m.width, m.height = w, h
+	m.layout()
+	return m
+}
+
+func (m *Model) layout() {
+	m.syncHeader()
+	m.header.SetSize(m.width, m.height)
+	body := max(m.height-m.header.Height()-1-m.panelHeight(), 0)
+	m.table.SetSize(m.width, body)
+	m.detail.SetSize(m.width, body)
+	m.percpu.SetSize(m.width, body)
+	m.help.SetSize(m.width, body)
+}
+
+func (m Model) setTheme(th theme.Theme) Model {
+	m.th = th
+	m.header.SetTheme(th)
+	m.table.SetTheme(th)
+	m.detail.SetTheme(th)
+	m.percpu.SetTheme(th)
+	m.help.SetTheme(th)
+	return m
+}
+
+func (m *Model) syncHeader() {
+	note := ""
+	if m.table.Processes() {
+		note = "processes"
+	}
+	if m.table.Grouped() {
+		note = strings.TrimSpace(note + " grouped")
+	}
+	if f := m.table.Filter(); f != "" && !m.filtering {
+		note = strings.TrimSpace(note + " /" + f)
+	}
+	m.header.SetState(m.interval, m.paused, note)
+}
+
+func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	if k.String() == "ctrl+c" {
+		return m, tea.Quit
+	}
+	if m.filtering {
+		return m.handleFilterKey(k), nil
+	}
+	if m.view == viewHelp {
+		m.view = m.prevView
+		return m, nil
+	}
+	if m.demo != nil {
+		if next, cmd, ok := m.handleDemoKey(k); ok {
+			return next, cmd
+		}
+	}
+	if m.load != nil {
+		if next, cmd, ok := m.handleLoadKey(k); ok {
+			return next, cmd
+		}
+	}
+	km := m.keys
+	switch {
+	case key.Matches(k, km.Quit):
+		return m, tea.Quit
+	case key.Matches(k, km.Help):
+		m.prevView, m.view = m.view, viewHelp
+	case key.Matches(k, km.Pause):
+		return m.togglePause()
+	case key.Matches(k, km.Faster):
+		m.interval = stepInterval(m.interval, -1)
+	case key.Matches(k, km.Slower):
+		m.interval = stepInterval(m.interval, +1)
+	case key.Matches(k, km.Back):
+		m.back()
+	case key.Matches(k, km.PerCPU):
+		if m.view == viewPerCPU {
+			m.view = viewTable
+		} else {
+			m.view = viewPerCPU
+		}
+	case key.Matches(k, km.Filter):
+		m.filtering = true
+		m.view = viewTable
+	case key.Matches(k, km.ToggleProcesses):
+		m.table.SetProcesses(!m.table.Processes())
+		m.view = viewTable
+	case key.Matches(k, km.Group):
+		m.table.SetGrouped(!m.table.Grouped())
+	case key.Matches(k, km.SortLeft):
+		m.table.SortBy(-1)
+	case key.Matches(k, km.SortRight):
+		m.table.SortBy(+1)
+	case key.Matches(k, km.Reverse):
+		m.table.Reverse()
+	case key.Matches(k, km.Detail):
+		m.openDetail()
+	default:
+		m.table, _ = m.table.Update(k)
+		m.syncDetail()
+	}
+	m.syncHeader()
+	return m, nil
+}
+
+func (m Model) handleFilterKey(k tea.KeyPressMsg) Model {
+	f := m.table.Filter()
+	switch k.String() {
+	case "esc":
+		m.filtering = false
+		f = ""
+	case "enter":
+		m.filtering = false
+	case "backspace":
+		if r := []rune(f); len(r) > 0 {
+			f = string(r[:len(r)-1])
+		}
+	default:
+		if k.Text != "" {
+			f += k.Text
+		}
+	}
+	m.table.SetFilter(f)
+	m.syncHeader()
+	return m
+}
+
+func (m *Model) back() {
+	switch {
+	case m.view != viewTable:
+		m.view = viewTable
+	case m.table.Filter() != "":
+		m.table.SetFilter("")
+	}
+}
+
+func (m Model) togglePause() (tea.Model, tea.Cmd) {
+	m.paused = !m.paused
+	m.syncHeader()
+	if m.paused || m.inFlight {
+		return m, nil
+	}
+	// Resume samples at once; ticks scheduled before the pause are stale.
+	m.tickGen++
+	m.inFlight = true
+	return m, m.sample()
+}
+
+// openDetail shows the selected thread; on a process row it lists that
+// process's threads instead, which is what one wants to look into next.
+func (m *Model) openDetail() {
+	r, ok := m.table.Selected()
+	if !ok {
+		return
+	}
+	if m.table.Processes() || r.Grouped {
+		if r.PID > 0 {
+			m.table.SetProcesses(false)
+			m.table.SetGrouped(false)
+			m.table.SetFilter(fmt.Sprint(r.PID))
+		}
+		return
+	}
+	m.view = viewDetail
+	m.syncDetail()
+}
+
+func (m *Model) syncDetail() {
+	if m.view != viewDetail {
+		return
+	}
+	r, ok := m.table.Selected()
+	if !ok || r.TID == 0 {
+		return
+	}
+	t, active := m.hist.rates(r.TID)
+	if !active && m.snap != nil {
+		for _, x := range m.snap.Threads {
+			if x.TID == r.TID {
+				t, active = x, true
+			}
+		}
+	}
+	var sib []model.ThreadRates
+	if m.snap != nil {
+		for _, x := range m.snap.Threads {
+			if x.PID == t.PID {
+				sib = append(sib, x)
+			}
+		}
+	}
+	vol, invol := m.hist.series(r.TID)
+	m.detail.SetThread(t, active, vol, invol, sib)
+}
+
+func stepInterval(d time.Duration, dir int) time.Duration {
+	if dir > 0 {
+		for _, s := range intervals {
+			if s > d {
+				return s
+			}
+		}
+		return intervals[len(intervals)-1]
+	}
+	for i := len(intervals) - 1; i >= 0; i-- {
+		if intervals[i] < d {
+			return intervals[i]
+		}
+	}
+	return intervals[0]
+}
+
+// View draws the screen; it never returns more lines than the height or a
+// line wider than the width.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.WindowTitle = "ctxtop"
+	return v
+}
+
+// Render is the screen as a string, for View and for tests.
+func (m Model) Render() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	parts := []string{m.header.View()}
+	if p := m.panelView(); p != "" {
+		parts = append(parts, p)
+	}
+	body := ""
+	switch m.view {
+	case viewDetail:
+		body = m.detail.View()
+	case viewPerCPU:
+		body = m.percpu.View()
+	case viewHelp:
+		body = m.help.View()
+	default:
+		body = m.table.View()
+	}
+	bodyH := max(m.height-m.header.Height()-1-m.panelHeight(), 0)
+	if bodyH > 0 {
+		// Pad the body so the footer stays on the last line.
+		lines := strings.Split(body, "\n")
+		for len(lines) < bodyH {
+			lines = append(lines, "")
+		}
+		parts = append(parts, strings.Join(lines[:bodyH], "\n"))
+	}
+	parts = append(parts, m.footer())
+	return textutil.Fit(strings.Join(parts, "\n"), m.width, m.height)
+}
+
+func (m Model) footer() string {
+	th := m.th
+	if m.filtering {
+		return textutil.Truncate(th.Key.Render("/")+m.table.Filter()+"█"+th.Dim.Render("  Enter keep  Esc clear"), m.width)
+	}
+	if m.lastErr != nil {
+		return th.Error.Render(textutil.Truncate("sampling failed: "+m.lastErr.Error(), m.width))
+	}
+	self := m.selfText()
+	var hints []string
+	for _, b := range m.keys.ShortHelp() {
+		if m.load == nil && b.Help().Key == "L" {
+			continue
+		}
+		h := b.Help()
+		hints = append(hints, th.Key.Render(h.Key)+" "+th.Dim.Render(shortDesc(h.Desc)))
+	}
+	room := m.width - textutil.Width(self) - 1
+	left := ""
+	for _, h := range hints {
+		next := h
+		if left != "" {
+			next = left + " " + h
+		}
+		if textutil.Width(next) > room {
+			break
+		}
+		left = next
+	}
+	pad := max(m.width-textutil.Width(left)-textutil.Width(self), 0)
+	return textutil.Truncate(left+strings.Repeat(" ", pad)+self, m.width)
+}
+
+func shortDesc(d string) string {
+	if i := strings.IndexAny(d, " /"); i > 0 {
+		return d[:i]
+	}
+	return d
+}
+
+// selfText is ctxtop's own cost. A load run inside ctxtop makes switches
+// by design; they are taken out so the figure stays the monitor's noise.
+func (m Model) selfText() string {
+	if m.snap == nil {
+		return ""
+	}
+	cpu, cs := m.snap.Self.CPUPercent, m.snap.Self.SwitchesPerSec
+	label := "self"
+	if m.load != nil && m.load.running() {
+		lc, ls := m.load.ownRates(m.snap)
+		cpu, cs = max(cpu-lc, 0), max(cs-ls, 0)
+		label = "self excl. load"
+	}
+	return m.th.Dim.Render(fmt.Sprintf("%s %s%% %s cs/s", label, textutil.Percent(cpu), textutil.Thousands(cs)))
+}
