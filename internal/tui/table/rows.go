@@ -10,16 +10,16 @@ import (
 // Row is one line of the table: a thread, a process, or a group of either.
 type Row struct {
 	// Key identifies the row across refreshes, so the selection can follow it.
-	Key  string
-	PID  int
-	TID  int
+	Key string
+	PID int
+	TID int
 	// Count is the number of threads (process view) or members (groups).
 	Count int
 	Comm  string
 	// ProcessComm is the owning process's name, for thread rows.
 	ProcessComm string
 
-	Voluntary, Involuntary float64
+	Voluntary, Involuntary  float64
 	CPUPercent, WaitPercent float64
 	CPUs                    string
 	Pinned                  bool
