@@ -3,13 +3,17 @@ package tui
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"syscall"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,65 +34,163 @@ type Options struct {
 	DemoStep time.Duration
 	// Load starts ctxtop's own workloads; nil disables the load panel.
 	Load LoadStarter
-
-	// Input and Output replace the terminal, for tests.
-	Input  io.Reader
-	Output io.Writer
 	// FixedBackground skips asking the terminal for its background colour.
 	FixedBackground bool
 }
 
-// fps caps how often bubbletea's renderer wakes up to compare frames. Its
-// default of 60 wakes the process 60 times a second even when idle, which
-// for a context-switch monitor is the very noise it measures. At 20 a key
-// still answers within 50 ms, below what a person notices.
-const fps = 20
-
 // Run opens the monitor on the terminal and returns the error that ended
 // it, nil when the user quit.
+//
+// It drives the model itself on ultraviolet, the terminal layer under
+// bubbletea, instead of tea.Program: bubbletea v2.1's renderer flushes from
+// a fixed-rate ticker for the program's whole life (60/s by default, and
+// WithFPS cannot go below 1), which cost 120 context switches a second at
+// 20 FPS here — a context-switch monitor must not be its own top entry.
+// This loop draws only after a message changed the view, so a key is
+// answered at once and an idle monitor wakes once per refresh.
 func Run(o Options) error {
 	if o.Source == nil {
 		return errors.New("tui: no source")
 	}
 	host, kernel := hostFacts()
 	m := New(o, host, kernel)
-	popts := []tea.ProgramOption{tea.WithFPS(fps)}
-	if o.Input != nil {
-		popts = append(popts, tea.WithInput(o.Input))
-	}
-	if o.Output != nil {
-		popts = append(popts, tea.WithOutput(o.Output))
-	}
-	p := tea.NewProgram(m, popts...)
 
-	// bubbletea turns SIGINT and SIGTERM into a quit; SIGHUP (the SSH
-	// session dropped) would kill us with the terminal still in raw mode.
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	stop := make(chan struct{})
-	go func() {
-		select {
-		case <-hup:
-			p.Quit()
-		case <-stop:
-		}
-	}()
-	final, err := p.Run()
-	signal.Stop(hup)
-	close(stop)
-	if fm, ok := final.(Model); ok {
-		fm.stopLoad()
-		if err == nil {
-			err = fm.exitErr
-		}
+	// One P: the monitor's goroutines then hand off on one thread instead
+	// of waking idle ones, which measured 3.8 instead of 16.8 switches/s.
+	// A load run needs its threads free, so it raises this while it runs.
+	m.procs = runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(m.procs)
+
+	t := uv.DefaultTerminal()
+	if err := t.Start(); err != nil {
+		return err
 	}
-	if errors.Is(err, tea.ErrInterrupted) {
-		return nil
+	scr := t.Screen()
+	scr.SetColorProfile(colorprofile.Detect(os.Stdout, os.Environ()))
+	scr.EnterAltScreen()
+	scr.HideCursor()
+	if !o.NoColor && !o.FixedBackground {
+		_, _ = t.Write([]byte(ansi.RequestBackgroundColor))
 	}
-	if errors.Is(err, tea.ErrProgramPanic) {
-		return fmt.Errorf("internal error (terminal restored): %w", err)
+	_ = scr.Flush()
+
+	final, err := loop(t, m)
+	// Restore the terminal before anything is printed.
+	scr.ExitAltScreen()
+	scr.ShowCursor()
+	_ = t.Stop()
+	final.stopLoad()
+	var p *panicError
+	if errors.As(err, &p) {
+		// A bug: the stack goes to stderr for the report, the error stays one line.
+		os.Stderr.Write(p.stack)
+	}
+	if err == nil {
+		err = final.exitErr
 	}
 	return err
+}
+
+type panicMsg struct {
+	val   any
+	stack []byte
+}
+
+type panicError struct {
+	val   any
+	stack []byte
+}
+
+func (p *panicError) Error() string {
+	return fmt.Sprintf("internal error (terminal restored): %v", p.val)
+}
+
+// loop is the event loop: one goroutine owns the model; commands run in
+// their own goroutines and send their messages back.
+func loop(t *uv.Terminal, m Model) (final Model, err error) {
+	msgs := make(chan tea.Msg, 64)
+	sigs := make(chan os.Signal, 1)
+	// SIGINT arrives only when ^C is not read as a key; SIGTERM and SIGHUP
+	// (the SSH session dropped) must restore the terminal too.
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	var run func(tea.Cmd)
+	run = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					msgs <- panicMsg{r, debug.Stack()}
+				}
+			}()
+			switch msg := c().(type) {
+			case nil:
+			case tea.BatchMsg:
+				for _, c := range msg {
+					run(c)
+				}
+			default:
+				msgs <- msg
+			}
+		}()
+	}
+
+	defer func() {
+		if r := recover(); r != nil {
+			final, err = m, &panicError{r, debug.Stack()}
+		}
+	}()
+
+	run(m.Init())
+	scr := t.Screen()
+	last := ""
+	for {
+		var msg tea.Msg
+		select {
+		case ev := <-t.Events():
+			msg = translate(ev)
+			if ws, ok := msg.(tea.WindowSizeMsg); ok {
+				scr.Resize(ws.Width, ws.Height)
+				last = ""
+			}
+		case msg = <-msgs:
+		case <-sigs:
+			return m, nil
+		}
+		switch msg := msg.(type) {
+		case nil:
+			continue
+		case tea.QuitMsg:
+			return m, nil
+		case panicMsg:
+			return m, &panicError{msg.val, msg.stack}
+		}
+		next, cmd := m.Update(msg)
+		m = next.(Model)
+		run(cmd)
+		// Draw only when the frame changed: this is what keeps an idle
+		// monitor from waking up between refreshes.
+		if s := m.Render(); s != last {
+			last = s
+			_ = scr.Display(uv.NewStyledString(s))
+		}
+	}
+}
+
+// translate turns terminal events into the messages the model handles.
+func translate(ev uv.Event) tea.Msg {
+	switch e := ev.(type) {
+	case uv.KeyPressEvent:
+		return tea.KeyPressMsg(e)
+	case uv.WindowSizeEvent:
+		return tea.WindowSizeMsg(e)
+	case uv.BackgroundColorEvent:
+		return tea.BackgroundColorMsg(e)
+	}
+	return nil
 }
 
 // hostFacts are read once: they do not change while we run.

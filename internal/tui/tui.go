@@ -80,6 +80,8 @@ type Model struct {
 	samples int
 	load    *loadState
 	demo    *demoState
+	// procs is GOMAXPROCS as it was before Run lowered it.
+	procs int
 }
 
 // New builds the root model. host and kernel are shown in the header.
@@ -113,9 +115,6 @@ func New(o Options, host, kernel string) Model {
 // its baseline when it was made, and a rate over a shorter span is noise.
 func (m Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.tick()}
-	if !m.opts.NoColor && !m.opts.FixedBackground {
-		cmds = append(cmds, tea.RequestBackgroundColor)
-	}
 	if m.demo != nil {
 		cmds = append(cmds, m.demo.init())
 	}
