@@ -32,8 +32,8 @@ type Options struct {
 	Demo bool
 	// DemoStep is how long each demo step lasts.
 	DemoStep time.Duration
-	// Load starts ctxtop's own workloads; nil disables the load panel.
-	Load LoadStarter
+	// Load runs ctxtop's own workloads; nil disables the load panel.
+	Load Loader
 	// FixedBackground skips asking the terminal for its background colour.
 	FixedBackground bool
 }
@@ -79,7 +79,9 @@ func Run(o Options) error {
 	scr.ExitAltScreen()
 	scr.ShowCursor()
 	_ = t.Stop()
-	final.stopLoad()
+	if final.load != nil {
+		final.stopLoad()
+	}
 	var p *panicError
 	if errors.As(err, &p) {
 		// A bug: the stack goes to stderr for the report, the error stays one line.

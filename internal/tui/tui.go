@@ -183,6 +183,7 @@ func (m Model) handleSample(msg sampleMsg) (tea.Model, tea.Cmd) {
 		m.tickGen++
 		cmd = m.tick()
 	}
+	m.demoSample()
 	return m, tea.Batch(cmd, m.loadAfterSample())
 }
 
@@ -252,7 +253,7 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return next, cmd
 		}
 	}
-	if m.load != nil {
+	if m.load != nil && m.view != viewDetail {
 		if next, cmd, ok := m.handleLoadKey(k); ok {
 			return next, cmd
 		}

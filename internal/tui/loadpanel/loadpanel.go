@@ -1,0 +1,201 @@
+// Package loadpanel draws the load generator's strip above the table and
+// the demo's captions, results and large figures, which are meant to be
+// read from the back of a room.
+package loadpanel
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ctxtop/ctxtop/internal/tui/textutil"
+	"github.com/ctxtop/ctxtop/internal/tui/theme"
+)
+
+// State is what the panel shows; the root model owns it.
+type State struct {
+	Mode    string
+	Pinning string
+	Running bool
+	Elapsed string
+	// NsPerRoundTrip is the run's recent cost; 0 before the first figure.
+	NsPerRoundTrip float64
+	RoundTrips     uint64
+	// LoadSwitches is its threads' switches/s in the last interval.
+	LoadSwitches float64
+	Err          string
+}
+
+// Result is one finished demo step.
+type Result struct {
+	Step           string
+	NsPerRoundTrip float64
+	NsPerSwitch    float64
+	SystemCS       float64
+}
+
+// Demo is the tour's state.
+type Demo struct {
+	Step, Steps int
+	Title       string
+	Caption     string
+	Remaining   string
+	Held        bool
+	SystemCS    float64
+	Results     []Result
+}
+
+// Model is the panel component.
+type Model struct {
+	th            theme.Theme
+	width, height int
+	state         State
+	demo          *Demo
+}
+
+// New returns an empty panel.
+func New(th theme.Theme) Model { return Model{th: th} }
+
+// Update has nothing of its own to handle; keys are the root's.
+func (m Model) Update(tea.Msg) (Model, tea.Cmd) { return m, nil }
+
+// SetSize sets the width and the most lines the panel may take.
+func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
+
+// SetTheme swaps the styles.
+func (m *Model) SetTheme(th theme.Theme) { m.th = th }
+
+// SetState shows s, and the demo when d is not nil.
+func (m *Model) SetState(s State, d *Demo) { m.state, m.demo = s, d }
+
+// Height is the lines View takes at the current size.
+func (m Model) Height() int { return textutil.Lines(m.View()) }
+
+// View renders the panel.
+func (m Model) View() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	var lines []string
+	if m.demo != nil {
+		lines = m.demoLines()
+	} else {
+		lines = m.loadLines()
+	}
+	return textutil.Fit(strings.Join(lines, "\n"), m.width, m.height)
+}
+
+func (m Model) loadLines() []string {
+	th, s := m.th, m.state
+	status := th.Dim.Render("stopped")
+	if s.Running {
+		status = th.Load.Render("running " + s.Elapsed)
+	}
+	line1 := th.Title.Render("LOAD") + " " + th.Dim.Render("m") + " " + s.Mode + "  " + th.Dim.Render("p") + " " + s.Pinning + "  " + status +
+		"  " + th.Dim.Render("s start/stop  L hide")
+	var line2 string
+	switch {
+	case s.Err != "":
+		line2 = th.Error.Render(s.Err)
+	case s.Running && s.NsPerRoundTrip > 0:
+		line2 = th.Value.Render(textutil.Thousands(s.NsPerRoundTrip)) + " ns/round trip  " +
+			th.Value.Render(textutil.Thousands(s.LoadSwitches)) + " cs/s from its threads  " +
+			th.Dim.Render(textutil.Thousands(float64(s.RoundTrips))+" round trips")
+	case s.Running:
+		line2 = th.Dim.Render("measuring…")
+	default:
+		line2 = th.Dim.Render("two threads wake each other; press s to start")
+	}
+	return []string{textutil.Truncate(line1, m.width), textutil.Truncate(line2, m.width)}
+}
+
+func (m Model) demoLines() []string {
+	th, d, s := m.th, m.demo, m.state
+	hold := ""
+	if d.Held {
+		hold = " " + th.Spike.Render("HELD")
+	}
+	lines := []string{
+		textutil.Truncate(th.Title.Render(fmt.Sprintf("DEMO %d/%d", d.Step+1, d.Steps))+" "+th.Value.Render(d.Title)+" "+th.Dim.Render(d.Remaining)+hold, m.width),
+		textutil.Truncate(d.Caption, m.width),
+	}
+	nsText := "-"
+	if s.Running && s.NsPerRoundTrip > 0 {
+		nsText = textutil.Thousands(s.NsPerRoundTrip)
+	}
+	csText := textutil.Thousands(d.SystemCS)
+	if big := m.bigFigures(nsText, csText); big != nil && m.height >= 14 {
+		lines = append(lines, big...)
+	} else {
+		lines = append(lines, th.Value.Render(nsText)+" ns/round trip   "+th.Value.Render(csText)+" cs/s system-wide")
+	}
+	if len(d.Results) > 0 && m.height-len(lines) >= 3 {
+		head := fmt.Sprintf("%-30s %12s %10s %12s", "step", "ns/round trip", "ns/switch", "cs/s system")
+		lines = append(lines, th.ColumnHeader.Render(textutil.PadRight(head, m.width)))
+		for _, r := range d.Results {
+			ns, sw := "-", "-"
+			if r.NsPerRoundTrip > 0 {
+				ns = textutil.Thousands(r.NsPerRoundTrip)
+			}
+			if r.NsPerSwitch > 0 {
+				sw = textutil.Thousands(r.NsPerSwitch)
+			}
+			lines = append(lines, textutil.Truncate(fmt.Sprintf("%-30s %12s %10s %12s", textutil.Truncate(r.Step, 30), ns, sw, textutil.Thousands(r.SystemCS)), m.width))
+		}
+	}
+	lines = append(lines, th.Dim.Render(textutil.Truncate("n next  N back  space hold  q quit", m.width)))
+	return lines
+}
+
+// bigFigures sets the two key numbers side by side in block digits, or
+// returns nil when they do not fit the width.
+func (m Model) bigFigures(ns, cs string) []string {
+	a, b := Big(ns), Big(cs)
+	la, lb := "ns per round trip", "context switches/s, whole system"
+	wa := max(textutil.Width(a[0]), len(la))
+	wb := max(textutil.Width(b[0]), len(lb))
+	if wa+4+wb > m.width {
+		return nil
+	}
+	out := make([]string, 0, 4)
+	for i := range 3 {
+		out = append(out, m.th.Big.Render(textutil.PadRight(a[i], wa))+"    "+m.th.Big.Render(textutil.PadRight(b[i], wb)))
+	}
+	out = append(out, m.th.Dim.Render(textutil.PadRight(la, wa)+"    "+textutil.PadRight(lb, wb)))
+	return out
+}
+
+var glyphs = map[rune][3]string{
+	'0': {"█▀█", "█ █", "█▄█"},
+	'1': {"▀█ ", " █ ", "▄█▄"},
+	'2': {"▀▀█", "█▀▀", "█▄▄"},
+	'3': {"▀▀█", " ▀█", "▄▄█"},
+	'4': {"█ █", "▀▀█", "  █"},
+	'5': {"█▀▀", "▀▀█", "▄▄█"},
+	'6': {"█▀▀", "█▀█", "█▄█"},
+	'7': {"▀▀█", "  █", "  █"},
+	'8': {"█▀█", "█▀█", "█▄█"},
+	'9': {"█▀█", "▀▀█", "▄▄█"},
+	',': {" ", " ", "▄"},
+	'.': {" ", " ", "▄"},
+	'-': {"   ", "▀▀▀", "   "},
+}
+
+// Big renders s in three-line block digits; unknown runes become blanks.
+func Big(s string) [3]string {
+	var rows [3]strings.Builder
+	for i, r := range s {
+		g, ok := glyphs[r]
+		if !ok {
+			g = [3]string{" ", " ", " "}
+		}
+		for j := range 3 {
+			if i > 0 {
+				rows[j].WriteByte(' ')
+			}
+			rows[j].WriteString(g[j])
+		}
+	}
+	return [3]string{rows[0].String(), rows[1].String(), rows[2].String()}
+}

@@ -1,0 +1,174 @@
+package tui_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ctxtop/ctxtop/internal/testutil"
+)
+
+// tmux runs one tmux server private to the test.
+type tmux struct {
+	t      *testing.T
+	socket string
+}
+
+func (x tmux) run(args ...string) string {
+	x.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", x.socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	if err != nil {
+		x.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (x tmux) pane() string { return x.run("capture-pane", "-p", "-t", "e2e") }
+
+// waitFor polls the pane until ok accepts it or the deadline passes.
+func (x tmux) waitFor(what string, ok func(string) bool) string {
+	x.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		p := x.pane()
+		if ok(p) {
+			return p
+		}
+		if time.Now().After(deadline) {
+			x.t.Fatalf("timed out waiting for %s; the pane shows:\n%s", what, p)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func contains(s ...string) func(string) bool {
+	return func(p string) bool {
+		for _, x := range s {
+			if !strings.Contains(p, x) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func startPingPong(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(testutil.Tool(t, "./internal/testutil/pingpong"))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("ping-pong workload: %v", err)
+	}
+	var pid int
+	if _, err := fmt.Sscan(line, &pid); err != nil {
+		t.Fatalf("ping-pong workload said %q", line)
+	}
+	return pid
+}
+
+// checkFits fails when any pane line is wider than w or there are more than h.
+func checkFits(t *testing.T, pane string, w, h int) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(pane, "\n"), "\n")
+	if len(lines) > h {
+		t.Errorf("%d lines in a %d-line pane", len(lines), h)
+	}
+	for i, l := range lines {
+		if n := utf8.RuneCountInString(l); n > w {
+			t.Errorf("line %d is %d wide in a %d-column pane: %q", i, n, w, l)
+		}
+	}
+}
+
+func TestLiveMonitorInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed; this end-to-end test drives the real terminal UI through it")
+	}
+	bin := testutil.Binary(t)
+	startPingPong(t)
+
+	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-e2e-%d", os.Getpid())}
+	x.run("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", "sh")
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
+	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	x.run("send-keys", "-t", "e2e", "clear; "+bin+" -d 0.5; echo EXITED $?", "Enter")
+
+	p := x.waitFor("the header and the workload's rows", contains("ctxtop", "cs/s", "pp-ping", "pp-pong", "TOTAL/s"))
+	checkFits(t, p, 80, 24)
+
+	x.run("send-keys", "-t", "e2e", "/", "pp-p", "Enter")
+	p = x.waitFor("the filter to apply", contains("/pp-p"))
+	rows := tableRows(p)
+	if len(rows) < 2 {
+		t.Fatalf("filter pp-p left %d rows:\n%s", len(rows), p)
+	}
+	for _, r := range rows {
+		if !strings.Contains(r, "pp-p") {
+			t.Errorf("row %q does not match the filter", r)
+		}
+	}
+
+	x.run("send-keys", "-t", "e2e", ">")
+	x.waitFor("sorting by %CPU", contains("▼%CPU"))
+	x.run("send-keys", "-t", "e2e", "<")
+	x.waitFor("sorting by TOTAL/s again", contains("▼TOTAL/s"))
+
+	x.run("send-keys", "-t", "e2e", "H")
+	p = x.waitFor("the process view", contains("THR", "pingpong", "processes"))
+
+	x.run("resize-window", "-t", "e2e", "-x", "40", "-y", "10")
+	p = x.waitFor("the 40x10 layout", func(p string) bool {
+		return strings.HasPrefix(p, "ctxtop") && strings.Contains(p, "pingpong") && maxWidth(p) <= 40
+	})
+	checkFits(t, p, 40, 10)
+	x.run("resize-window", "-t", "e2e", "-x", "80", "-y", "24")
+	x.waitFor("the 80x24 layout again", contains("IPI/s", "pingpong"))
+
+	x.run("send-keys", "-t", "e2e", "q")
+	p = x.waitFor("ctxtop to exit and the shell to return", contains("EXITED 0"))
+	if strings.Contains(p, "TOTAL/s") {
+		t.Errorf("the monitor's screen is still shown after exit; alt screen not left:\n%s", p)
+	}
+}
+
+// tableRows are the pane lines between the table's header row and the footer.
+func tableRows(pane string) []string {
+	lines := strings.Split(strings.TrimRight(pane, "\n"), "\n")
+	var rows []string
+	in := false
+	for i, l := range lines {
+		if strings.Contains(l, "TOTAL/s") {
+			in = true
+			continue
+		}
+		if in && i < len(lines)-1 && strings.TrimSpace(l) != "" {
+			rows = append(rows, l)
+		}
+	}
+	return rows
+}
+
+func maxWidth(p string) int {
+	w := 0
+	for _, l := range strings.Split(p, "\n") {
+		w = max(w, utf8.RuneCountInString(l))
+	}
+	return w
+}
