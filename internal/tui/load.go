@@ -291,7 +291,7 @@ func (m Model) panelModel() loadpanel.Model {
 	if l != nil {
 		st = loadpanel.State{
 			Mode: l.modeName(), Pinning: pinLabel(l.pinCPUs(l.pin)), Running: l.running(),
-			Elapsed: l.progress.Elapsed.Truncate(100 * time.Millisecond).String(),
+			Elapsed:        l.progress.Elapsed.Truncate(100 * time.Millisecond).String(),
 			NsPerRoundTrip: l.progress.NsPerRoundTrip, RoundTrips: l.progress.RoundTrips,
 			LoadSwitches: l.switches, Err: l.err,
 		}

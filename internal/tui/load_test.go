@@ -22,7 +22,10 @@ type fakeRun struct {
 func (r *fakeRun) Progress() LoadProgress {
 	return LoadProgress{Elapsed: 1500 * time.Millisecond, RoundTrips: 1000, NsPerRoundTrip: 5400, TIDs: []int{os.Getpid() + 100000}}
 }
-func (r *fakeRun) Stop() LoadSummary     { r.stopped = true; return LoadSummary{NsPerRoundTrip: 5000, NsPerSwitch: 2500} }
+func (r *fakeRun) Stop() LoadSummary {
+	r.stopped = true
+	return LoadSummary{NsPerRoundTrip: 5000, NsPerSwitch: 2500}
+}
 func (r *fakeRun) Done() <-chan struct{} { return r.done }
 
 type fakeLoader struct{ runs []*fakeRun }
