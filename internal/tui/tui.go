@@ -352,7 +352,7 @@ func (m *Model) openDetail() {
 	if !ok {
 		return
 	}
-	if m.table.Processes() || r.Grouped {
+	if m.table.Processes() || r.TID == 0 {
 		if r.PID > 0 {
 			m.table.SetProcesses(false)
 			m.table.SetGrouped(false)
