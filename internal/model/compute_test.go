@@ -1,0 +1,250 @@
+package model
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+func task(pid, tid int, start, vol, invol, runNs, waitNs uint64) TaskCounters {
+	return TaskCounters{PID: pid, TID: tid, Comm: "t", ProcessComm: "p", StartTime: start,
+		VoluntarySwitches: vol, InvoluntarySwitches: invol, RunNs: runNs, WaitNs: waitNs, CPUsAllowed: "0-1"}
+}
+
+func sample(at time.Duration, tasks ...TaskCounters) *Sample {
+	return &Sample{Time: t0.Add(at), System: SystemCounters{CPUs: 2}, Tasks: tasks}
+}
+
+type rate struct {
+	PID, TID   int
+	Vol, Invol float64
+	CPU, Wait  float64
+}
+
+func rates(s Snapshot) []rate {
+	var out []rate
+	for _, t := range s.Threads {
+		out = append(out, rate{t.PID, t.TID, t.VoluntaryPerSec, t.InvoluntaryPerSec, t.CPUPercent, t.WaitPercent})
+	}
+	return out
+}
+
+func TestComputeThreadRates(t *testing.T) {
+	tests := []struct {
+		name      string
+		prev, cur *Sample
+		want      []rate
+	}{
+		{
+			name: "rates over two seconds",
+			prev: sample(0, task(1, 1, 5, 100, 10, 0, 0)),
+			cur:  sample(2*time.Second, task(1, 1, 5, 300, 30, 1e9, 2e8)),
+			want: []rate{{1, 1, 100, 10, 50, 10}},
+		},
+		{
+			name: "idle thread has no row",
+			prev: sample(0, task(1, 1, 5, 100, 10, 7, 7)),
+			cur:  sample(time.Second, task(1, 1, 5, 100, 10, 7, 7)),
+		},
+		{
+			name: "TID reused: new start time, no rate",
+			prev: sample(0, task(1, 2, 5, 900, 90, 9e9, 0)),
+			cur:  sample(time.Second, task(1, 2, 6, 3, 1, 1e6, 0)),
+		},
+		{
+			name: "counter went backwards, no rate",
+			prev: sample(0, task(1, 2, 5, 900, 90, 0, 0)),
+			cur:  sample(time.Second, task(1, 2, 5, 800, 95, 0, 0)),
+		},
+		{
+			name: "run time went backwards, no rate",
+			prev: sample(0, task(1, 2, 5, 900, 90, 5e9, 0)),
+			cur:  sample(time.Second, task(1, 2, 5, 901, 90, 4e9, 0)),
+		},
+		{
+			name: "new thread has no rate yet; exited thread vanishes",
+			prev: sample(0, task(1, 1, 5, 0, 0, 0, 0), task(1, 3, 5, 50, 0, 0, 0)),
+			cur:  sample(time.Second, task(1, 1, 5, 10, 0, 0, 0), task(1, 2, 7, 40, 0, 0, 0)),
+			want: []rate{{1, 1, 10, 0, 0, 0}},
+		},
+		{
+			name: "sorted by total, then CPU, then PID and TID",
+			prev: sample(0, task(1, 1, 5, 0, 0, 0, 0), task(1, 2, 5, 0, 0, 0, 0), task(2, 9, 5, 0, 0, 0, 0), task(3, 3, 5, 0, 0, 0, 0)),
+			cur:  sample(time.Second, task(1, 1, 5, 5, 0, 0, 0), task(1, 2, 5, 50, 0, 0, 0), task(2, 9, 5, 5, 0, 1e8, 0), task(3, 3, 5, 5, 0, 0, 0)),
+			want: []rate{{1, 2, 50, 0, 0, 0}, {2, 9, 5, 0, 10, 0}, {1, 1, 5, 0, 0, 0}, {3, 3, 5, 0, 0, 0}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := rates(Compute(tt.prev, tt.cur, Options{}))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestComputeProcessIsSumOfThreads(t *testing.T) {
+	prev := sample(0, task(10, 10, 1, 0, 0, 0, 0), task(10, 11, 1, 0, 0, 0, 0), task(10, 12, 1, 0, 0, 0, 0), task(20, 20, 1, 0, 0, 0, 0))
+	cur := sample(time.Second, task(10, 10, 1, 1, 0, 1e7, 0), task(10, 11, 1, 400, 100, 2e8, 5e7), task(10, 12, 1, 0, 0, 0, 0), task(20, 20, 1, 3, 0, 0, 0))
+	s := Compute(prev, cur, Options{})
+	want := []ProcessRates{
+		{PID: 10, Comm: "p", Threads: 3, VoluntaryPerSec: 401, InvoluntaryPerSec: 100, CPUPercent: 21, WaitPercent: 5},
+		{PID: 20, Comm: "p", Threads: 1, VoluntaryPerSec: 3},
+	}
+	if diff := cmp.Diff(want, s.Processes, cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-9 })); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
+
+func TestComputeHotReasons(t *testing.T) {
+	prev := sample(0, task(1, 1, 1, 0, 0, 0, 0), task(1, 2, 1, 0, 0, 0, 0), task(1, 3, 1, 0, 0, 0, 0))
+	cur := sample(time.Second,
+		task(1, 1, 1, 5000, 100, 0, 1e7),   // blocking, 1% wait
+		task(1, 2, 1, 100, 3000, 0, 3.5e8), // preempted, 35% wait
+		task(1, 3, 1, 999, 0, 0, 0))        // under the threshold
+	s := Compute(prev, cur, Options{HotThreshold: 1000})
+	got := map[int]string{}
+	for _, th := range s.Threads {
+		if th.Hot {
+			got[th.TID] = th.Reason
+		} else if th.Reason != "" {
+			t.Errorf("cold thread %d has reason %q", th.TID, th.Reason)
+		}
+	}
+	want := map[int]string{1: "blocking, wait 1%", 2: "preempted, wait 35%"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	if !s.Processes[0].Hot || s.Processes[0].Reason != "blocking, wait 36%" {
+		t.Errorf("process = hot %v %q", s.Processes[0].Hot, s.Processes[0].Reason)
+	}
+	// The threshold is configurable.
+	if s := Compute(prev, cur, Options{HotThreshold: 1e6}); s.Threads[0].Hot {
+		t.Error("hot at 5,100/s with --hot 1000000")
+	}
+}
+
+func TestComputePinned(t *testing.T) {
+	prev := sample(0, task(1, 1, 1, 0, 0, 0, 0), task(1, 2, 1, 0, 0, 0, 0))
+	cur := sample(time.Second, task(1, 1, 1, 5, 0, 0, 0), task(1, 2, 1, 9, 0, 0, 0))
+	cur.Tasks[0].CPUsAllowed = "1"
+	s := Compute(prev, cur, Options{})
+	pinned := map[int]bool{}
+	for _, th := range s.Threads {
+		pinned[th.TID] = th.Pinned
+	}
+	if diff := cmp.Diff(map[int]bool{1: true, 2: false}, pinned); diff != "" {
+		t.Errorf("pinned (-want +got)\n%s", diff)
+	}
+}
+
+func TestComputeSystemAndSelf(t *testing.T) {
+	prev := sample(0)
+	prev.System = SystemCounters{ContextSwitches: 1000, Interrupts: 500, ReschedIPIs: 10, CPUs: 2,
+		ReschedPerCPU: []uint64{4, 6}, InterruptsPerCPU: []uint64{200, 300}}
+	prev.Self = SelfCounters{CPUTime: time.Millisecond, VoluntarySwitches: 10, InvoluntarySwitches: 1}
+	cur := sample(2 * time.Second)
+	cur.System = SystemCounters{ContextSwitches: 3000, Interrupts: 900, ReschedIPIs: 50, CPUs: 3, ProcsRunning: 4, ProcsBlocked: 1,
+		ReschedPerCPU: []uint64{24, 26, 0}, InterruptsPerCPU: []uint64{400, 500, 0}, HasPSI: true, PSICPUSomeAvg10: 1.5, LoadAvg: [3]float64{1, 2, 3}}
+	cur.Self = SelfCounters{CPUTime: 21 * time.Millisecond, VoluntarySwitches: 16, InvoluntarySwitches: 1}
+	s := Compute(prev, cur, Options{})
+	want := SystemRates{ContextSwitchesPerSec: 1000, InterruptsPerSec: 200, ReschedIPIsPerSec: 20, ProcsRunning: 4, ProcsBlocked: 1, CPUs: 3,
+		// A CPU that came online has no rate yet.
+		PerCPU: []CPURates{{100, 10}, {100, 10}},
+		HasPSI: true, PSICPUSomeAvg10: 1.5, LoadAvg: [3]float64{1, 2, 3}}
+	if diff := cmp.Diff(want, s.System); diff != "" {
+		t.Errorf("system (-want +got)\n%s", diff)
+	}
+	if diff := cmp.Diff(SelfRates{CPUPercent: 1, SwitchesPerSec: 3}, s.Self); diff != "" {
+		t.Errorf("self (-want +got)\n%s", diff)
+	}
+	// A counter reset (a different host's tree, a replay) gives zero, not a wrapped number.
+	cur.System.ContextSwitches = 10
+	if r := Compute(prev, cur, Options{}).System.ContextSwitchesPerSec; r != 0 {
+		t.Errorf("cs/s after a reset = %v", r)
+	}
+}
+
+func TestComputeZeroOrNegativeInterval(t *testing.T) {
+	a := sample(time.Second, task(1, 1, 1, 0, 0, 0, 0))
+	b := sample(time.Second, task(1, 1, 1, 50, 0, 0, 0))
+	for _, s := range []Snapshot{Compute(a, b, Options{}), Compute(b, sample(0, task(1, 1, 1, 99, 0, 0, 0)), Options{})} {
+		if len(s.Threads) != 0 || s.System.ContextSwitchesPerSec != 0 {
+			t.Errorf("rates over a non-positive interval: %+v", s)
+		}
+	}
+}
+
+func TestCountCPUs(t *testing.T) {
+	for in, want := range map[string]int{"0": 1, "0-1": 2, "0-3,8": 5, "0-3,8,10-11": 7, "": 0, "x": 0, "3-1": 0, "0,": 1, "1-": 0} {
+		if got := CountCPUs(in); got != want {
+			t.Errorf("CountCPUs(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+// FuzzCompute builds two samples from arbitrary bytes and checks the
+// invariants every consumer relies on.
+func FuzzCompute(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, int64(1e9))
+	f.Add([]byte{}, int64(0))
+	f.Fuzz(func(t *testing.T, b []byte, intervalNs int64) {
+		mk := func(b []byte, at time.Time) *Sample {
+			s := &Sample{Time: at, System: SystemCounters{CPUs: 2}}
+			for i := 0; i+6 <= len(b); i += 6 {
+				pid, tid := int(b[i]%4), int(b[i+1]%4)
+				n := len(s.Tasks)
+				if n > 0 && (s.Tasks[n-1].PID > pid || s.Tasks[n-1].PID == pid && s.Tasks[n-1].TID >= tid) {
+					continue // keep the sampler's sort order
+				}
+				s.Tasks = append(s.Tasks, TaskCounters{PID: pid, TID: tid, StartTime: uint64(b[i+2] % 2),
+					VoluntarySwitches: uint64(b[i+3]) * 1000, InvoluntarySwitches: uint64(b[i+4]), RunNs: uint64(b[i+5]) * 1e7, WaitNs: uint64(b[i+5]) * 1e6,
+					CPUsAllowed: "0"})
+			}
+			return s
+		}
+		half := len(b) / 2
+		prev, cur := mk(b[:half], t0), mk(b[half:], t0.Add(time.Duration(intervalNs)))
+		s := Compute(prev, cur, Options{})
+		sum := map[int][2]float64{}
+		for i, th := range s.Threads {
+			for _, v := range []float64{th.VoluntaryPerSec, th.InvoluntaryPerSec, th.CPUPercent, th.WaitPercent} {
+				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("bad rate in %+v", th)
+				}
+			}
+			if i > 0 && s.Threads[i-1].TotalPerSec() < th.TotalPerSec() {
+				t.Fatalf("threads not sorted by total")
+			}
+			p := sum[th.PID]
+			sum[th.PID] = [2]float64{p[0] + th.VoluntaryPerSec, p[1] + th.InvoluntaryPerSec}
+		}
+		for _, p := range s.Processes {
+			want := sum[p.PID]
+			if math.Abs(p.VoluntaryPerSec-want[0]) > 1e-6*(1+want[0]) || math.Abs(p.InvoluntaryPerSec-want[1]) > 1e-6*(1+want[1]) {
+				t.Fatalf("process %d = %v/%v, threads sum to %v", p.PID, p.VoluntaryPerSec, p.InvoluntaryPerSec, want)
+			}
+		}
+	})
+}
+
+func BenchmarkCompute10kThreads(b *testing.B) {
+	prev, cur := &Sample{Time: t0, System: SystemCounters{CPUs: 2}}, &Sample{Time: t0.Add(time.Second), System: SystemCounters{CPUs: 2}}
+	for i := range 10000 {
+		prev.Tasks = append(prev.Tasks, task(1+i/100, 1+i, 1, 10, 1, 0, 0))
+		c := task(1+i/100, 1+i, 1, 10, 1, 0, 0)
+		if i%100 == 0 { // 1% of threads switched
+			c.VoluntarySwitches += 50
+		}
+		cur.Tasks = append(cur.Tasks, c)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Compute(prev, cur, Options{})
+	}
+}
