@@ -1,0 +1,147 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	test, _, _ := strings.Cut(t.Name(), "/")
+	path := filepath.Join("testdata", test, name+".golden")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s (-want +got)\n%s", path, diff)
+	}
+}
+
+func snapshot() *model.Snapshot {
+	return &model.Snapshot{
+		Time:     time.Date(2026, 11, 22, 10, 15, 30, 250e6, time.UTC),
+		Interval: time.Second,
+		System: model.SystemRates{ContextSwitchesPerSec: 212345.5, InterruptsPerSec: 4567.25, ReschedIPIsPerSec: 98765,
+			ProcsRunning: 3, ProcsBlocked: 1, CPUs: 2, HasPSI: true, PSICPUSomeAvg10: 12.5, LoadAvg: [3]float64{2.5, 1.25, 0.5}},
+		Threads: []model.ThreadRates{
+			{PID: 4100, TID: 4102, Comm: "ping-futex", VoluntaryPerSec: 98000.456, InvoluntaryPerSec: 12.5, CPUPercent: 61.25, WaitPercent: 3.5,
+				CPUsAllowed: "0", Pinned: true, Hot: true, Reason: "blocking, wait 4%"},
+			{PID: 4100, TID: 4103, Comm: "pong-futex", VoluntaryPerSec: 97990, InvoluntaryPerSec: 10, CPUPercent: 60, WaitPercent: 2,
+				CPUsAllowed: "0", Pinned: true, Hot: true, Reason: "blocking, wait 2%"},
+			{PID: 812, TID: 830, Comm: "a-very-long-thread-name", VoluntaryPerSec: 10, InvoluntaryPerSec: 1500, CPUPercent: 99.5, WaitPercent: 35,
+				CPUsAllowed: "0-1", Hot: true, Reason: "preempted, wait 35%"},
+			{PID: 1, TID: 1, Comm: "systemd", VoluntaryPerSec: 0.5, CPUsAllowed: "0-1"},
+		},
+		Processes: []model.ProcessRates{
+			{PID: 4100, Comm: "ctxtop", Threads: 7, VoluntaryPerSec: 195990.456, InvoluntaryPerSec: 22.5, CPUPercent: 121.25, WaitPercent: 5.5, Hot: true, Reason: "blocking, wait 6%"},
+			{PID: 812, Comm: "java", Threads: 40, VoluntaryPerSec: 10, InvoluntaryPerSec: 1500, CPUPercent: 99.5, WaitPercent: 35, Hot: true, Reason: "preempted, wait 35%"},
+			{PID: 1, Comm: "systemd", Threads: 1, VoluntaryPerSec: 0.5},
+		},
+		Spike:      model.Spike{Active: true, Reason: "cs/s 106,173 per CPU ≥ 10,000"},
+		Tasks:      120,
+		Unreadable: 2,
+	}
+}
+
+func TestText(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"threads", Options{}},
+		{"top2", Options{Top: 2}},
+		{"processes", Options{Processes: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			w := NewText(&b, tc.opts)
+			s := snapshot()
+			if err := w.Write(s); err != nil {
+				t.Fatal(err)
+			}
+			s.Spike, s.Unreadable, s.System.HasPSI = model.Spike{}, 0, false
+			if err := w.Write(s); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, b.Bytes())
+		})
+	}
+}
+
+func TestJSON(t *testing.T) {
+	var b bytes.Buffer
+	w := NewJSON(&b, Options{Top: 3})
+	s := snapshot()
+	if err := w.Write(s); err != nil {
+		t.Fatal(err)
+	}
+	s.System.HasPSI = false
+	s.Threads, s.Processes = nil, nil
+	if err := w.Write(s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report", b.Bytes())
+
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want one line per report, got %d", len(lines))
+	}
+	keys := func(m map[string]any) []string {
+		var out []string
+		for k := range m {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	var first, second map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &second); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"interval_s", "processes", "system", "threads", "time"}, keys(first)); diff != "" {
+		t.Errorf("top-level keys (-want +got)\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"cpus", "cs_per_s", "intr_per_s", "procs_blocked", "procs_running", "psi_cpu_some_avg10", "resched_ipi_per_s"}, keys(first["system"].(map[string]any))); diff != "" {
+		t.Errorf("system keys (-want +got)\n%s", diff)
+	}
+	if _, ok := second["system"].(map[string]any)["psi_cpu_some_avg10"]; ok {
+		t.Error("psi_cpu_some_avg10 present on a kernel without PSI")
+	}
+	if diff := cmp.Diff([]string{"comm", "cpu_pct", "cswch_per_s", "nvcswch_per_s", "pid", "threads"}, keys(first["processes"].([]any)[0].(map[string]any))); diff != "" {
+		t.Errorf("process keys (-want +got)\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"comm", "cpu_pct", "cpus_allowed", "cswch_per_s", "hot", "nvcswch_per_s", "pid", "reason", "tid", "wait_pct"}, keys(first["threads"].([]any)[0].(map[string]any))); diff != "" {
+		t.Errorf("thread keys (-want +got)\n%s", diff)
+	}
+	if n := len(first["threads"].([]any)); n != 3 {
+		t.Errorf("--top 3 gave %d threads", n)
+	}
+	if th, ok := second["threads"].([]any); !ok || len(th) != 0 {
+		t.Errorf("no threads must be [], got %v", second["threads"])
+	}
+}
