@@ -1,0 +1,53 @@
+package sampler
+
+import (
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+)
+
+// Monitor pairs a Sampler with the model: each Next samples once and returns
+// the rates since the previous call. Batch mode and the TUI both use it, so
+// they show the same figures for the same interval.
+type Monitor struct {
+	s         *Sampler
+	prev, cur *model.Sample
+	bufs      [2]model.Sample
+	opts      model.Options
+	spikes    *model.SpikeDetector
+}
+
+// NewMonitor opens the sampler and takes the first sample, so the first Next
+// already has an interval to compute rates over.
+func NewMonitor(cfg Config) (*Monitor, error) {
+	s, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	m := &Monitor{
+		s:      s,
+		opts:   model.Options{HotThreshold: cfg.HotThreshold},
+		spikes: model.NewSpikeDetector(5 * time.Minute),
+	}
+	m.prev, m.cur = &m.bufs[0], &m.bufs[1]
+	if err := s.Sample(m.prev); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// Next samples now and returns the Snapshot over the time since the last
+// sample. The Snapshot owns its slices: callers may keep it.
+func (m *Monitor) Next() (model.Snapshot, error) {
+	if err := m.s.Sample(m.cur); err != nil {
+		return model.Snapshot{}, err
+	}
+	snap := model.Compute(m.prev, m.cur, m.opts)
+	snap.Spike = m.spikes.Observe(snap.Time, snap.System.ContextSwitchesPerSec, snap.System.CPUs)
+	m.prev, m.cur = m.cur, m.prev
+	return snap, nil
+}
+
+// Close releases the sampler's files.
+func (m *Monitor) Close() error { return m.s.Close() }
