@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 )
 
 // Stamped by the Makefile with -ldflags.
@@ -30,17 +32,96 @@ func Execute() {
 	}
 }
 
+// options are the root command's flags: shared by batch mode and the TUI.
+type options struct {
+	batch      bool
+	delay      delayValue
+	iterations int
+	pids       pidListValue
+	top        int
+	processes  bool
+	hot        float64
+	procRoot   string
+	output     outputValue
+	noColor    bool
+}
+
 func newRootCmd() *cobra.Command {
+	o := options{delay: delayValue(time.Second), hot: 1000, procRoot: "/proc", output: "text"}
 	root := &cobra.Command{
-		Use:           "ctxtop",
-		Short:         "A top for Linux context switches",
+		Use:   "ctxtop",
+		Short: "A top for Linux context switches",
+		Long: `ctxtop shows which threads are switching: system-wide context switches,
+interrupts and rescheduling IPIs per second, and per-thread voluntary and
+involuntary switches per second, with hot threads explained.
+
+With a terminal it opens the live monitor; with -b, or when stdout is not a
+terminal, it prints reports like pidstat -w -t.`,
+		Example: `  ctxtop                      live monitor
+  ctxtop -b -d 1 -n 5         five text reports, one second apart
+  ctxtop -b -o json | jq .    JSON lines
+  ctxtop -p 1234,5678         only these processes
+  ctxtop load --cpus 0        ping-pong two threads pinned to CPU 0
+  ctxtop bench                what a switch costs on this machine`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(cmd); err != nil {
+				return err
+			}
+			if !o.batch && !isTerminal(os.Stdout) {
+				fmt.Fprintln(os.Stderr, "ctxtop: stdout is not a terminal; printing batch reports (-b)")
+				o.batch = true
+			}
+			if o.batch {
+				return runBatch(cmd.Context(), cmd.OutOrStdout(), o)
+			}
+			return runTUI(o)
+		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	f := root.Flags()
+	f.SortFlags = false
+	f.BoolVarP(&o.batch, "batch", "b", false, "batch mode: print reports instead of the live monitor")
+	f.VarP(&o.delay, "delay", "d", "refresh interval: seconds (0.5) or a duration (500ms)")
+	f.IntVarP(&o.iterations, "iterations", "n", 0, "number of reports to print, then exit (default: until interrupted)")
+	f.VarP(&o.pids, "pid", "p", "only these processes, comma-separated PIDs")
+	f.IntVar(&o.top, "top", 20, "rows per report in text mode (JSON: all rows unless given)")
+	f.BoolVar(&o.processes, "processes", false, "one row per process (the sum over its threads) instead of per thread")
+	f.Float64Var(&o.hot, "hot", 1000, "switches/s at which a thread is hot")
+	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
+	f.VarP(&o.output, "output", "o", "batch output format: text or json")
+	f.BoolVar(&o.noColor, "no-color", false, "no colours in the live monitor (NO_COLOR is honoured too)")
 	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd())
 	return root
+}
+
+func (o *options) validate(cmd *cobra.Command) error {
+	if cmd.Flags().Changed("iterations") && o.iterations <= 0 {
+		return fmt.Errorf("-n/--iterations must be at least 1, got %d", o.iterations)
+	}
+	if o.top < 0 {
+		return fmt.Errorf("--top must be 0 (all rows) or more, got %d", o.top)
+	}
+	if o.output == "json" && !cmd.Flags().Changed("top") {
+		o.top = 0
+	}
+	if !(o.hot > 0) {
+		return fmt.Errorf("--hot must be a positive rate, got %v", o.hot)
+	}
+	if o.output == "json" {
+		o.batch = true
+	}
+	if _, ok := os.LookupEnv("NO_COLOR"); ok {
+		o.noColor = true
+	}
+	return nil
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 func newVersionCmd() *cobra.Command {
