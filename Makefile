@@ -19,8 +19,10 @@ test: build
 	$(GO) vet ./...
 	CTXTOP_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 ./...
 
+# Benchmarks, then the load generator against perf bench sched pipe.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	@if [ -x scripts/fidelity.sh ]; then scripts/fidelity.sh $(BIN); fi
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
