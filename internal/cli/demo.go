@@ -1,6 +1,59 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
 
-// Placeholder until the demo lands; replaced wholesale.
-func newDemoCmd() *cobra.Command { return &cobra.Command{Use: "demo", Hidden: true} }
+	"github.com/spf13/cobra"
+
+	"github.com/ctxtop/ctxtop/internal/sampler"
+	"github.com/ctxtop/ctxtop/internal/tui"
+)
+
+// newDemoCmd is the scripted tour for talks: the live monitor with the
+// load generator stepping through the classic context-switch experiments.
+func newDemoCmd() *cobra.Command {
+	step := 10 * time.Second
+	var noColor bool
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "A scripted tour of what context switches cost, for talks",
+		Long: `demo opens the live monitor and runs ctxtop's own ping-pong workloads in
+turn: idle, futex unpinned, futex on one CPU, futex on two CPUs, processes
+over pipes, goroutines. Each step shows its cost per round trip and the
+system-wide switch rate, and the results accumulate in a table.
+
+Keys: n next step, N previous, space holds the current step, q quits.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if step < time.Second {
+				return fmt.Errorf("--step must be at least 1s, got %v", step)
+			}
+			if !isTerminal(os.Stdout) {
+				return errors.New("demo needs a terminal")
+			}
+			if _, ok := os.LookupEnv("NO_COLOR"); ok {
+				noColor = true
+			}
+			mon, err := sampler.NewMonitor(sampler.Config{Root: "/proc", HotThreshold: 1000})
+			if err != nil {
+				return err
+			}
+			defer mon.Close()
+			return tui.Run(tui.Options{
+				Source:       mon,
+				Interval:     time.Second,
+				HotThreshold: 1000,
+				NoColor:      noColor,
+				Version:      version,
+				Demo:         true,
+				DemoStep:     step,
+			})
+		},
+	}
+	cmd.Flags().DurationVar(&step, "step", step, "how long each step runs before the next")
+	cmd.Flags().BoolVar(&noColor, "no-color", false, "no colours (NO_COLOR is honoured too)")
+	return cmd
+}
