@@ -148,7 +148,7 @@ func New(cfg Config) (*Sampler, error) {
 			s.Close()
 			return nil, fmt.Errorf("no such process: %d", pid)
 		}
-		unix.Close(fd)
+		closeFD(fd)
 	}
 	s.targets = slices.Clone(cfg.PIDs)
 	slices.Sort(s.targets)
@@ -205,18 +205,18 @@ func (s *Sampler) Close() error {
 	s.tasks = nil
 	for _, p := range s.procs {
 		if p.statFD >= 0 {
-			unix.Close(p.statFD)
+			closeFD(p.statFD)
 		}
 	}
 	s.procs = nil
 	for i, fd := range s.sysFD {
 		if fd >= 0 {
-			unix.Close(fd)
+			closeFD(fd)
 			s.sysFD[i] = -1
 		}
 	}
 	if s.rootFD >= 0 {
-		unix.Close(s.rootFD)
+		closeFD(s.rootFD)
 		s.rootFD = -1
 	}
 	if s.ts != nil {
@@ -422,7 +422,7 @@ func (s *Sampler) allocProc(pid int) *proc {
 
 func (s *Sampler) releaseProc(p *proc) {
 	if p.statFD >= 0 {
-		unix.Close(p.statFD)
+		closeFD(p.statFD)
 		p.statFD = -1
 		s.kept--
 	}
@@ -457,7 +457,7 @@ func (s *Sampler) alloc(pid, tid int) *task {
 
 func (s *Sampler) closeTask(t *task) {
 	if t.fd >= 0 {
-		unix.Close(t.fd)
+		closeFD(t.fd)
 		t.fd = -1
 		s.kept--
 	}

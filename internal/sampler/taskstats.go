@@ -73,7 +73,7 @@ func openTaskstats() (*taskstatsConn, error) {
 
 func (c *taskstatsConn) close() {
 	if c.fd >= 0 {
-		unix.Close(c.fd)
+		closeFD(c.fd)
 		c.fd = -1
 	}
 }
@@ -92,15 +92,29 @@ func genlRequest(family uint16, cmd uint8, attrType uint16, payload []byte) []by
 	return b
 }
 
+// roundTrip sends a request and reads the reply with raw syscalls: the
+// kernel answers within the send, so the read never waits (see sys.go).
 func (c *taskstatsConn) roundTrip(req []byte) ([]byte, error) {
-	if _, err := unix.Write(c.fd, req); err != nil {
-		return nil, err
+	for {
+		_, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(c.fd), uintptr(unsafe.Pointer(&req[0])), uintptr(len(req)))
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return nil, e
+		}
+		break
 	}
-	n, err := unix.Read(c.fd, c.buf)
-	if err != nil {
-		return nil, err
+	for {
+		n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(c.fd), uintptr(unsafe.Pointer(&c.buf[0])), uintptr(len(c.buf)))
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return nil, e
+		}
+		return c.buf[:n], nil
 	}
-	return c.buf[:n], nil
 }
 
 func (c *taskstatsConn) resolveFamily() (uint16, error) {
