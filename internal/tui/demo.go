@@ -71,6 +71,9 @@ func (m Model) demoGo(i int) (tea.Model, tea.Cmd) {
 		m.table.SetLoad(nil)
 	}
 	d.cur, d.csSum, d.csN, d.held = i, 0, 0, false
+	if m.load != nil {
+		m.load.err = ""
+	}
 	s := demoSteps[i]
 	if s.mode != "" && m.load != nil {
 		m.startLoad(s.mode, s.pin)

@@ -32,7 +32,8 @@ type Options struct {
 	Demo bool
 	// DemoStep is how long each demo step lasts.
 	DemoStep time.Duration
-	// Load runs ctxtop's own workloads; nil disables the load panel.
+	// Load runs workloads for the load panel and the demo; nil means
+	// ctxtop's own (NewLoader).
 	Load Loader
 	// FixedBackground skips asking the terminal for its background colour.
 	FixedBackground bool
@@ -51,6 +52,9 @@ type Options struct {
 func Run(o Options) error {
 	if o.Source == nil {
 		return errors.New("tui: no source")
+	}
+	if o.Load == nil {
+		o.Load = NewLoader()
 	}
 	host, kernel := hostFacts()
 	m := New(o, host, kernel)

@@ -499,10 +499,15 @@ func (m Model) selfText() string {
 	}
 	cpu, cs := m.snap.Self.CPUPercent, m.snap.Self.SwitchesPerSec
 	label := "self"
-	if m.load != nil && m.load.running() {
-		lc, ls := m.load.ownRates(m.snap)
-		cpu, cs = max(cpu-lc, 0), max(cs-ls, 0)
-		label = "self excl. load"
+	if m.load.running() {
+		if p := m.load.progress; len(p.TIDs) == 0 && p.ChildPID == 0 {
+			// Goroutines have no threads of their own to take out.
+			label = "self incl. load"
+		} else {
+			lc, ls := m.load.ownRates(m.snap)
+			cpu, cs = max(cpu-lc, 0), max(cs-ls, 0)
+			label = "self excl. load"
+		}
 	}
 	return m.th.Dim.Render(fmt.Sprintf("%s %s%% %s cs/s", label, textutil.Percent(cpu), textutil.Thousands(cs)))
 }

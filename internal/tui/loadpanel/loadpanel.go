@@ -116,9 +116,13 @@ func (m Model) demoLines() []string {
 	if d.Held {
 		hold = " " + th.Spike.Render("HELD")
 	}
+	caption := d.Caption
+	if s.Err != "" {
+		caption = th.Error.Render("this step's workload did not start: " + s.Err)
+	}
 	lines := []string{
 		textutil.Truncate(th.Title.Render(fmt.Sprintf("DEMO %d/%d", d.Step+1, d.Steps))+" "+th.Value.Render(d.Title)+" "+th.Dim.Render(d.Remaining)+hold, m.width),
-		textutil.Truncate(d.Caption, m.width),
+		textutil.Truncate(caption, m.width),
 	}
 	nsText := "-"
 	if s.Running && s.NsPerRoundTrip > 0 {
