@@ -483,3 +483,7 @@ func readProcessCounters(pid int) (Counters, error) {
 	}
 	return sum, nil
 }
+
+// ProcessCounters sums the counters over every thread of process pid,
+// live ones only: a thread that exited took its counts with it.
+func ProcessCounters(pid int) (Counters, error) { return readProcessCounters(pid) }
