@@ -87,7 +87,7 @@ func (m Model) demoRecord() {
 	d := m.demo
 	r := loadpanel.Result{Step: demoSteps[d.cur].title}
 	if d.csN > 0 {
-		r.SystemCS = d.csSum / float64(d.csN)
+		r.SystemCS, r.Sampled = d.csSum/float64(d.csN), true
 	}
 	if m.load != nil && m.load.running() {
 		r.NsPerRoundTrip = m.load.progress.NsPerRoundTrip

@@ -32,7 +32,10 @@ type Result struct {
 	Step           string
 	NsPerRoundTrip float64
 	NsPerSwitch    float64
-	SystemCS       float64
+	// SystemCS is the mean over the step's samples; Sampled is false when
+	// the step was left before its first sample.
+	SystemCS float64
+	Sampled  bool
 }
 
 // Demo is the tour's state.
@@ -138,14 +141,17 @@ func (m Model) demoLines() []string {
 		head := fmt.Sprintf("%-30s %12s %10s %12s", "step", "ns/round trip", "ns/switch", "cs/s system")
 		lines = append(lines, th.ColumnHeader.Render(textutil.PadRight(head, m.width)))
 		for _, r := range d.Results {
-			ns, sw := "-", "-"
+			ns, sw, cs := "-", "-", "-"
+			if r.Sampled {
+				cs = textutil.Thousands(r.SystemCS)
+			}
 			if r.NsPerRoundTrip > 0 {
 				ns = textutil.Thousands(r.NsPerRoundTrip)
 			}
 			if r.NsPerSwitch > 0 {
 				sw = textutil.Thousands(r.NsPerSwitch)
 			}
-			lines = append(lines, textutil.Truncate(fmt.Sprintf("%-30s %12s %10s %12s", textutil.Truncate(r.Step, 30), ns, sw, textutil.Thousands(r.SystemCS)), m.width))
+			lines = append(lines, textutil.Truncate(fmt.Sprintf("%-30s %12s %10s %12s", textutil.Truncate(r.Step, 30), ns, sw, cs), m.width))
 		}
 	}
 	lines = append(lines, th.Dim.Render(textutil.Truncate("n next  N back  space hold  q quit", m.width)))

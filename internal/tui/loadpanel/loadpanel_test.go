@@ -13,7 +13,7 @@ import (
 func TestView(t *testing.T) {
 	st := State{Mode: "futex", Pinning: "both on CPU 0", Running: true, Elapsed: "4.2s", NsPerRoundTrip: 5412, RoundTrips: 776_001, LoadSwitches: 369_550}
 	demo := &Demo{Step: 2, Steps: 6, Title: "futex, one CPU", Caption: "The same pair pinned to one CPU.", Remaining: "7s", SystemCS: 371_020,
-		Results: []Result{{Step: "idle baseline", SystemCS: 1_812}, {Step: "futex, unpinned", NsPerRoundTrip: 41_230, NsPerSwitch: 20_615, SystemCS: 49_870}}}
+		Results: []Result{{Step: "idle baseline", SystemCS: 1_812, Sampled: true}, {Step: "futex, unpinned", NsPerRoundTrip: 41_230, NsPerSwitch: 20_615, SystemCS: 49_870, Sampled: true}, {Step: "futex, one CPU", NsPerRoundTrip: 5_100}}}
 	for _, sz := range tuitest.Sizes {
 		for _, c := range []struct {
 			name string
