@@ -87,6 +87,11 @@ type Run struct {
 	timer    *time.Timer
 	stopOnce sync.Once
 	summary  Summary
+	// haltMu orders halt (from the duration timer, among others) against
+	// closing the pairs' fds: a wake-up written to a closed, reused fd
+	// would land in someone else's file.
+	haltMu sync.Mutex
+	closed bool
 
 	mu  sync.Mutex
 	win [2]mark // progress marks, for the recent rate
@@ -268,8 +273,27 @@ func newPairImpl(cfg Config, p *pair) (pairImpl, error) {
 // the thread, so when it returns the runtime destroys the thread instead
 // of handing a pinned, renamed thread back to the pool.
 func (r *Run) runSide(s sideSpec, t *thread, ready *sync.WaitGroup, gate <-chan struct{}, aborted *atomic.Bool) {
-	defer r.wg.Done()
 	runtime.LockOSThread()
+	if gettid() == os.Getpid() {
+		// The main thread can never exit: the runtime would wedge it for
+		// good, renamed and pinned, and every thread it later creates would
+		// inherit the pinning. Hold it while a new goroutine, which then
+		// cannot land on it, locks a thread of its own.
+		locked := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			close(locked)
+			r.runLocked(s, t, ready, gate, aborted)
+		}()
+		<-locked
+		runtime.UnlockOSThread()
+		return
+	}
+	r.runLocked(s, t, ready, gate, aborted)
+}
+
+func (r *Run) runLocked(s sideSpec, t *thread, ready *sync.WaitGroup, gate <-chan struct{}, aborted *atomic.Bool) {
+	defer r.wg.Done()
 	t.tid = gettid()
 	t.err = func() error {
 		if err := setThreadName(s.name); err != nil {
@@ -314,6 +338,11 @@ func (r *Run) markEnd() {
 
 // halt asks every pair to stop and wakes their sides; it does not wait.
 func (r *Run) halt() {
+	r.haltMu.Lock()
+	defer r.haltMu.Unlock()
+	if r.closed {
+		return
+	}
 	for _, p := range r.pairs {
 		p.stop.Store(true)
 		p.impl.wake()
@@ -325,6 +354,15 @@ func (r *Run) abort() {
 	r.halt()
 	for _, p := range r.pairs {
 		p.impl.force()
+	}
+	r.closePairs()
+}
+
+func (r *Run) closePairs() {
+	r.haltMu.Lock()
+	defer r.haltMu.Unlock()
+	r.closed = true
+	for _, p := range r.pairs {
 		p.impl.close()
 	}
 }
@@ -395,9 +433,7 @@ func (r *Run) Stop() Summary {
 			}
 			<-r.done
 		}
-		for _, p := range r.pairs {
-			p.impl.close()
-		}
+		r.closePairs()
 		r.summary = r.summarize()
 	})
 	return r.summary

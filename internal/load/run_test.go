@@ -1,0 +1,261 @@
+package load
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// short is how long each mode runs in these tests: long enough for
+// hundreds of round trips on a slow, busy CI machine, short enough to keep
+// the package under a minute.
+const short = 200 * time.Millisecond
+
+func firstCPU(t *testing.T) int {
+	t.Helper()
+	allowed, err := AllowedCPUs()
+	if err != nil || len(allowed) == 0 {
+		t.Fatalf("AllowedCPUs: %v, %v", allowed, err)
+	}
+	return allowed[0]
+}
+
+func runFor(t *testing.T, cfg Config) Summary {
+	t.Helper()
+	r, err := Start(cfg)
+	if err != nil {
+		t.Fatalf("Start(%+v): %v", cfg, err)
+	}
+	select {
+	case <-r.Done():
+	case <-time.After(30 * time.Second):
+		t.Errorf("Start(%+v): Done not closed after 30 s", cfg)
+	}
+	return r.Stop()
+}
+
+// TestSwitchesPerRoundTripOneCPU checks the kernel's counts against the
+// protocol. Pinned to one CPU, each side must block once per round trip to
+// let the other run, so the kernel counts two voluntary switches per trip
+// (the sleeper's) plus involuntary ones only when a waker is preempted by
+// the side it woke before reaching its own wait; either way a trip is one
+// switch away from each side and one back. 1.5 leaves room for a side that
+// finds the word already flipped and never sleeps; 3 for the preemptions a
+// busy CI machine adds.
+func TestSwitchesPerRoundTripOneCPU(t *testing.T) {
+	cpu := firstCPU(t)
+	for _, m := range []Mode{ModeFutex, ModePipe, ModeProcess} {
+		s := runFor(t, Config{Mode: m, CPUs: []int{cpu}, Duration: short})
+		t.Logf("%s: %d round trips, %.0f ns each, %.2f switches each (%d voluntary, %d involuntary)",
+			m, s.RoundTrips, s.NsPerRoundTrip, s.SwitchesPerRoundTrip, s.SwitchesVoluntary, s.SwitchesInvoluntary)
+		if s.RoundTrips < 100 {
+			t.Errorf("%s: %d round trips in %v", m, s.RoundTrips, short)
+			continue
+		}
+		if s.SwitchesPerRoundTrip < 1.5 || s.SwitchesPerRoundTrip > 3 {
+			t.Errorf("%s on one CPU: %.2f switches per round trip, want 1.5-3", m, s.SwitchesPerRoundTrip)
+		}
+		if s.NsPerSwitch <= 0 || s.NsPerRoundTrip <= 0 {
+			t.Errorf("%s: ns per switch %v, per round trip %v", m, s.NsPerSwitch, s.NsPerRoundTrip)
+		}
+		if s.Migrations != nil && *s.Migrations > 4 {
+			// Pinned threads may move once, onto their CPU, after they
+			// start; the child and the parent's thread each at most once.
+			t.Errorf("%s pinned: %d migrations", m, *s.Migrations)
+		}
+	}
+}
+
+// TestSwitchesUnpinned: across CPUs a wake-up may find the other side not
+// yet asleep, so fewer than two switches per trip is right; but no side
+// blocks more than once a trip, so more than 4 (2 plus a preemption of each
+// side every trip) means the count is not the workload's.
+func TestSwitchesUnpinned(t *testing.T) {
+	for _, m := range []Mode{ModeFutex, ModePipe, ModeProcess} {
+		s := runFor(t, Config{Mode: m, Duration: short})
+		t.Logf("%s: %d round trips, %.2f switches each", m, s.RoundTrips, s.SwitchesPerRoundTrip)
+		if s.RoundTrips < 50 {
+			t.Errorf("%s: %d round trips in %v", m, s.RoundTrips, short)
+		}
+		if s.SwitchesPerRoundTrip <= 0.2 || s.SwitchesPerRoundTrip > 4 {
+			t.Errorf("%s unpinned: %.2f switches per round trip, want 0.2-4", m, s.SwitchesPerRoundTrip)
+		}
+	}
+}
+
+// TestSyscallBaseline: getppid never blocks; a few switches over the run
+// (timer ticks, the test's own wake-ups) against tens of thousands of calls.
+func TestSyscallBaseline(t *testing.T) {
+	s := runFor(t, Config{Mode: ModeSyscall, CPUs: []int{firstCPU(t)}, Duration: short})
+	if s.RoundTrips < 10000 {
+		t.Errorf("%d system calls in %v", s.RoundTrips, short)
+	}
+	if s.SwitchesPerRoundTrip > 0.01 {
+		t.Errorf("%.4f switches per system call, want about 0", s.SwitchesPerRoundTrip)
+	}
+}
+
+func TestGoroutine(t *testing.T) {
+	r, err := Start(Config{Mode: ModeGoroutine, Duration: short})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := r.Progress(); len(p.TIDs) != 0 || p.ChildPID != 0 {
+		t.Errorf("goroutine mode reports threads %v, child %d", p.TIDs, p.ChildPID)
+	}
+	<-r.Done()
+	s := r.Stop()
+	if s.RoundTrips < 1000 {
+		t.Errorf("%d goroutine round trips in %v", s.RoundTrips, short)
+	}
+	if _, err := Start(Config{Mode: ModeGoroutine, CPUs: []int{firstCPU(t)}}); err == nil {
+		t.Error("goroutine mode accepted a pinning it cannot honour")
+	}
+}
+
+// TestRoundTrips: a round-trip budget is met exactly, split over pairs.
+func TestRoundTrips(t *testing.T) {
+	for _, m := range Modes() {
+		s := runFor(t, Config{Mode: m, Pairs: 2, RoundTrips: 2001})
+		if s.RoundTrips != 2001 || s.Pairs != 2 {
+			t.Errorf("%s: %d round trips over %d pairs, want 2001 over 2", m, s.RoundTrips, s.Pairs)
+		}
+	}
+}
+
+// TestStopUnblocks: Stop on a run with no end returns promptly, with every
+// side woken from its wait, and leaves no workload thread or child behind.
+func TestStopUnblocks(t *testing.T) {
+	for _, m := range []Mode{ModeFutex, ModePipe, ModeProcess, ModeSyscall, ModeGoroutine} {
+		r, err := Start(Config{Mode: m, Pairs: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		p := r.Progress()
+		if p.RoundTrips == 0 || p.Elapsed <= 0 {
+			t.Errorf("%s: progress %+v after 50 ms", m, p)
+		}
+		if m != ModeGoroutine && len(p.TIDs) != map[Mode]int{ModeProcess: 2, ModeSyscall: 2}[m]+map[bool]int{true: 4}[m == ModeFutex || m == ModePipe] {
+			t.Errorf("%s with 2 pairs: TIDs %v", m, p.TIDs)
+		}
+		if (m == ModeProcess) != (p.ChildPID > 0) {
+			t.Errorf("%s: child PID %d", m, p.ChildPID)
+		}
+		t0 := time.Now()
+		s := r.Stop()
+		// The target is 100 ms; a loaded CI machine gets slack.
+		t.Logf("%s: Stop took %v", m, time.Since(t0))
+		if d := time.Since(t0); d > 2*time.Second {
+			t.Errorf("%s: Stop took %v", m, d)
+		}
+		select {
+		case <-r.Done():
+		default:
+			t.Errorf("%s: Done open after Stop", m)
+		}
+		if again := r.Stop(); again.RoundTrips != s.RoundTrips {
+			t.Errorf("%s: second Stop %d round trips, first %d", m, again.RoundTrips, s.RoundTrips)
+		}
+		if p.ChildPID > 0 {
+			if err := syscall.Kill(p.ChildPID, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("%s: child %d still there after Stop: %v", m, p.ChildPID, err)
+			}
+		}
+		t1 := time.Now()
+		waitThreadsGone(t, m, p.TIDs)
+		t.Logf("%s: threads gone after %v", m, time.Since(t1))
+	}
+}
+
+// waitThreadsGone: a locked thread whose goroutine returns is destroyed by
+// the runtime shortly after, never handed back to the pool pinned.
+func waitThreadsGone(t *testing.T, m Mode, tids []int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		var left []int
+		for _, tid := range tids {
+			if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(tid)); err == nil {
+				left = append(left, tid)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: workload threads %v still alive after Stop", m, left)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestThreadNames: a monitor finds the workload by its threads' names.
+func TestThreadNames(t *testing.T) {
+	r, err := Start(Config{Mode: ModeFutex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	var names []string
+	for _, tid := range r.Progress().TIDs {
+		b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/comm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, strings.TrimSpace(string(b)))
+	}
+	if strings.Join(names, " ") != "ping-futex pong-futex" {
+		t.Errorf("thread names %q, want ping-futex pong-futex", names)
+	}
+}
+
+func TestPinnedToTwoCPUs(t *testing.T) {
+	allowed, _ := AllowedCPUs()
+	if len(allowed) < 2 {
+		t.Skip("needs two allowed CPUs")
+	}
+	r, err := Start(Config{Mode: ModePipe, CPUs: []int{allowed[1], allowed[0]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	tids := r.Progress().TIDs
+	for i, want := range []int{allowed[1], allowed[0]} {
+		var set = new(cpuSet)
+		if err := set.of(tids[i]); err != nil {
+			t.Fatal(err)
+		}
+		if got := set.list(); len(got) != 1 || got[0] != want {
+			t.Errorf("side %d runs on %v, want [%d]", i, got, want)
+		}
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	for _, cfg := range []Config{
+		{Mode: "nope"},
+		{Mode: ModeFutex, Pairs: -1},
+		{Mode: ModeFutex, Duration: -time.Second},
+		{Mode: ModeFutex, CPUs: []int{maxCPU - 1}},
+	} {
+		if r, err := Start(cfg); err == nil {
+			r.Stop()
+			t.Errorf("Start(%+v) succeeded", cfg)
+		}
+	}
+}
+
+// TestSecondRun: nothing global stops a run from following another.
+func TestSecondRun(t *testing.T) {
+	for range 2 {
+		if s := runFor(t, Config{Mode: ModeFutex, RoundTrips: 500}); s.RoundTrips != 500 {
+			t.Errorf("%d round trips, want 500", s.RoundTrips)
+		}
+	}
+}
