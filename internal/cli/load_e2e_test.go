@@ -1,0 +1,189 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ctxtop/ctxtop/internal/testutil"
+)
+
+func TestLoadBadFlags(t *testing.T) {
+	bin := testutil.Binary(t)
+	for _, args := range [][]string{
+		{"--cpus", "99"},
+		{"--cpus", "x"},
+		{"--cpus", "0-3"},
+		{"--mode", "nope"},
+		{"--pairs", "0"},
+		{"--duration", "-1s"},
+		{"--duration", "soon"},
+		{"--round-trips", "0"},
+		{"--mode", "goroutine", "--cpus", "0"},
+		{"-o", "yaml"},
+	} {
+		cmd := exec.Command(bin, append([]string{"load"}, args...)...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+			t.Errorf("load %v: %v, want a non-zero exit", args, err)
+		}
+		lines := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], "ctxtop: ") {
+			t.Errorf("load %v: stderr %q, want one line starting ctxtop:", args, stderr.String())
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("load %v: stdout %q, want nothing", args, stdout.String())
+		}
+	}
+}
+
+func TestLoadJSON(t *testing.T) {
+	out, err := exec.Command(testutil.Binary(t), "load", "-o", "json", "--duration", "300ms").Output()
+	if err != nil {
+		t.Fatalf("load -o json: %v", err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("load -o json printed %q: %v", out, err)
+	}
+	var keys []string
+	for k := range got {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	want := []string{"cpus", "duration_s", "migrations", "mode", "ns_per_round_trip", "ns_per_switch", "pairs",
+		"round_trips", "switches_involuntary", "switches_per_round_trip", "switches_voluntary"}
+	if diff := cmp.Diff(want, keys); diff != "" {
+		t.Errorf("JSON keys (-want +got):\n%s", diff)
+	}
+	if got["mode"] != "futex" || got["pairs"] != 1.0 {
+		t.Errorf("mode %v, pairs %v; want futex, 1", got["mode"], got["pairs"])
+	}
+	if d, _ := got["duration_s"].(float64); d < 0.25 || d > 5 {
+		t.Errorf("duration_s %v for a 300 ms run", got["duration_s"])
+	}
+	if n, _ := got["round_trips"].(float64); n < 10 {
+		t.Errorf("round_trips %v", got["round_trips"])
+	}
+}
+
+func TestBenchJSON(t *testing.T) {
+	out, err := exec.Command(testutil.Binary(t), "bench", "-o", "json", "--modes", "futex,goroutine", "--duration", "150ms").Output()
+	if err != nil {
+		t.Fatalf("bench -o json: %v", err)
+	}
+	var runs []struct {
+		Mode       string `json:"mode"`
+		CPUs       []int  `json:"cpus"`
+		RoundTrips uint64 `json:"round_trips"`
+	}
+	if err := json.Unmarshal(out, &runs); err != nil {
+		t.Fatalf("bench -o json printed %q: %v", out, err)
+	}
+	// futex unpinned, on one CPU, on two when two are allowed; goroutines unpinned.
+	if len(runs) < 3 || runs[0].Mode != "futex" || len(runs[0].CPUs) != 0 || runs[len(runs)-1].Mode != "goroutine" {
+		t.Errorf("bench runs %+v", runs)
+	}
+	for _, r := range runs {
+		if r.RoundTrips == 0 {
+			t.Errorf("%s on %v: no round trips", r.Mode, r.CPUs)
+		}
+	}
+}
+
+// TestLoadChildDies: process mode's child must not outlive ctxtop, whether
+// ctxtop stops cleanly on SIGTERM or is killed outright.
+func TestLoadChildDies(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		cmd := exec.Command(testutil.Binary(t), "load", "--mode", "process", "--duration", "30s")
+		var stdout bytes.Buffer
+		cmd.Stdout = &stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		child := waitChild(t, cmd.Process.Pid)
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		if sig == syscall.SIGTERM {
+			if err != nil {
+				t.Errorf("SIGTERM: ctxtop load exited with %v, want a clean stop", err)
+			}
+			if !strings.Contains(stdout.String(), "round trips") {
+				t.Errorf("SIGTERM: no summary in %q", stdout.String())
+			}
+		}
+		deadline := time.Now().Add(3 * time.Second)
+		for alive(child) {
+			if time.Now().After(deadline) {
+				syscall.Kill(child, syscall.SIGKILL)
+				t.Fatalf("%v: child %d outlived ctxtop by 3 s", sig, child)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// waitChild finds the child process of ppid, scanning /proc for its PPID.
+func waitChild(t *testing.T, ppid int) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if parent(pid) == ppid {
+				return pid
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no child of %d appeared", ppid)
+	return 0
+}
+
+// parent is field 4 of /proc/PID/stat, read after the last ')' since the
+// command name may hold anything.
+func parent(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return -1
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
+}
+
+// alive: the process exists and is not a zombie awaiting its reaper.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || !bytes.HasPrefix(bytes.TrimSpace(b[i+1:]), []byte("Z"))
+}
