@@ -154,7 +154,7 @@ loop:
 			}
 			var cur lineMark
 			cur.read(run.Progress(), cfg.Mode)
-			printLine(w, last, cur)
+			printLine(w, last, cur, max(cfg.Pairs, 1))
 			last = cur
 		}
 	}
@@ -208,7 +208,9 @@ func (m *lineMark) read(p load.Progress, mode load.Mode) {
 	}
 }
 
-func printLine(w io.Writer, a, b lineMark) {
+// printLine prints the second from a to b; ns/trip is one pair's, as in
+// the summary.
+func printLine(w io.Writer, a, b lineMark, pairs int) {
 	dt := (b.at - a.at).Seconds()
 	if dt <= 0 {
 		return
@@ -216,7 +218,7 @@ func printLine(w io.Writer, a, b lineMark) {
 	trips := b.roundTrips - a.roundTrips
 	ns := "-"
 	if trips > 0 {
-		ns = group(float64(b.at-a.at) / float64(trips))
+		ns = group(float64(b.at-a.at) * float64(pairs) / float64(trips))
 	}
 	vol, invol, migr := "-", "-", "-"
 	if a.ok && b.ok && b.c.Voluntary >= a.c.Voluntary && b.c.Involuntary >= a.c.Involuntary {
