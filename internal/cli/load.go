@@ -245,7 +245,7 @@ func printSummary(w io.Writer, s load.Summary) {
 	if s.Migrations != nil {
 		fmt.Fprintf(w, "  %s CPU migrations\n", group(float64(*s.Migrations)))
 	} else {
-		fmt.Fprintln(w, "  CPU migrations: not exposed by this kernel (no se.nr_migrations in /proc/PID/task/TID/sched)")
+		fmt.Fprintln(w, "  CPU migrations: unknown (no se.nr_migrations in /proc/PID/task/TID/sched, or a thread's file could not be read)")
 	}
 	if s.Mode == load.ModeGoroutine {
 		fmt.Fprintln(w, "  (goroutine mode counts every thread of this process: the goroutines have none of their own)")

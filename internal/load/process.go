@@ -38,10 +38,11 @@ type processPair struct {
 	toChild, fromChild int
 	child              thread
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	waited chan struct{}
-	stderr bytes.Buffer
+	mu         sync.Mutex
+	childFinal bool // the child's final counters are read
+	cmd        *exec.Cmd
+	waited     chan struct{}
+	stderr     bytes.Buffer
 }
 
 func newProcessPair(cfg Config, p *pair) (*processPair, error) {
@@ -146,11 +147,9 @@ func (pp *processPair) ping() {
 // stopChild reads the child's final counters while it is still blocked in
 // read, then closes its pipe so it exits, and reaps it.
 func (pp *processPair) stopChild(*thread) {
-	c1, err := ReadCounters("/proc", pp.child.pid, pp.child.tid)
-	pp.child.c1 = c1
-	if err != nil {
-		pp.child.err = err
-	}
+	pp.mu.Lock()
+	pp.readChildFinal()
+	pp.mu.Unlock()
 	unix.Close(pp.toChild)
 	pp.toChild = -1
 	select {
@@ -174,8 +173,25 @@ func (pp *processPair) force() {
 		select {
 		case <-pp.waited:
 		default:
+			// A stopped child's counters are still there to read; once
+			// killed they are gone.
+			pp.readChildFinal()
 			pp.cmd.Process.Kill()
 		}
+	}
+}
+
+// readChildFinal reads the child's final counters once, with mu held,
+// before whichever of stopChild and force ends the child first.
+func (pp *processPair) readChildFinal() {
+	if pp.childFinal || pp.child.tid == 0 {
+		return
+	}
+	pp.childFinal = true
+	c1, err := ReadCounters("/proc", pp.child.pid, pp.child.tid)
+	pp.child.c1 = c1
+	if err != nil {
+		pp.child.err = err
 	}
 }
 
