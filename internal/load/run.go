@@ -15,6 +15,8 @@ import (
 type Config struct {
 	Mode Mode
 	// CPUs: nil unpinned; [c] both sides on c; [a, b] ping on a, pong on b.
+	// Syscall mode has one side and takes the first; goroutine mode cannot
+	// be pinned (Start fails), since the Go scheduler places goroutines.
 	CPUs []int
 	// Pairs is the number of independent ping-pong pairs; 0 means 1.
 	Pairs int
