@@ -140,7 +140,10 @@ func TestStopUnblocks(t *testing.T) {
 		if p.RoundTrips == 0 || p.Elapsed <= 0 {
 			t.Errorf("%s: progress %+v after 50 ms", m, p)
 		}
-		if m != ModeGoroutine && len(p.TIDs) != map[Mode]int{ModeProcess: 2, ModeSyscall: 2}[m]+map[bool]int{true: 4}[m == ModeFutex || m == ModePipe] {
+		// Threads in this process for two pairs: two sides each, one for
+		// syscall, and in process mode ping only (pong is in the child).
+		wantTIDs := map[Mode]int{ModeFutex: 4, ModePipe: 4, ModeProcess: 2, ModeSyscall: 2, ModeGoroutine: 0}[m]
+		if len(p.TIDs) != wantTIDs {
 			t.Errorf("%s with 2 pairs: TIDs %v", m, p.TIDs)
 		}
 		if (m == ModeProcess) != (p.ChildPID > 0) {
