@@ -4,7 +4,7 @@ BIN      := bin/ctxtop
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -s -w -X github.com/ctxtop/ctxtop/internal/cli.version=$(VERSION) -X github.com/ctxtop/ctxtop/internal/cli.commit=$(COMMIT)
-STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@2025.1.1
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 5s
 
 .PHONY: build run test bench lint fuzz clean

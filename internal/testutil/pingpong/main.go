@@ -12,6 +12,10 @@ import (
 	"unsafe"
 )
 
+// The main goroutine keeps the main thread, so neither side can be scheduled
+// onto it and rename the process.
+func init() { runtime.LockOSThread() }
+
 func name(s string) {
 	b := append([]byte(s), 0)
 	syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&b[0])), 0, 0, 0, 0)
