@@ -138,7 +138,7 @@ func TestLiveMonitorInTmux(t *testing.T) {
 	x.run("send-keys", "-t", "e2e", "Escape")
 	x.waitFor("the filter to clear", func(p string) bool { return !strings.Contains(p, "/pp-p") })
 	x.run("send-keys", "-t", "e2e", "H")
-	p = x.waitFor("the process view", contains("THR", " "+pid+" ", "processes"))
+	x.waitFor("the process view", contains("THR", " "+pid+" ", "processes"))
 
 	x.run("resize-window", "-t", "e2e", "-x", "40", "-y", "10")
 	p = x.waitFor("the 40x10 layout", func(p string) bool {
