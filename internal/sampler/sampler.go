@@ -62,10 +62,19 @@ type proc struct {
 	// mustList forces a directory listing: one of the threads vanished or
 	// could not be read, so the set may have changed even if the count did not.
 	mustList bool
-	// gate is the process's taskstats activity at the last pass.
+	// gate is the process's taskstats activity at the last query.
 	gate      activity
 	gateValid bool
+	// A process that ran at every recent query is not asked again for a
+	// while: the query walks all its threads in the kernel and would only
+	// add to the cost of reading them. gateMisses counts consecutive
+	// queries that found activity, gateWait the passes left before the next.
+	gateMisses, gateWait uint8
 }
+
+// maxGateBackoff bounds the passes between queries for a busy process to
+// 2^3-1 = 7, so one that goes quiet is skipped again within ~8 refreshes.
+const maxGateBackoff = 3
 
 const (
 	sysStat = iota
@@ -271,13 +280,22 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 		// of its threads.
 		var err error
 		skip := false
-		if s.ts != nil && !p.mustList && p.threads >= gateMinThreads {
+		if s.ts != nil && !p.mustList && p.threads >= gateMinThreads && p.gateWait > 0 {
+			p.gateWait--
+		} else if s.ts != nil && !p.mustList && p.threads >= gateMinThreads {
 			act, qerr := s.ts.query(pid)
 			switch {
 			case qerr == nil:
+				// Equal sums mean nothing in the process ran between the
+				// two queries, so what we read after the earlier one is
+				// still exact, however many passes ago that was.
 				skip = p.gateValid && act == p.gate
 				if skip {
 					s.gateSkips++
+					p.gateMisses = 0
+				} else if p.gateValid {
+					p.gateMisses = min(p.gateMisses+1, maxGateBackoff)
+					p.gateWait = 1<<p.gateMisses - 1
 				}
 				p.gate, p.gateValid = act, true
 			case isGone(qerr):
