@@ -1,11 +1,9 @@
 package cli_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -91,42 +89,12 @@ func (l *counterLog) valueAt(tid int, t time.Time) (float64, bool) {
 	return v0 + f*(v1-v0), true
 }
 
-func startPingPong(t *testing.T) (pid int, tids []int) {
-	t.Helper()
-	cmd := exec.Command(testutil.Tool(t, "./internal/testutil/pingpong"))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("ping-pong workload: %v", err)
-	}
-	var a, b int
-	if _, err := fmt.Sscan(line, &pid, &a, &b); err != nil {
-		t.Fatalf("ping-pong workload said %q: %v", line, err)
-	}
-	return pid, []int{a, b}
-}
-
 // TestBatchJSONMatchesKernelCounters runs ctxtop on a real workload and
 // checks every rate it prints against the workload's own status files over
 // the same window, and that the process row is the sum of its threads.
 func TestBatchJSONMatchesKernelCounters(t *testing.T) {
 	bin := testutil.Binary(t)
-	pid, tids := startPingPong(t)
+	pid, tids := testutil.StartPingPong(t)
 	fs, err := procfs.NewFS("/proc")
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +192,7 @@ func exitStderr(err error) string {
 
 func TestBatchJSONKeys(t *testing.T) {
 	bin := testutil.Binary(t)
-	pid, _ := startPingPong(t)
+	pid, _ := testutil.StartPingPong(t)
 	out, err := exec.Command(bin, "-b", "-o", "json", "-d", "0.2", "-n", "1", "-p", strconv.Itoa(pid)).Output()
 	if err != nil {
 		t.Fatalf("ctxtop: %v\n%s", err, exitStderr(err))
@@ -274,7 +242,7 @@ func TestBatchJSONKeys(t *testing.T) {
 
 func TestBatchTextReport(t *testing.T) {
 	bin := testutil.Binary(t)
-	pid, _ := startPingPong(t)
+	pid, _ := testutil.StartPingPong(t)
 	cmd := exec.Command(bin, "-d", "0.2", "-n", "2", "-p", strconv.Itoa(pid))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -1,15 +1,11 @@
 package load
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
 	"os"
 	"strconv"
-)
 
-// ErrParse is wrapped by errors about a kernel file that does not parse.
-var ErrParse = errors.New("parse error")
+	"github.com/ctxtop/ctxtop/internal/procfs"
+)
 
 // Counters are one thread's kernel scheduler counters.
 type Counters struct {
@@ -30,12 +26,13 @@ func ReadCounters(root string, pid, tid int) (Counters, error) {
 	if err != nil {
 		return Counters{}, err
 	}
-	c, err := parseStatusSwitches(b)
+	st, err := procfs.ParseTaskStatus(b, dir+"/status")
 	if err != nil {
-		return Counters{}, fmt.Errorf("%w: %s/status", err, dir)
+		return Counters{}, err
 	}
+	c := Counters{Voluntary: st.VoluntarySwitches, Involuntary: st.InvoluntarySwitches}
 	if s, err := os.ReadFile(dir + "/sched"); err == nil {
-		c.Migrations, c.HasMigrations = parseSchedMigrations(s)
+		c.Migrations, c.HasMigrations = procfs.ParseTaskSchedMigrations(s)
 	}
 	return c, nil
 }
@@ -44,62 +41,6 @@ func ReadCounters(root string, pid, tid int) (Counters, error) {
 // readable for as long as the thread runs.
 func readSelfCounters() (Counters, error) {
 	return ReadCounters("/proc", os.Getpid(), gettid())
-}
-
-// parseStatusSwitches takes the two switch counters out of a status file.
-func parseStatusSwitches(b []byte) (Counters, error) {
-	var c Counters
-	var seen int
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
-		key, val, ok := bytes.Cut(line, []byte(":"))
-		if !ok {
-			continue
-		}
-		var dst *uint64
-		switch string(key) {
-		case "voluntary_ctxt_switches":
-			dst = &c.Voluntary
-		case "nonvoluntary_ctxt_switches":
-			dst = &c.Involuntary
-		default:
-			continue
-		}
-		n, err := strconv.ParseUint(string(bytes.TrimSpace(val)), 10, 64)
-		if err != nil {
-			return Counters{}, fmt.Errorf("%w: %q", ErrParse, line)
-		}
-		*dst = n
-		seen++
-	}
-	if seen != 2 {
-		return Counters{}, fmt.Errorf("%w: switch counters missing", ErrParse)
-	}
-	return c, nil
-}
-
-// parseSchedMigrations finds "se.nr_migrations : N" in a sched file.
-func parseSchedMigrations(b []byte) (uint64, bool) {
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
-		key, val, ok := bytes.Cut(line, []byte(":"))
-		if !ok || string(bytes.TrimSpace(key)) != "se.nr_migrations" {
-			continue
-		}
-		n, err := strconv.ParseUint(string(bytes.TrimSpace(val)), 10, 64)
-		return n, err == nil
-	}
-	return 0, false
 }
 
 // sub is the change from c0 to c; migrations stay known only if both were.

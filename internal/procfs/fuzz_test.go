@@ -57,3 +57,8 @@ func FuzzParseTaskStat(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseTaskSchedMigrations(f *testing.F) {
+	f.Add([]byte("se.nr_migrations : 17\n"))
+	f.Fuzz(func(t *testing.T, b []byte) { _, _ = ParseTaskSchedMigrations(b) })
+}

@@ -277,3 +277,15 @@ func TestReadersAgainstLiveProc(t *testing.T) {
 		t.Errorf("PressureCPU(): %v", err)
 	}
 }
+
+func TestParseTaskSchedMigrations(t *testing.T) {
+	sched := "cat (8740, #threads: 1)\n---------\nse.exec_start   :   14278481.410193\nse.nr_migrations                             :                    17\nnr_switches : 1\n"
+	if n, ok := ParseTaskSchedMigrations([]byte(sched)); !ok || n != 17 {
+		t.Errorf("ParseTaskSchedMigrations = %d, %v; want 17, true", n, ok)
+	}
+	for _, bad := range []string{"", "nr_switches : 1\n", "se.nr_migrations : x\n", "se.nr_migrations :\n"} {
+		if n, ok := ParseTaskSchedMigrations([]byte(bad)); ok {
+			t.Errorf("ParseTaskSchedMigrations(%q) = %d, true; want not found", bad, n)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package tui_test
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -58,32 +57,6 @@ func contains(s ...string) func(string) bool {
 	}
 }
 
-func startPingPong(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command(testutil.Tool(t, "./internal/testutil/pingpong"))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stdin.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("ping-pong workload: %v", err)
-	}
-	var pid int
-	if _, err := fmt.Sscan(line, &pid); err != nil {
-		t.Fatalf("ping-pong workload said %q", line)
-	}
-	return pid
-}
-
 // checkFits fails when any pane line is wider than w or there are more than h.
 func checkFits(t *testing.T, pane string, w, h int) {
 	t.Helper()
@@ -103,7 +76,8 @@ func TestLiveMonitorInTmux(t *testing.T) {
 		t.Skip("tmux is not installed; this end-to-end test drives the real terminal UI through it")
 	}
 	bin := testutil.Binary(t)
-	pid := strconv.Itoa(startPingPong(t))
+	ppid, _ := testutil.StartPingPong(t)
+	pid := strconv.Itoa(ppid)
 
 	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-e2e-%d", os.Getpid())}
 	x.run("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", "sh")
