@@ -108,21 +108,6 @@ func startWorkload(tb testing.TB, n int, busy bool, env ...string) workload {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "CTXTOP_IDLE_THREADS="+strconv.Itoa(n))
 	cmd.Env = append(cmd.Env, env...)
-	if os.Getenv("CTXTOP_CHURN") != "" {
-		// Threads born and dying all the time: a locked goroutine that
-		// returns without unlocking takes its OS thread with it.
-		go func() {
-			for {
-				done := make(chan struct{})
-				go func() {
-					runtime.LockOSThread()
-					time.Sleep(time.Millisecond)
-					close(done)
-				}()
-				<-done
-			}
-		}()
-	}
 	if busy {
 		cmd.Env = append(cmd.Env, "CTXTOP_BUSY=1")
 	}

@@ -392,11 +392,20 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 	return nil
 }
 
-// anyLive reports whether some sampled thread is not a zombie: a killed
-// target whose parent has not reaped it yet has exited all the same.
+// anyLive reports whether some target process is not a zombie: a killed
+// target whose parent has not reaped it yet has exited all the same. The
+// process's own stat is read afresh: a thread's cached state may predate
+// its exit when it was last read on its way out.
 func (s *Sampler) anyLive() bool {
-	for _, t := range s.tasks {
-		if t.c.State != 'Z' && t.c.State != 'X' {
+	for _, p := range s.procs {
+		if p.statFD < 0 {
+			return true // cannot tell cheaply; it was listed, so keep going
+		}
+		n, err := readAll(p.statFD, &s.buf)
+		if err != nil {
+			continue
+		}
+		if st, err := procfs.ParseTaskStat(s.buf[:n], "stat"); err == nil && st.State != 'Z' && st.State != 'X' {
 			return true
 		}
 	}
@@ -501,7 +510,9 @@ func (s *Sampler) update(t *task) outcome {
 	if !fresh {
 		sched, err := s.readSchedstat(t)
 		if err == nil {
-			if sched.Timeslices != t.c.Timeslices || sched.RunNs < t.c.RunNs {
+			// Scheduled in since the last pass, or running through it:
+			// either way its switch counters or state may have moved.
+			if sched.Timeslices != t.c.Timeslices || sched.RunNs != t.c.RunNs {
 				t.c.RunNs, t.c.WaitNs, t.c.Timeslices = sched.RunNs, sched.WaitNs, sched.Timeslices
 				return s.readDetails(t, false)
 			}

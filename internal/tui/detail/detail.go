@@ -70,7 +70,7 @@ func (m Model) View() string {
 	if t.State != 0 {
 		state = string(rune(t.State))
 	}
-	lines = append(lines, joinFitting([]string{
+	lines = append(lines, textutil.JoinFitting([]string{
 		th.Dim.Render("state") + " " + state,
 		th.Dim.Render("last CPU") + " " + strconv.Itoa(t.LastCPU),
 		th.Dim.Render("allowed") + " " + cpus,
@@ -111,19 +111,4 @@ func (m Model) View() string {
 	// Keep the last line for the way back, even when the list is cut.
 	body := textutil.Fit(strings.Join(lines, "\n"), m.width, m.height-1)
 	return body + "\n" + th.Dim.Render(textutil.Truncate("Esc back  ↑/↓ other threads", m.width))
-}
-
-func joinFitting(parts []string, sep string, width int) string {
-	out := ""
-	for i, p := range parts {
-		next := p
-		if i > 0 {
-			next = out + sep + p
-		}
-		if textutil.Width(next) > width {
-			break
-		}
-		out = next
-	}
-	return out
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
@@ -178,7 +177,7 @@ func (m Model) statsLine() string {
 		parts = append(parts, kv("psi cpu", textutil.Percent(s.PSICPUSomeAvg10)+"%"))
 	}
 	parts = append(parts, kv("tasks", textutil.Thousands(float64(m.snap.Tasks))))
-	return joinFitting(parts, "  ", m.width)
+	return textutil.JoinFitting(parts, "  ", m.width)
 }
 
 // compactLine is the small-terminal header: both rates and the spike mark.
@@ -197,20 +196,4 @@ func (m Model) compactLine() string {
 		line += " " + t.Spark.Render(textutil.Sparkline(m.cs, room))
 	}
 	return line
-}
-
-// joinFitting joins as many leading parts as fit in width.
-func joinFitting(parts []string, sep string, width int) string {
-	out := ""
-	for i, p := range parts {
-		next := p
-		if i > 0 {
-			next = out + sep + p
-		}
-		if lipgloss.Width(next) > width {
-			break
-		}
-		out = next
-	}
-	return out
 }

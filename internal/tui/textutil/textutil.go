@@ -180,3 +180,20 @@ func Lines(s string) int {
 	}
 	return strings.Count(s, "\n") + 1
 }
+
+// JoinFitting joins as many leading parts as fit in width, so a line loses
+// whole items from its end rather than being cut mid-word.
+func JoinFitting(parts []string, sep string, width int) string {
+	out := ""
+	for i, p := range parts {
+		next := p
+		if i > 0 {
+			next = out + sep + p
+		}
+		if Width(next) > width {
+			break
+		}
+		out = next
+	}
+	return out
+}
