@@ -87,15 +87,21 @@ func TestSwitchesUnpinned(t *testing.T) {
 	}
 }
 
-// TestSyscallBaseline: getppid never blocks; a few switches over the run
-// (timer ticks, the test's own wake-ups) against tens of thousands of calls.
+// TestSyscallBaseline: getppid never blocks, so the thread makes next to no
+// voluntary switches against tens of thousands of calls. Involuntary ones
+// depend on what else wants CPU 0 (other test packages run in parallel), so
+// they only have to stay an order of magnitude under the ~2 per round trip
+// of the modes that really switch.
 func TestSyscallBaseline(t *testing.T) {
 	s := runFor(t, Config{Mode: ModeSyscall, CPUs: []int{firstCPU(t)}, Duration: short})
 	if s.RoundTrips < 10000 {
 		t.Errorf("%d system calls in %v", s.RoundTrips, short)
 	}
-	if s.SwitchesPerRoundTrip > 0.01 {
-		t.Errorf("%.4f switches per system call, want about 0", s.SwitchesPerRoundTrip)
+	if v := float64(s.SwitchesVoluntary) / float64(s.RoundTrips); v > 0.001 {
+		t.Errorf("%.5f voluntary switches per system call, want about 0", v)
+	}
+	if s.SwitchesPerRoundTrip > 0.1 {
+		t.Errorf("%.4f switches per system call, want far below 1", s.SwitchesPerRoundTrip)
 	}
 }
 
