@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -75,12 +76,13 @@ func windowName(w time.Duration) string {
 	return w.String()
 }
 
-// Thousands formats a rate rounded to an integer with comma separators.
+// Thousands formats a rate rounded to an integer with comma separators; "-"
+// for a value that is not a number. Batch text and the TUI share it.
 func Thousands(v float64) string {
-	n := int64(v + 0.5)
-	if v < 0 {
-		n = int64(v - 0.5)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
 	}
+	n := int64(math.Round(v))
 	neg := n < 0
 	if neg {
 		n = -n

@@ -9,35 +9,12 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/ctxtop/ctxtop/internal/model"
 )
 
 // Thousands formats v rounded to an integer with comma separators, the way
 // the rates are easiest to compare at a glance.
-func Thousands(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
-	}
-	n := int64(math.Round(v))
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	s := strconv.FormatInt(n, 10)
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	pre := len(s) % 3
-	if pre == 0 {
-		pre = 3
-	}
-	b.WriteString(s[:pre])
-	for i := pre; i < len(s); i += 3 {
-		b.WriteByte(',')
-		b.WriteString(s[i : i+3])
-	}
-	return b.String()
-}
+func Thousands(v float64) string { return model.Thousands(v) }
 
 // Rate formats a per-second rate into at most width cells: thousands
 // separators when they fit, otherwise k/M/G so a narrow column never spills.
