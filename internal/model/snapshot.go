@@ -78,10 +78,12 @@ type Snapshot struct {
 	Time     time.Time
 	Interval time.Duration
 	System   SystemRates
-	// Threads holds every thread with a non-zero switch or CPU rate,
-	// sorted by TotalPerSec descending.
+	// Threads holds every thread with a non-zero switch, CPU or run-queue
+	// wait rate (a thread that only waited is starved, not idle), sorted by
+	// TotalPerSec descending, then CPUPercent descending, then PID and TID.
 	Threads []ThreadRates
 	// Processes holds every process with a non-zero rate, sorted likewise.
+	// Its rates, WaitPercent included, are sums over the process's threads.
 	Processes []ProcessRates
 	Spike     Spike
 	// Tasks is the number of threads in the later sample.
