@@ -35,7 +35,13 @@ func NewSpikeDetector(window time.Duration) *SpikeDetector {
 }
 
 // Observe judges csPerSec against the history before it, then adds it.
+// Spikes join the history too, so a level that lasts half the window
+// becomes the new median and stops being reported: a spike is a change,
+// not a state. A rate that is not a number is neither judged nor kept.
 func (d *SpikeDetector) Observe(t time.Time, csPerSec float64, cpus int) Spike {
+	if !(csPerSec >= 0) || math.IsInf(csPerSec, 0) {
+		return Spike{}
+	}
 	// Drop what fell out of the window.
 	k := 0
 	for k < len(d.times) && t.Sub(d.times[k]) > d.window {

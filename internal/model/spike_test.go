@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -52,6 +53,38 @@ func TestSpikeDetectorQuietBoxAndWindow(t *testing.T) {
 	}
 	if n := len(d.rates); n != 1 {
 		t.Errorf("kept %d observations after the window, want 1", n)
+	}
+}
+
+func TestSpikeDetectorIgnoresJunkAndSustainedLevels(t *testing.T) {
+	d := NewSpikeDetector(time.Minute)
+	at := t0
+	obs := func(cs float64) Spike {
+		at = at.Add(time.Second)
+		return d.Observe(at, cs, 64)
+	}
+	for range 6 {
+		obs(2000)
+	}
+	for _, junk := range []float64{math.NaN(), math.Inf(1), -5} {
+		if s := obs(junk); s.Active {
+			t.Errorf("Observe(%v) = %+v", junk, s)
+		}
+	}
+	if n := len(d.rates); n != 6 {
+		t.Errorf("kept %d observations, want the 6 real ones", n)
+	}
+	if s := obs(30000); !s.Active {
+		t.Error("15x the median after junk observations is not a spike")
+	}
+	// Once the high level holds for more than half the window it is the
+	// median, and no longer a spike.
+	var last Spike
+	for range 10 {
+		last = obs(30000)
+	}
+	if last.Active {
+		t.Errorf("a sustained level still reported: %+v", last)
 	}
 }
 
