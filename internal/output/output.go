@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ctxtop/ctxtop/internal/model"
 )
@@ -44,11 +46,11 @@ func (t *Text) Write(s *model.Snapshot) error {
 	}
 	t.n++
 	sys := &s.System
-	fmt.Fprintf(w, "%s  cs/s %s  in/s %s  res/s %s  run %d  blk %d  cpus %d  load %.2f %.2f %.2f",
+	fmt.Fprintf(w, "%s  cs/s %s  in/s %s  res/s %s  run %d  blk %d  cpus %d  load %s %s %s",
 		s.Time.Format("15:04:05"), num(sys.ContextSwitchesPerSec), num(sys.InterruptsPerSec), num(sys.ReschedIPIsPerSec),
-		sys.ProcsRunning, sys.ProcsBlocked, sys.CPUs, sys.LoadAvg[0], sys.LoadAvg[1], sys.LoadAvg[2])
+		sys.ProcsRunning, sys.ProcsBlocked, sys.CPUs, dec(sys.LoadAvg[0]), dec(sys.LoadAvg[1]), dec(sys.LoadAvg[2]))
 	if sys.HasPSI {
-		fmt.Fprintf(w, "  psi %.2f", sys.PSICPUSomeAvg10)
+		fmt.Fprintf(w, "  psi %s", dec(sys.PSICPUSomeAvg10))
 	}
 	if s.Unreadable > 0 {
 		fmt.Fprintf(w, "  %d tasks unreadable", s.Unreadable)
@@ -63,8 +65,8 @@ func (t *Text) Write(s *model.Snapshot) error {
 			if t.opts.Top > 0 && i >= t.opts.Top {
 				break
 			}
-			line(w, "%8d %-*s %7d %11.2f %11.2f %11.2f %7.2f %7.2f  %s", p.PID, commWidth, clip(p.Comm), p.Threads,
-				p.VoluntaryPerSec, p.InvoluntaryPerSec, p.TotalPerSec(), p.CPUPercent, p.WaitPercent, p.Reason)
+			line(w, "%8d %s %7d %11s %11s %11s %7s %7s  %s", p.PID, pad(clip(p.Comm), commWidth), p.Threads,
+				dec(p.VoluntaryPerSec), dec(p.InvoluntaryPerSec), dec(p.TotalPerSec()), dec(p.CPUPercent), dec(p.WaitPercent), hot(p.Hot, p.Reason))
 		}
 	} else {
 		line(w, "%8s %8s %-*s %11s %11s %11s %7s %7s %-9s %s", "PID", "TID", commWidth, "COMM", "CSWCH/s", "NVCSWCH/s", "TOTAL/s", "%CPU", "WAIT%", "CPUS", "HOT")
@@ -72,8 +74,9 @@ func (t *Text) Write(s *model.Snapshot) error {
 			if t.opts.Top > 0 && i >= t.opts.Top {
 				break
 			}
-			line(w, "%8d %8d %-*s %11.2f %11.2f %11.2f %7.2f %7.2f %-9s %s", th.PID, th.TID, commWidth, clip(th.Comm),
-				th.VoluntaryPerSec, th.InvoluntaryPerSec, th.TotalPerSec(), th.CPUPercent, th.WaitPercent, cpus(th), th.Reason)
+			line(w, "%8d %8d %s %11s %11s %11s %7s %7s %s %s", th.PID, th.TID, pad(clip(th.Comm), commWidth),
+				dec(th.VoluntaryPerSec), dec(th.InvoluntaryPerSec), dec(th.TotalPerSec()), dec(th.CPUPercent), dec(th.WaitPercent),
+				pad(cpus(th), 9), hot(th.Hot, th.Reason))
 		}
 	}
 	return w.Flush()
@@ -85,6 +88,9 @@ func line(w *bufio.Writer, format string, args ...any) {
 	w.WriteByte('\n')
 }
 
+// clip makes a name safe for one table cell: control characters (a comm is
+// whatever a program set) become '?', and it is cut to commWidth runes, not
+// bytes, so a UTF-8 name is never split mid-character.
 func clip(s string) string {
 	s = strings.Map(func(r rune) rune {
 		if r < ' ' || r == 0x7f {
@@ -92,10 +98,39 @@ func clip(s string) string {
 		}
 		return r
 	}, s)
-	if len(s) > commWidth {
-		return s[:commWidth]
+	n := 0
+	for i := range s {
+		if n == commWidth {
+			return s[:i]
+		}
+		n++
 	}
 	return s
+}
+
+// pad left-aligns s in width columns, counting runes: fmt's %-9s counts
+// bytes, so a cell holding "…" came out two columns short.
+func pad(s string, width int) string {
+	if n := utf8.RuneCountInString(s); n < width {
+		return s + strings.Repeat(" ", width-n)
+	}
+	return s
+}
+
+// dec formats a rate like pidstat, two decimals and no separators, so the
+// columns paste into a spreadsheet; "-" for a value that is not a number.
+func dec(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func hot(isHot bool, reason string) string {
+	if !isHot {
+		return ""
+	}
+	return reason
 }
 
 func cpus(t model.ThreadRates) string {
@@ -120,7 +155,10 @@ type JSON struct {
 
 // NewJSON returns a JSON-lines writer to w.
 func NewJSON(w io.Writer, opts Options) *JSON {
-	return &JSON{w: w, opts: opts, enc: json.NewEncoder(w)}
+	enc := json.NewEncoder(w)
+	// A comm like "a<b>&c" stays readable in jq's input.
+	enc.SetEscapeHTML(false)
+	return &JSON{w: w, opts: opts, enc: enc}
 }
 
 type jsonReport struct {
@@ -166,7 +204,10 @@ type jsonThread struct {
 // Write prints one report as a line of JSON.
 func (j *JSON) Write(s *model.Snapshot) error {
 	r := jsonReport{
-		Time:     s.Time.Format(time.RFC3339Nano),
+		Time: s.Time.Format(time.RFC3339Nano),
+		// The interval keeps microseconds where rates keep two decimals:
+		// rate × interval gives back the kernel's count, and a 1.004 s
+		// interval written as 1 would hide the sampler's drift.
 		Interval: round(s.Interval.Seconds(), 6),
 		System: jsonSystem{
 			CS:           round2(s.System.ContextSwitchesPerSec),
@@ -201,6 +242,9 @@ func (j *JSON) Write(s *model.Snapshot) error {
 
 func round2(v float64) float64 { return round(v, 2) }
 
+// round rounds to places decimals; JSON has no NaN, so a value that is not a
+// number (the model produces none) is written as 0 rather than failing the
+// whole report.
 func round(v float64, places int) float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0

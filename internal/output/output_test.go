@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -69,15 +70,29 @@ func TestText(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		opts Options
+		edit func(*model.Snapshot)
 	}{
-		{"threads", Options{}},
-		{"top2", Options{Top: 2}},
-		{"processes", Options{Processes: true}},
+		{"threads", Options{}, nil},
+		{"top2", Options{Top: 2}, nil},
+		{"processes", Options{Processes: true}, nil},
+		{"processes-top1", Options{Processes: true, Top: 1}, nil},
+		{"cells", Options{}, func(s *model.Snapshot) {
+			// A name in UTF-8 longer than the column, one with a control
+			// character, a CPU list longer than its column, and a cold row
+			// that carries a stale reason.
+			s.Threads[0].Comm = "wörker-ñame-übertrieben"
+			s.Threads[1].Comm = "tab\there"
+			s.Threads[2].CPUsAllowed = "0-3,8-11,16-19"
+			s.Threads[3].Reason = "stale"
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
 			w := NewText(&b, tc.opts)
 			s := snapshot()
+			if tc.edit != nil {
+				tc.edit(s)
+			}
 			if err := w.Write(s); err != nil {
 				t.Fatal(err)
 			}
@@ -87,6 +102,78 @@ func TestText(t *testing.T) {
 			}
 			golden(t, tc.name, b.Bytes())
 		})
+	}
+}
+
+// notNumbers is a Snapshot whose every rate is NaN or infinite: the model
+// produces none, but a report must not print one or fail on one.
+func notNumbers() *model.Snapshot {
+	s := snapshot()
+	nan, inf := math.NaN(), math.Inf(1)
+	s.System.ContextSwitchesPerSec, s.System.InterruptsPerSec, s.System.ReschedIPIsPerSec = nan, inf, nan
+	s.System.PSICPUSomeAvg10, s.System.LoadAvg = nan, [3]float64{nan, inf, -inf}
+	for i := range s.Threads {
+		th := &s.Threads[i]
+		th.VoluntaryPerSec, th.InvoluntaryPerSec, th.CPUPercent, th.WaitPercent = nan, inf, nan, -inf
+	}
+	for i := range s.Processes {
+		p := &s.Processes[i]
+		p.VoluntaryPerSec, p.InvoluntaryPerSec, p.CPUPercent, p.WaitPercent = inf, nan, nan, nan
+	}
+	return s
+}
+
+func TestNoNaNInOutput(t *testing.T) {
+	for _, opts := range []Options{{}, {Processes: true}} {
+		var b bytes.Buffer
+		if err := NewText(&b, opts).Write(notNumbers()); err != nil {
+			t.Fatal(err)
+		}
+		if out := b.String(); strings.Contains(out, "NaN") || strings.Contains(out, "Inf") {
+			t.Errorf("text report with %+v prints a non-number:\n%s", opts, out)
+		}
+	}
+	var b bytes.Buffer
+	if err := NewJSON(&b, Options{}).Write(notNumbers()); err != nil {
+		t.Fatalf("JSON report failed on non-numbers: %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b.Bytes(), &m); err != nil {
+		t.Fatalf("JSON report does not decode: %v\n%s", err, b.String())
+	}
+	if out := b.String(); strings.Contains(out, "NaN") || strings.Contains(out, "Inf") {
+		t.Errorf("JSON report holds a non-number:\n%s", out)
+	}
+}
+
+func TestJSONTopAndEscaping(t *testing.T) {
+	for _, tc := range []struct {
+		top                int
+		threads, processes int
+	}{{0, 4, 3}, {1, 1, 1}, {2, 2, 2}, {10, 4, 3}} {
+		var b bytes.Buffer
+		s := snapshot()
+		s.Threads[3].Comm = "a<b>&c"
+		if err := NewJSON(&b, Options{Top: tc.top}).Write(s); err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Threads   []map[string]any `json:"threads"`
+			Processes []map[string]any `json:"processes"`
+		}
+		if err := json.Unmarshal(b.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Threads) != tc.threads || len(r.Processes) != tc.processes {
+			t.Errorf("top %d: %d threads and %d processes, want %d and %d", tc.top, len(r.Threads), len(r.Processes), tc.threads, tc.processes)
+		}
+		// Rows keep the Snapshot's order: the busiest first.
+		if len(r.Threads) > 0 && r.Threads[0]["tid"] != float64(4102) {
+			t.Errorf("top %d: first thread %v, want 4102", tc.top, r.Threads[0]["tid"])
+		}
+		if tc.top == 0 && !strings.Contains(b.String(), `"comm":"a<b>&c"`) {
+			t.Errorf("comm escaped for HTML: %s", b.String())
+		}
 	}
 }
 
