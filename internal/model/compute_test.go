@@ -321,6 +321,11 @@ func TestComputeIntoMatchesComputeAndReuses(t *testing.T) {
 	if len(got.Processes) != 1 || got.System.PerCPU != nil {
 		t.Errorf("stale rows: %d processes, per-CPU %v", len(got.Processes), got.System.PerCPU)
 	}
+	// So does a tick with no interval to compute rates over.
+	ComputeInto(&got, cur, cur, Options{})
+	if len(got.Threads) != 0 || len(got.Processes) != 0 || got.Tasks != len(cur.Tasks) {
+		t.Errorf("zero interval into a used Snapshot: %d threads, %d processes, %d tasks", len(got.Threads), len(got.Processes), got.Tasks)
+	}
 }
 
 func TestSortThreadsMatchesPlainSort(t *testing.T) {
