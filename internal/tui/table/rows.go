@@ -40,25 +40,6 @@ func ThreadKey(tid int) string { return "t" + strconv.Itoa(tid) }
 // ProcessKey is the selection key of a process row.
 func ProcessKey(pid int) string { return "p" + strconv.Itoa(pid) }
 
-// Pattern collapses every run of digits in a thread name to "*", so the
-// members of a pool (pool-1-thread-7, pool-1-thread-8) share one name.
-func Pattern(name string) string {
-	var b strings.Builder
-	inDigits := false
-	for _, r := range name {
-		if r >= '0' && r <= '9' {
-			if !inDigits {
-				b.WriteByte('*')
-			}
-			inDigits = true
-			continue
-		}
-		inDigits = false
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // isLoad says whether a thread belongs to the load generator.
 type isLoad func(pid, tid int) bool
 
@@ -97,7 +78,7 @@ func group(rows []Row, processes bool) []Row {
 	idx := map[string]int{}
 	var out []Row
 	for _, r := range rows {
-		pat := Pattern(r.Comm)
+		pat := model.ThreadGroup(r.Comm)
 		key := "g" + pat
 		if !processes {
 			key = "g" + strconv.Itoa(r.PID) + "/" + pat

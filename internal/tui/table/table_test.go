@@ -213,16 +213,6 @@ func TestGroupSumsPool(t *testing.T) {
 	}
 }
 
-func TestPattern(t *testing.T) {
-	for in, want := range map[string]string{
-		"pool-1-thread-7": "pool-*-thread-*", "kworker/0:1H": "kworker/*:*H", "java": "java", "12": "*",
-	} {
-		if got := Pattern(in); got != want {
-			t.Errorf("Pattern(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestNoRowWiderThanTable(t *testing.T) {
 	for w := 20; w <= 140; w += 7 {
 		m := newTable(w, 8)
