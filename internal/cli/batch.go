@@ -26,7 +26,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 
 	mon, err := sampler.NewMonitor(sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot})
 	if err != nil {
-		return err
+		return procError(err)
 	}
 	defer mon.Close()
 
