@@ -254,6 +254,10 @@ func TestHugeFilesAreRefused(t *testing.T) {
 				if smp.System.ReschedIPIs != 0 {
 					t.Errorf("parsed a truncated interrupts file: %+v", smp.System)
 				}
+				// Refused once, not re-read at every pass.
+				if s.sysFD[sysInterrupts] >= 0 {
+					t.Error("a 100 MB interrupts file stays open to be read again next pass")
+				}
 				return
 			}
 			if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {

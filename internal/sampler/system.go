@@ -64,6 +64,10 @@ func (s *Sampler) readSystem(sys *model.SystemCounters) error {
 	if fd := s.sysFD[sysInterrupts]; fd >= 0 {
 		if n, err = readAll(fd, &s.buf, procfs.LimitInterrupts); err == nil {
 			err = procfs.ParseInterrupts(s.buf[:n], "interrupts", &s.intr)
+		} else if err == procfs.ErrTooLarge {
+			// Not a kernel's file: stop copying 32 MiB every pass.
+			closeFD(fd)
+			s.sysFD[sysInterrupts] = -1
 		}
 		if err == nil {
 			sys.CPUs = s.intr.CPUs
