@@ -79,6 +79,11 @@ type Model struct {
 	cursor   int
 	offset   int
 	selected string
+	// picked is set once the user moved the cursor: only then does the
+	// selection follow its row. Before, the cursor stays on the top row, as
+	// in top, so the busiest rows are never scrolled away by a row that was
+	// merely first when the monitor started.
+	picked bool
 }
 
 // New returns an empty table; hot is the --hot threshold, used to grade
@@ -115,7 +120,7 @@ func (m *Model) SetProcesses(on bool) {
 	}
 	m.processes = on
 	// The old key names a row of the other kind: start at the top.
-	m.selected, m.cursor, m.offset = "", 0, 0
+	m.selected, m.cursor, m.offset, m.picked = "", 0, 0, false
 	m.rebuild()
 }
 
@@ -128,7 +133,7 @@ func (m *Model) SetGrouped(on bool) {
 		return
 	}
 	m.grouped = on
-	m.selected, m.cursor, m.offset = "", 0, 0
+	m.selected, m.cursor, m.offset, m.picked = "", 0, 0, false
 	m.rebuild()
 }
 
@@ -197,6 +202,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.moveTo(m.cursor + page)
 	case key.Matches(k, m.keys.Home):
 		m.moveTo(0)
+		m.picked = false
+		return m, nil
 	case key.Matches(k, m.keys.End):
 		m.moveTo(len(m.rows) - 1)
 	}
@@ -210,6 +217,7 @@ func (m *Model) moveTo(i int) {
 	}
 	m.cursor = min(max(i, 0), len(m.rows)-1)
 	m.selected = m.rows[m.cursor].Key
+	m.picked = true
 	m.scroll()
 }
 
@@ -235,7 +243,10 @@ func (m *Model) rebuild() {
 
 	// Follow the selected row by key; if it went away, stay at the same
 	// position so the cursor does not jump to the top.
-	if m.selected != "" {
+	if !m.picked {
+		m.cursor, m.offset = 0, 0
+	}
+	if m.picked && m.selected != "" {
 		if i := slices.IndexFunc(rows, func(r Row) bool { return r.Key == m.selected }); i >= 0 {
 			m.cursor = i
 			m.scroll()

@@ -223,3 +223,36 @@ func TestNoRowWiderThanTable(t *testing.T) {
 		}
 	}
 }
+
+// The cursor starts on the top row. Until the user moves it, it is a place,
+// not a thread: following the first busiest row down the list would scroll
+// the new busiest rows (a load that just started) off the screen.
+func TestTopRowsStayOnScreenUntilUserSelects(t *testing.T) {
+	m := newTable(80, 5) // header and four rows
+	if got := selectedKey(m); got != ThreadKey(4243) {
+		t.Fatalf("first row is %s, want pp-ping (t4243)", got)
+	}
+	s := tuitest.Snapshot()
+	s.Threads[0].VoluntaryPerSec, s.Threads[0].InvoluntaryPerSec = 0.5, 0 // pp-ping goes quiet
+	m.SetSnapshot(&s)
+	if diff := cmp.Diff(ThreadKey(4244), selectedKey(m)); diff != "" {
+		t.Errorf("selected row (-want +got)\n%s", diff)
+	}
+	if v := m.View(); !strings.Contains(v, "pp-pong") {
+		t.Errorf("busiest row pp-pong scrolled off the screen:\n%s", v)
+	}
+	// Once the user picks a row, it is followed as before.
+	m, _ = m.Update(keyPress("down"))
+	picked := selectedKey(m)
+	s2 := tuitest.Snapshot()
+	m.SetSnapshot(&s2)
+	if diff := cmp.Diff(picked, selectedKey(m)); diff != "" {
+		t.Errorf("picked row not followed (-want +got)\n%s", diff)
+	}
+	// Home goes back to watching the top.
+	m, _ = m.Update(keyPress("home"))
+	m.SetSnapshot(&s)
+	if diff := cmp.Diff(ThreadKey(4244), selectedKey(m)); diff != "" {
+		t.Errorf("after Home (-want +got)\n%s", diff)
+	}
+}
