@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/table"
@@ -347,5 +348,28 @@ func TestFooterShowsSelfCost(t *testing.T) {
 	m := sampled(t, newRoot(t, &fakeSource{}, 120, 40))
 	if !strings.Contains(m.Render(), "self 0.3% 4 cs/s") {
 		t.Errorf("footer lacks own cost:\n%s", m.Render())
+	}
+}
+
+// Going from 10 s to 250 ms must not wait for the tick set for 10 s.
+func TestIntervalChangeReschedulesAtOnce(t *testing.T) {
+	m := sampled(t, newRoot(t, &fakeSource{}, 80, 24))
+	for range 5 {
+		m, _ = step(t, m, press("+"))
+	}
+	if m.interval != 10*time.Second {
+		t.Fatalf("interval %v, want 10s", m.interval)
+	}
+	var cmd tea.Cmd
+	for m.interval > 250*time.Millisecond {
+		next, c := m.Update(press("-"))
+		m, cmd = next.(Model), c
+	}
+	if cmd == nil {
+		t.Fatal("changing the interval scheduled nothing: the old 10 s tick stays in charge")
+	}
+	got := runWithin(cmd, 2*time.Second)
+	if diff := cmp.Diff(tickMsg{gen: m.tickGen}, got, cmp.AllowUnexported(tickMsg{})); diff != "" {
+		t.Errorf("tick within 2 s of choosing 250 ms (-want +got)\n%s", diff)
 	}
 }
