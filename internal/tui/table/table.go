@@ -47,18 +47,24 @@ type colSpec struct {
 	sortable bool
 }
 
+// WHY comes right after the identity columns: the reason a row is hot is the
+// point of the tool, so at 80 columns it keeps room for "preempted, wait
+// 100%" (and "load: blocking, wait 9%") and %CPU waits for a wider screen.
 var specs = [numColumns]colSpec{
 	ColPID:         {"PID", 7, true, 3, 0, true},
 	ColTID:         {"TID", 7, true, 4, 0, true},
 	ColComm:        {"COMM", 12, false, 2, 15, true},
-	ColVoluntary:   {"CSW/s", 8, true, 6, 0, true},
-	ColInvoluntary: {"NVCSW/s", 8, true, 7, 0, true},
-	ColTotal:       {"TOTAL/s", 9, true, 1, 0, true},
+	ColVoluntary:   {"CSW/s", 7, true, 6, 0, true},
+	ColInvoluntary: {"NVCSW/s", 7, true, 7, 0, true},
+	ColTotal:       {"TOTAL/s", 8, true, 1, 0, true},
 	ColCPU:         {"%CPU", 5, true, 8, 0, true},
 	ColWait:        {"WAIT%", 5, true, 9, 0, true},
 	ColCPUs:        {"CPUS", 5, false, 10, 9, false},
-	ColReason:      {"WHY", 10, false, 5, 1 << 10, false},
+	ColReason:      {"WHY", whyWidth, false, 5, 1 << 10, false},
 }
+
+// whyWidth holds the longest reason a thread row can have.
+const whyWidth = len("preempted, wait 100%")
 
 // Model is the table component.
 type Model struct {
@@ -92,10 +98,24 @@ func New(th theme.Theme, km keys.Map, hot float64) Model {
 	return Model{th: th, keys: km, hot: hot, sortCol: ColTotal}
 }
 
-// SetSize sets the table's width and height, header line included.
+// SetSize sets the table's width and height, header line included. A sort
+// column the new width hides gives way to TOTAL/s, which always shows.
 func (m *Model) SetSize(w, h int) {
 	m.width, m.height = w, h
+	if w > 0 && !m.shown()[m.sortCol] {
+		m.sortCol, m.reverse = ColTotal, false
+		m.rebuild()
+	}
 	m.scroll()
+}
+
+// shown says which columns fit the current width.
+func (m Model) shown() (in [numColumns]bool) {
+	cols, _ := m.layout()
+	for _, c := range cols {
+		in[c] = true
+	}
+	return in
 }
 
 // SetTheme swaps the styles.
@@ -150,12 +170,15 @@ func (m *Model) SetFilter(f string) {
 // Filter is the current filter text.
 func (m Model) Filter() string { return m.filter }
 
-// SortBy moves the sort key by delta columns, skipping unsortable ones.
+// SortBy moves the sort key by delta columns, skipping unsortable ones and
+// those hidden at this width: a sort by a column one cannot see has no
+// marker and looks random.
 func (m *Model) SortBy(delta int) {
+	shown := m.shown()
 	c := m.sortCol
 	for range numColumns {
 		c = (c + Column(delta) + numColumns) % numColumns
-		if specs[c].sortable {
+		if specs[c].sortable && shown[c] {
 			break
 		}
 	}
@@ -294,8 +317,9 @@ func (m *Model) sortRows(rows []Row) {
 			c = -c
 		}
 		if c == 0 {
-			// A fixed tie-break keeps equal rows from swapping each refresh.
-			c = cmp.Compare(a.Key, b.Key)
+			// A fixed tie-break keeps equal rows from swapping each
+			// refresh; IDs compare as numbers (9654 before 12137).
+			c = cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.TID, b.TID), cmp.Compare(a.Key, b.Key))
 		}
 		return c
 	})
@@ -320,9 +344,13 @@ func (m Model) layout() ([]Column, []int) {
 	}
 	slices.SortStableFunc(order, func(a, b Column) int { return cmp.Compare(specs[a].priority, specs[b].priority) })
 	width := func(c Column) int {
-		// Thread names are at most 15 characters: show them whole before
-		// adding the less important columns, once there is room.
-		if c == ColComm && m.width >= 60 {
+		switch {
+		case c == ColReason && m.width < 60:
+			// A narrow screen keeps the numbers; the reason takes what is left.
+			return 10
+		case c == ColComm && m.width >= 60:
+			// Thread names are at most 15 characters, and a pool's members
+			// differ at the end: show them whole once there is room.
 			return 15
 		}
 		return specs[c].width
@@ -451,6 +479,11 @@ func (m Model) cell(r Row, c Column, w int) string {
 		return r.CPUs
 	case ColReason:
 		if r.Load {
+			// The reason comes first: the row's colour and its thread
+			// names already say it is the load.
+			if r.Reason != "" && textutil.Width("load: "+r.Reason) > w {
+				return r.Reason
+			}
 			if r.Reason != "" {
 				return "load: " + r.Reason
 			}

@@ -52,7 +52,8 @@ func TestColumnsDropByPriority(t *testing.T) {
 		want  []string
 	}{
 		{40, []string{"PID", "TID", "COMM", "▼TOTAL/s"}},
-		{80, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WHY"}},
+		{80, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "WHY"}},
+		{86, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WHY"}},
 		{120, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WAIT%", "CPUS", "WHY"}},
 	} {
 		m2 := New(theme.New(true, true), keys.New(), 1000)
@@ -254,5 +255,74 @@ func TestTopRowsStayOnScreenUntilUserSelects(t *testing.T) {
 	m.SetSnapshot(&s)
 	if diff := cmp.Diff(ThreadKey(4244), selectedKey(m)); diff != "" {
 		t.Errorf("after Home (-want +got)\n%s", diff)
+	}
+}
+
+// At 80 columns a hot row's reason is whole, a load row's too.
+func TestWhyWholeAt80(t *testing.T) {
+	m := newTable(80, 10)
+	s := tuitest.Snapshot()
+	s.Threads[0].Reason = "preempted, wait 100%"
+	s.Threads[1].Reason = "blocking, wait 9%"
+	m.SetSnapshot(&s)
+	m.SetLoad(func(pid, tid int) bool { return tid == 4244 })
+	got := tuitest.Render(t, m.View(), colorprofile.NoTTY)
+	for _, want := range []string{"preempted, wait 100%", "load: blocking, wait 9%", "pool-1-thread-1"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("80 columns lack %q:\n%s", want, got)
+		}
+	}
+}
+
+// Sorting cycles through the columns on screen only, and a column the
+// width hides gives the sort back to TOTAL/s.
+func TestSortOnlyByVisibleColumns(t *testing.T) {
+	m := newTable(40, 10) // PID TID COMM TOTAL/s
+	var seen []Column
+	for range 5 {
+		m.SortBy(+1)
+		c, _ := m.Sort()
+		seen = append(seen, c)
+	}
+	if diff := cmp.Diff([]Column{ColPID, ColTID, ColComm, ColTotal, ColPID}, seen); diff != "" {
+		t.Errorf("> at 40 columns (-want +got)\n%s", diff)
+	}
+	m = newTable(120, 10)
+	m.SortBy(-1)
+	m.SortBy(-1)
+	m.SortBy(-1) // TOTAL -> NVCSW -> CSW -> COMM
+	m.SortBy(+1)
+	m.SortBy(+1)
+	m.SortBy(+1)
+	m.SortBy(+1)
+	m.SortBy(+1) // -> CSW NVCSW TOTAL %CPU WAIT%
+	if c, _ := m.Sort(); c != ColWait {
+		t.Fatalf("sort column %v, want WAIT%%", c)
+	}
+	m.SetSize(80, 10)
+	if c, _ := m.Sort(); c != ColTotal {
+		t.Errorf("after shrinking to 80, sort column %v, want TOTAL/s", c)
+	}
+	if head := tuitest.Render(t, strings.Split(m.View(), "\n")[0], colorprofile.NoTTY); !strings.Contains(head, "▼TOTAL/s") {
+		t.Errorf("no sort marker on screen: %q", head)
+	}
+}
+
+// Equal keys fall back to the IDs as numbers: TID 9654 before 12137.
+func TestSortTiesNumeric(t *testing.T) {
+	m := New(theme.New(true, true), keys.New(), 1000)
+	m.SetSize(80, 10)
+	s := tuitest.Snapshot()
+	s.Threads = s.Threads[:2]
+	s.Threads[0].PID, s.Threads[0].TID = 9000, 12137
+	s.Threads[1].PID, s.Threads[1].TID = 9000, 9654
+	s.Threads[1].VoluntaryPerSec, s.Threads[1].InvoluntaryPerSec = s.Threads[0].VoluntaryPerSec, s.Threads[0].InvoluntaryPerSec
+	m.SetSnapshot(&s)
+	var got []int
+	for _, r := range m.Rows() {
+		got = append(got, r.TID)
+	}
+	if diff := cmp.Diff([]int{9654, 12137}, got); diff != "" {
+		t.Errorf("tie order (-want +got)\n%s", diff)
 	}
 }
