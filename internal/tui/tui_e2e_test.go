@@ -140,7 +140,7 @@ func tableRows(pane string) []string {
 			in = true
 			continue
 		}
-		if in && i < len(lines)-1 && strings.TrimSpace(l) != "" {
+		if in && i < len(lines)-1 && strings.TrimSpace(l) != "" && !strings.Contains(l, "(no thread row)") {
 			rows = append(rows, l)
 		}
 	}

@@ -213,7 +213,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	if !ok {
 		return m, nil
 	}
-	page := max(m.height-2, 1)
+	page := max(m.bodyRows()-1, 1)
 	switch {
 	case key.Matches(k, m.keys.Up):
 		m.moveTo(m.cursor - 1)
@@ -325,8 +325,22 @@ func (m *Model) sortRows(rows []Row) {
 	})
 }
 
+// remainderShown says whether the last line holds the switches no row
+// holds, so the rows and the header's cs/s reconcile on screen.
+func (m Model) remainderShown() bool {
+	return m.snap != nil && m.snap.UnattributedPerSec >= 0.5 && m.height >= 4
+}
+
+// bodyRows is how many rows fit under the header line.
+func (m Model) bodyRows() int {
+	if m.remainderShown() {
+		return max(m.height-2, 1)
+	}
+	return max(m.height-1, 1)
+}
+
 func (m *Model) scroll() {
-	visible := max(m.height-1, 1)
+	visible := m.bodyRows()
 	if m.cursor < m.offset {
 		m.offset = m.cursor
 	}
@@ -402,11 +416,44 @@ func (m Model) View() string {
 		}
 		lines = append(lines, m.th.Dim.Render(textutil.Truncate(msg, m.width)))
 	}
-	end := min(m.offset+m.height-1, len(m.rows))
+	end := min(m.offset+m.bodyRows(), len(m.rows))
 	for i := m.offset; i < end; i++ {
 		lines = append(lines, m.rowLine(m.rows[i], i == m.cursor, cols, widths))
 	}
+	if m.remainderShown() {
+		for len(lines) < m.height-1 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, m.remainderLine(cols, widths))
+	}
 	return strings.Join(lines, "\n")
+}
+
+// remainderLine is the header's cs/s less the sum over every thread, laid
+// out as a row: switches of threads that exited or lived less than an
+// interval, and switches into the idle task.
+func (m Model) remainderLine(cols []Column, widths []int) string {
+	var b strings.Builder
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		s := "-"
+		switch c {
+		case ColComm:
+			s = "(no thread row)"
+		case ColTotal:
+			s = textutil.Rate(m.snap.UnattributedPerSec, widths[i])
+		case ColReason:
+			s = model.UnattributedWhy
+		}
+		if specs[c].right {
+			b.WriteString(textutil.PadLeft(s, widths[i]))
+		} else {
+			b.WriteString(textutil.PadRight(textutil.Truncate(s, widths[i]), widths[i]))
+		}
+	}
+	return m.th.Dim.Render(textutil.PadRight(b.String(), m.width))
 }
 
 func (m Model) headerLine(cols []Column, widths []int) string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -324,5 +325,30 @@ func TestSortTiesNumeric(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int{9654, 12137}, got); diff != "" {
 		t.Errorf("tie order (-want +got)\n%s", diff)
+	}
+}
+
+// The switches no thread row holds have a line of their own at the bottom,
+// aligned with TOTAL/s, so the rows add up to the header's cs/s.
+func TestRemainderLine(t *testing.T) {
+	m := newTable(80, 12)
+	lines := strings.Split(tuitest.Render(t, m.View(), colorprofile.NoTTY), "\n")
+	if len(lines) != 12 {
+		t.Fatalf("%d lines, want the full 12", len(lines))
+	}
+	last := lines[len(lines)-1]
+	for _, want := range []string{"(no thread row)", "27,125", "new/exited tasks, idle"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("last line %q lacks %q", last, want)
+		}
+	}
+	col := func(line, s string) int { return utf8.RuneCountInString(line[:strings.Index(line, s)+len(s)]) }
+	if a, b := col(lines[0], "TOTAL/s"), col(last, "27,125"); a != b {
+		t.Errorf("remainder ends at column %d, TOTAL/s at %d:\n%s\n%s", b, a, lines[0], last)
+	}
+	// Too small a table keeps its rows instead.
+	m = newTable(80, 3)
+	if v := m.View(); strings.Contains(v, "no thread row") {
+		t.Errorf("3-line table shows the remainder:\n%s", v)
 	}
 }

@@ -48,7 +48,9 @@ func Snapshot() model.Snapshot {
 		Processes: procs,
 		Spike:     model.Spike{Active: true, Reason: "cs/s 12× its recent median"},
 		Tasks:     212,
-		Self:      model.SelfRates{CPUPercent: 0.3, SwitchesPerSec: 4},
+		// The header's cs/s less the sum over the threads above.
+		UnattributedPerSec: 27_125.4,
+		Self:               model.SelfRates{CPUPercent: 0.3, SwitchesPerSec: 4},
 	}
 }
 
