@@ -63,8 +63,9 @@ var specs = [numColumns]colSpec{
 	ColReason:      {"WHY", whyWidth, false, 5, 1 << 10, false},
 }
 
-// whyWidth holds the longest reason a thread row can have.
-const whyWidth = len("preempted, wait 100%")
+// whyWidth holds the longest reason a thread row can have, and the
+// remainder line's.
+const whyWidth = max(len("preempted, wait 100%"), len(model.UnattributedWhy))
 
 // Model is the table component.
 type Model struct {
