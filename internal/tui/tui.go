@@ -489,8 +489,11 @@ func (m Model) footer() string {
 		if m.load == nil && b.Help().Key == "L" {
 			continue
 		}
-		h := b.Help()
-		hints = append(hints, th.Key.Render(h.Key)+" "+th.Dim.Render(shortDesc(h.Desc)))
+		k := b.Help().Key
+		if i := strings.Index(k, "/"); i > 0 {
+			k = k[:i] // q, not q/^C: the help lists the rest
+		}
+		hints = append(hints, th.Key.Render(k)+" "+th.Dim.Render(m.hintWord(b)))
 	}
 	room := m.width - textutil.Width(self) - 1
 	left := ""
@@ -506,6 +509,31 @@ func (m Model) footer() string {
 	}
 	pad := max(m.width-textutil.Width(left)-textutil.Width(self), 0)
 	return textutil.Truncate(left+strings.Repeat(" ", pad)+self, m.width)
+}
+
+// hintWord is a footer hint's one word; a toggle names what it switches
+// to, not what is on screen.
+func (m Model) hintWord(b key.Binding) string {
+	switch {
+	case b.Help().Key == m.keys.ToggleProcesses.Help().Key:
+		if m.table.Processes() {
+			return "threads"
+		}
+		return "processes"
+	case b.Help().Key == m.keys.Group.Help().Key:
+		if m.table.Grouped() {
+			return "ungroup"
+		}
+		return "group"
+	case b.Help().Key == m.keys.Pause.Help().Key:
+		if m.paused {
+			return "resume"
+		}
+		return "pause"
+	case b.Help().Key == m.keys.Quit.Help().Key:
+		return "quit"
+	}
+	return shortDesc(b.Help().Desc)
 }
 
 func shortDesc(d string) string {
