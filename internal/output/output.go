@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 )
 
@@ -22,6 +23,8 @@ type Options struct {
 	Top int
 	// Processes prints one row per process instead of per thread (text).
 	Processes bool
+	// Host, when set, goes into every JSON line as "host".
+	Host *hostinfo.Facts
 }
 
 // Text writes pidstat-style reports.
@@ -179,6 +182,17 @@ type jsonReport struct {
 	System    jsonSystem    `json:"system"`
 	Processes []jsonProcess `json:"processes"`
 	Threads   []jsonThread  `json:"threads"`
+	Host      *jsonHost     `json:"host,omitempty"`
+}
+
+// jsonHost is what the figures were measured on (gopsutil's host facts).
+type jsonHost struct {
+	Hostname string  `json:"hostname"`
+	Kernel   string  `json:"kernel"`
+	CPUModel string  `json:"cpu_model"`
+	CPUs     int     `json:"cpus"`
+	MemTotal uint64  `json:"mem_total_bytes"`
+	Uptime   float64 `json:"uptime_s"`
 }
 
 type jsonSystem struct {
@@ -238,6 +252,9 @@ func (j *JSON) Write(s *model.Snapshot) error {
 	if s.System.HasPSI {
 		v := round2(s.System.PSICPUSomeAvg10)
 		r.System.PSI = &v
+	}
+	if h := j.opts.Host; h != nil {
+		r.Host = &jsonHost{h.Hostname, h.Kernel, h.CPUModel, h.CPUs, h.MemTotal, math.Floor(h.Uptime(s.Time).Seconds())}
 	}
 	for i, p := range s.Processes {
 		if j.opts.Top > 0 && i >= j.opts.Top {

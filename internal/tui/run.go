@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +15,8 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
-	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 )
 
 // Options configure Run.
@@ -37,6 +39,8 @@ type Options struct {
 	Load Loader
 	// FixedBackground skips asking the terminal for its background colour.
 	FixedBackground bool
+	// ProcRoot is the procfs the host facts are read from; "" is /proc.
+	ProcRoot string
 }
 
 // Run opens the monitor on the terminal and returns the error that ended
@@ -56,8 +60,9 @@ func Run(o Options) error {
 	if o.Load == nil {
 		o.Load = NewLoader()
 	}
-	host, kernel := hostFacts()
-	m := New(o, host, kernel)
+	facts := hostinfo.Read(context.Background(), o.ProcRoot)
+	m := New(o, facts.Hostname, facts.Kernel)
+	m.header.SetFacts(facts)
 
 	// One P: the monitor's goroutines then hand off on one thread instead
 	// of waking idle ones, which measured 3.8 instead of 16.8 switches/s.
@@ -197,14 +202,4 @@ func translate(ev uv.Event) tea.Msg {
 		return tea.BackgroundColorMsg(e)
 	}
 	return nil
-}
-
-// hostFacts are read once: they do not change while we run.
-func hostFacts() (host, kernel string) {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		h, _ := os.Hostname()
-		return h, ""
-	}
-	return unix.ByteSliceToString(u.Nodename[:]), unix.ByteSliceToString(u.Release[:])
 }
