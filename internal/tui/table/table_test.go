@@ -348,9 +348,9 @@ func TestRemainderLine(t *testing.T) {
 		t.Errorf("remainder ends at column %d, TOTAL/s at %d:\n%s\n%s", b, a, lines[0], last)
 	}
 	// Too small a table keeps its rows instead.
-	m = newTable(80, 3)
+	m = newTable(80, 7)
 	if v := m.View(); strings.Contains(v, "no thread row") {
-		t.Errorf("3-line table shows the remainder:\n%s", v)
+		t.Errorf("7-line table shows the remainder:\n%s", v)
 	}
 }
 
