@@ -46,12 +46,11 @@ func (f *fakeTerm) Restore() error {
 // recorder keeps the string messages it gets, in order, and quits after
 // want of them. Its frame is a fixed text unless show is set.
 type recorder struct {
-	init   tea.Cmd
-	want   int
-	got    []string
-	show   bool
-	onMsg  func(string)
-	frames int
+	init  tea.Cmd
+	want  int
+	got   []string
+	show  bool
+	onMsg func(string)
 }
 
 func (r recorder) Init() tea.Cmd { return r.init }
