@@ -30,7 +30,7 @@ func New() Map {
 		Down:            b([]string{"down", "j"}, "↓/j", "down"),
 		PageUp:          b([]string{"pgup"}, "PgUp", "page up"),
 		PageDown:        b([]string{"pgdown"}, "PgDn", "page down"),
-		Home:            b([]string{"home"}, "Home", "top; follow it"),
+		Home:            b([]string{"home"}, "Home", "top, stay on top"),
 		End:             b([]string{"end"}, "End", "last row"),
 		Filter:          b([]string{"/"}, "/", "filter name or PID"),
 		Pause:           b([]string{"space"}, "space", "pause/resume"),
