@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,25 +31,67 @@ type Facts struct {
 	MemTotal uint64
 }
 
+// readTimeout bounds Read: a --proc tree is untrusted, and a read that
+// hangs must not hold up the monitor.
+const readTimeout = 2 * time.Second
+
 // Read gathers the facts; procRoot is the procfs they are read from ("" or
 // "/proc" for this host's). Each string passes through sanitize.Name: a CPU
-// model is whatever the kernel (or a copied tree) says.
+// model is whatever the kernel (or a copied tree) says. From another tree,
+// only its regular files are read, and not its boot time, which gopsutil
+// works out from many more files and which means little for a copy. Read
+// returns within readTimeout whatever happens to a read.
 func Read(ctx context.Context, procRoot string) Facts {
-	if procRoot != "" && procRoot != "/proc" {
+	done := make(chan Facts, 1)
+	go func() { done <- read(ctx, procRoot) }()
+	select {
+	case f := <-done:
+		return f
+	case <-time.After(readTimeout):
+		// The read goroutine may stay blocked; the facts that need no file
+		// still come through.
+		var f Facts
+		f.Hostname, _ = os.Hostname()
+		f.Kernel, _ = host.KernelVersionWithContext(ctx)
+		f.Hostname, f.Kernel = sanitize.Name(f.Hostname), sanitize.Name(f.Kernel)
+		return f
+	}
+}
+
+func read(ctx context.Context, procRoot string) Facts {
+	own := procRoot == "" || filepath.Clean(procRoot) == "/proc"
+	if !own {
 		ctx = context.WithValue(ctx, common.EnvKey, common.EnvMap{common.HostProcEnvKey: procRoot})
+	}
+	// regular says whether the tree's file may be read: a FIFO or a device
+	// in a copied tree would block or never end.
+	regular := func(name string) bool {
+		if own {
+			return true
+		}
+		fi, err := os.Stat(filepath.Join(procRoot, name))
+		return err == nil && fi.Mode().IsRegular()
 	}
 	var f Facts
 	f.Hostname, _ = os.Hostname()
 	f.Kernel, _ = host.KernelVersionWithContext(ctx)
-	if infos, err := cpu.InfoWithContext(ctx); err == nil && len(infos) > 0 {
-		f.CPUModel = strings.Join(strings.Fields(infos[0].ModelName), " ")
+	if regular("cpuinfo") {
+		if infos, err := cpu.InfoWithContext(ctx); err == nil && len(infos) > 0 {
+			f.CPUModel = strings.Join(strings.Fields(infos[0].ModelName), " ")
+		}
 	}
-	f.CPUs, _ = cpu.CountsWithContext(ctx, true)
-	if bt, err := host.BootTimeWithContext(ctx); err == nil && bt > 0 {
-		f.BootTime = time.Unix(int64(bt), 0)
+	if regular("cpuinfo") && regular("stat") {
+		f.CPUs, _ = cpu.CountsWithContext(ctx, true)
 	}
-	if vm, err := mem.VirtualMemoryWithContext(ctx); err == nil {
-		f.MemTotal = vm.Total
+	if own {
+		if bt, err := host.BootTimeWithContext(ctx); err == nil && bt > 0 {
+			f.BootTime = time.Unix(int64(bt), 0)
+		}
+	}
+	if regular("meminfo") {
+		if vm, err := mem.VirtualMemoryWithContext(ctx); err == nil {
+			f.MemTotal = vm.Total
+		}
 	}
 	f.Hostname, f.Kernel, f.CPUModel = sanitize.Name(f.Hostname), sanitize.Name(f.Kernel), sanitize.Name(f.CPUModel)
 	return f

@@ -69,3 +69,21 @@ func TestSummary(t *testing.T) {
 		t.Errorf("no facts: %q", got)
 	}
 }
+
+// A FIFO where cpuinfo should be must not hang the read.
+func TestReadSkipsFIFOs(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"cpuinfo", "meminfo", "stat"} {
+		if err := unix.Mkfifo(filepath.Join(root, name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	f := Read(context.Background(), root)
+	if d := time.Since(start); d > readTimeout/2 {
+		t.Errorf("Read took %v with FIFOs in the tree", d)
+	}
+	if f.CPUModel != "" || f.MemTotal != 0 || f.Kernel == "" {
+		t.Errorf("facts %+v: want the kernel, nothing from the FIFOs", f)
+	}
+}
