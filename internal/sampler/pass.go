@@ -35,7 +35,7 @@ func (s *Sampler) sampleProcess(p *proc) (bad int) {
 		// took its place (a pool replaced a worker, a load restarted). Read
 		// the newcomer now: a thread needs two reads for a rate, and waiting
 		// for the next pass to list would cost a refresh without its row.
-		bad += s.readNewcomers(p, group)
+		s.readNewcomers(p, group)
 	}
 	p.threads = len(s.next) - group
 	if p.threads == 0 {
@@ -115,10 +115,12 @@ func (s *Sampler) listThreads(pid int) error {
 }
 
 // readNewcomers lists p's task directory again and reads the threads that
-// s.next[group:] does not hold yet, keeping s.next sorted.
-func (s *Sampler) readNewcomers(p *proc, group int) (bad int) {
+// s.next[group:] does not hold yet, keeping s.next sorted. A thread it
+// cannot read is left for the next pass to count: readThreads may have
+// counted it already.
+func (s *Sampler) readNewcomers(p *proc, group int) {
 	if err := s.listThreads(p.pid); err != nil {
-		return 0 // the process is on its way out; next pass settles it
+		return // the process is on its way out; next pass settles it
 	}
 	p.mustList = false
 	known := s.next[group:]
@@ -129,13 +131,10 @@ func (s *Sampler) readNewcomers(p *proc, group int) (bad int) {
 			continue
 		}
 		t := s.alloc(p.pid, tid)
-		switch s.update(t) {
-		case updated:
+		if s.update(t) == updated {
 			s.next = append(s.next, t)
 			added = true
 			continue
-		case unreadable:
-			bad++
 		}
 		p.mustList = true
 		s.release(t)
@@ -143,7 +142,6 @@ func (s *Sampler) readNewcomers(p *proc, group int) (bad int) {
 	if added {
 		slices.SortFunc(s.next[group:], func(a, b *task) int { return a.tid - b.tid })
 	}
-	return bad
 }
 
 // readThreads refreshes every thread in s.tids and appends the live ones to
