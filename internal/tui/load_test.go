@@ -192,3 +192,28 @@ func TestHelpFitsWithLoadPanelOpen(t *testing.T) {
 	}
 	tuitest.CheckFits(t, m.Render(), 80, 24)
 }
+
+// The demo at 80x24 leaves the table four rows. The row on top when the
+// tour starts (a quiet kernel thread) must not drag the view down with it
+// once the workload's threads outrank it: they stay on screen.
+func TestDemoKeepsWorkloadRowsOnScreen(t *testing.T) {
+	idle := tuitest.Snapshot()
+	idle.Threads = []model.ThreadRates{{PID: 15, TID: 15, Comm: "rcu_preempt", VoluntaryPerSec: 50}}
+	busy := tuitest.Snapshot()
+	busy.Threads = append([]model.ThreadRates{
+		{PID: os.Getpid(), TID: os.Getpid() + 100000, Comm: "ping-futex", VoluntaryPerSec: 300000},
+		{PID: os.Getpid(), TID: os.Getpid() + 100001, Comm: "pong-futex", VoluntaryPerSec: 299000},
+	}, busy.Threads...)
+	busy.Threads = append(busy.Threads, model.ThreadRates{PID: 15, TID: 15, Comm: "rcu_preempt", VoluntaryPerSec: 0.5})
+	src := &fakeSource{snaps: []model.Snapshot{idle, busy}}
+	m := New(Options{Source: src, Interval: time.Second, HotThreshold: 1000, NoColor: true, FixedBackground: true, Load: &fakeLoader{}, Demo: true, DemoStep: time.Hour}, "h", "k").handleResize(80, 24)
+	m = sampled(t, m)
+	m, _ = step(t, m, press("n"))
+	for range 3 {
+		m = sampled(t, m)
+		out := ansi.Strip(m.Render())
+		if !strings.Contains(out, "ping-futex") || !strings.Contains(out, "pong-futex") {
+			t.Fatalf("the workload's rows are off screen:\n%s", out)
+		}
+	}
+}
