@@ -290,6 +290,9 @@ func (m *Model) sortRows(rows []Row) {
 		case ColPID:
 			return float64(r.PID)
 		case ColTID:
+			if m.processes {
+				return float64(r.Count) // the THR column
+			}
 			return float64(r.TID)
 		case ColVoluntary:
 			return r.Voluntary

@@ -389,3 +389,23 @@ func TestGroupKernelThreads(t *testing.T) {
 		t.Errorf("a one-member pattern was shown as a pattern")
 	}
 }
+
+// In the process view the TID column is THR: it sorts by thread count.
+func TestSortProcessesByThreads(t *testing.T) {
+	m := newTable(120, 20)
+	m.SetProcesses(true)
+	m.SortBy(-1)
+	m.SortBy(-1)
+	m.SortBy(-1)
+	m.SortBy(-1) // TOTAL -> NVCSW -> CSW -> COMM -> THR
+	if c, _ := m.Sort(); c != ColTID {
+		t.Fatalf("sort column %v, want THR", c)
+	}
+	var got []int
+	for _, r := range m.Rows() {
+		got = append(got, r.Count)
+	}
+	if diff := cmp.Diff([]int{1, 1, 4, 40}, got); diff != "" {
+		t.Errorf("process rows by THR (-want +got)\n%s", diff)
+	}
+}
