@@ -110,7 +110,7 @@ func (m Model) loadLines() []string {
 	case s.Running:
 		line2 = th.Dim.Render("measuring…")
 	default:
-		line2 = th.Dim.Render("two threads wake each other; press s to start")
+		line2 = th.Dim.Render("press s to start it, m for another mode")
 	}
 	return []string{textutil.Truncate(line1, m.width), textutil.Truncate(line2, m.width)}
 }
