@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/output"
 	"github.com/ctxtop/ctxtop/internal/sampler"
@@ -29,6 +30,10 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	defer mon.Close()
 
 	oo := output.Options{Top: o.top, Processes: o.processes}
+	if o.output == "json" {
+		facts := hostinfo.Read(ctx, o.procRoot)
+		oo.Host = &facts
+	}
 	var write func(*model.Snapshot) error
 	if o.output == "json" {
 		write = output.NewJSON(w, oo).Write

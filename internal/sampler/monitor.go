@@ -26,7 +26,7 @@ func NewMonitor(cfg Config) (*Monitor, error) {
 	}
 	m := &Monitor{
 		s:      s,
-		opts:   model.Options{HotThreshold: cfg.HotThreshold},
+		opts:   model.Options{HotThreshold: cfg.HotThreshold, Partial: len(cfg.PIDs) > 0},
 		spikes: model.NewSpikeDetector(5 * time.Minute),
 	}
 	m.prev, m.cur = &m.bufs[0], &m.bufs[1]

@@ -45,8 +45,10 @@ type Demo struct {
 	Caption     string
 	Remaining   string
 	Held        bool
-	SystemCS    float64
-	Results     []Result
+	// Finished: the tour is over and no workload runs.
+	Finished bool
+	SystemCS float64
+	Results  []Result
 }
 
 // Model is the panel component.
@@ -108,7 +110,7 @@ func (m Model) loadLines() []string {
 	case s.Running:
 		line2 = th.Dim.Render("measuring…")
 	default:
-		line2 = th.Dim.Render("two threads wake each other; press s to start")
+		line2 = th.Dim.Render("press s to start it, m for another mode")
 	}
 	return []string{textutil.Truncate(line1, m.width), textutil.Truncate(line2, m.width)}
 }
@@ -154,7 +156,11 @@ func (m Model) demoLines() []string {
 			lines = append(lines, textutil.Truncate(fmt.Sprintf("%-30s %12s %10s %12s", textutil.Truncate(r.Step, 30), ns, sw, cs), m.width))
 		}
 	}
-	lines = append(lines, th.Dim.Render(textutil.Truncate("n next  N back  space hold  q quit", m.width)))
+	keys := "n next  N back  space hold  q quit"
+	if d.Finished {
+		keys = "N run the last step again  q quit"
+	}
+	lines = append(lines, th.Dim.Render(textutil.Truncate(keys, m.width)))
 	return lines
 }
 
