@@ -2,21 +2,19 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxtop/ctxtop/internal/bench"
 	"github.com/ctxtop/ctxtop/internal/load"
 )
 
@@ -129,166 +127,7 @@ func runLoad(ctx context.Context, w io.Writer, cfg load.Config, asJSON bool) err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	run, err := load.Start(cfg)
-	if err != nil {
-		return err
-	}
-	if !asJSON {
-		fmt.Fprintf(w, "%s, %s, %s\n", cfg.Mode, pinning(cfg.CPUs), plural(max(cfg.Pairs, 1), "pair"))
-		fmt.Fprintf(w, "%8s %13s %10s %12s %13s %9s\n", "elapsed", "round trips/s", "ns/trip", "voluntary/s", "involuntary/s", "migr/s")
-	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	var last lineMark
-	last.read(run.Progress(), cfg.Mode)
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case <-run.Done():
-			break loop
-		case <-tick.C:
-			if asJSON {
-				continue
-			}
-			var cur lineMark
-			cur.read(run.Progress(), cfg.Mode)
-			printLine(w, last, cur, max(cfg.Pairs, 1))
-			last = cur
-		}
-	}
-	sum := run.Stop()
-	if asJSON {
-		b, err := json.Marshal(sum)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(b))
-		return err
-	}
-	printSummary(w, sum)
-	return nil
-}
-
-// lineMark is what a per-second line is the difference of.
-type lineMark struct {
-	at         time.Duration
-	roundTrips uint64
-	c          load.Counters
-	ok         bool
-}
-
-// read sums the kernel counters of the workload's threads now: this
-// process's workload threads and the child's, or every thread of this
-// process in goroutine mode, whose goroutines have no thread of their own.
-func (m *lineMark) read(p load.Progress, mode load.Mode) {
-	m.at, m.roundTrips = p.Elapsed, p.RoundTrips
-	m.c = load.Counters{HasMigrations: true}
-	m.ok = true
-	add := func(c load.Counters, err error) {
-		if err != nil {
-			m.ok = false
-			return
-		}
-		m.c.Voluntary += c.Voluntary
-		m.c.Involuntary += c.Involuntary
-		m.c.Migrations += c.Migrations
-		m.c.HasMigrations = m.c.HasMigrations && c.HasMigrations
-	}
-	if mode == load.ModeGoroutine {
-		add(load.ProcessCounters(os.Getpid()))
-		return
-	}
-	for _, tid := range p.TIDs {
-		add(load.ReadCounters("/proc", os.Getpid(), tid))
-	}
-	if p.ChildPID > 0 {
-		add(load.ProcessCounters(p.ChildPID))
-	}
-}
-
-// printLine prints the second from a to b; ns/trip is one pair's, as in
-// the summary.
-func printLine(w io.Writer, a, b lineMark, pairs int) {
-	dt := (b.at - a.at).Seconds()
-	if dt <= 0 {
-		return
-	}
-	trips := b.roundTrips - a.roundTrips
-	ns := "-"
-	if trips > 0 {
-		ns = group(float64(b.at-a.at) * float64(pairs) / float64(trips))
-	}
-	vol, invol, migr := "-", "-", "-"
-	if a.ok && b.ok && b.c.Voluntary >= a.c.Voluntary && b.c.Involuntary >= a.c.Involuntary {
-		vol = group(float64(b.c.Voluntary-a.c.Voluntary) / dt)
-		invol = group(float64(b.c.Involuntary-a.c.Involuntary) / dt)
-		if a.c.HasMigrations && b.c.HasMigrations && b.c.Migrations >= a.c.Migrations {
-			migr = group(float64(b.c.Migrations-a.c.Migrations) / dt)
-		}
-	}
-	fmt.Fprintf(w, "%7.1fs %13s %10s %12s %13s %9s\n", b.at.Seconds(), group(float64(trips)/dt), ns, vol, invol, migr)
-}
-
-func printSummary(w io.Writer, s load.Summary) {
-	fmt.Fprintf(w, "\n%s, %s, %s, %.2fs: %s round trips\n", s.Mode, pinning(s.CPUs), plural(s.Pairs, "pair"), s.DurationS, group(float64(s.RoundTrips)))
-	if s.RoundTrips == 0 {
-		return
-	}
-	fmt.Fprintf(w, "  %s ns per round trip\n", group(s.NsPerRoundTrip))
-	fmt.Fprintf(w, "  %.2f switches per round trip (kernel-counted: %s voluntary, %s involuntary)\n",
-		s.SwitchesPerRoundTrip, group(float64(s.SwitchesVoluntary)), group(float64(s.SwitchesInvoluntary)))
-	if s.NsPerSwitch > 0 && s.SwitchesPerRoundTrip >= 0.5 {
-		fmt.Fprintf(w, "  %s ns per switch\n", group(s.NsPerSwitch))
-	}
-	if s.Migrations != nil {
-		fmt.Fprintf(w, "  %s CPU migrations\n", group(float64(*s.Migrations)))
-	} else {
-		fmt.Fprintln(w, "  CPU migrations: unknown (no se.nr_migrations in /proc/PID/task/TID/sched, or a thread's file could not be read)")
-	}
-	if s.Mode == load.ModeGoroutine {
-		fmt.Fprintln(w, "  (goroutine mode counts every thread of this process: the goroutines have none of their own)")
-	}
-}
-
-func pinning(cpus []int) string {
-	switch len(cpus) {
-	case 0:
-		return "unpinned"
-	case 1:
-		return "both on CPU " + strconv.Itoa(cpus[0])
-	}
-	return fmt.Sprintf("CPUs %d and %d", cpus[0], cpus[1])
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
-}
-
-// group formats a non-negative figure rounded to an integer with thousands
-// separators, so seven-digit rates stay readable.
-func group(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
-	}
-	s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	return load.Report(ctx, w, cfg, asJSON)
 }
 
 // newLoadChildCmd is the other side of process mode: ctxtop re-executes
@@ -349,7 +188,7 @@ the syscall baseline, one thread, never on two CPUs.`,
 			if err != nil {
 				return err
 			}
-			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), benchPlan(modes, allowed, o.duration), o.output == "json")
+			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), bench.Plan(modes, allowed, o.duration), o.output == "json")
 		},
 	}
 	f := cmd.Flags()
@@ -360,159 +199,22 @@ the syscall baseline, one thread, never on two CPUs.`,
 	return cmd
 }
 
-// benchPlan is the matrix of runs, in the order the table shows them.
-func benchPlan(modes []load.Mode, allowed []int, d time.Duration) []load.Config {
-	var plan []load.Config
-	for _, m := range modes {
-		plan = append(plan, load.Config{Mode: m, Duration: d})
-		if m == load.ModeGoroutine || len(allowed) == 0 {
-			continue
-		}
-		plan = append(plan, load.Config{Mode: m, CPUs: []int{allowed[0]}, Duration: d})
-		if m != load.ModeSyscall && len(allowed) >= 2 {
-			plan = append(plan, load.Config{Mode: m, CPUs: []int{allowed[0], allowed[1]}, Duration: d})
-		}
-	}
-	return plan
-}
-
 func runBench(ctx context.Context, w, progress io.Writer, plan []load.Config, asJSON bool) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	sums := []load.Summary{}
-	for i, cfg := range plan {
-		if ctx.Err() != nil {
-			break
-		}
-		if !asJSON {
-			fmt.Fprintf(progress, "[%d/%d] %s, %s ...\n", i+1, len(plan), cfg.Mode, pinning(cfg.CPUs))
-		}
-		run, err := load.Start(cfg)
-		if err != nil {
-			return fmt.Errorf("%s, %s: %w", cfg.Mode, pinning(cfg.CPUs), err)
-		}
-		select {
-		case <-ctx.Done():
-		case <-run.Done():
-		}
-		sums = append(sums, run.Stop())
-	}
 	if asJSON {
-		b, err := json.Marshal(sums)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(b))
+		progress = nil
+	}
+	sums, err := bench.Run(ctx, plan, progress)
+	if err != nil {
 		return err
 	}
-	printBench(w, sums)
+	if asJSON {
+		return bench.WriteJSON(w, sums)
+	}
+	bench.WriteText(w, sums)
 	return nil
-}
-
-func printBench(w io.Writer, sums []load.Summary) {
-	fmt.Fprintf(w, "%-10s %-16s %10s %10s %14s %12s\n", "mode", "pinning", "ns/trip", "ns/switch", "switches/trip", "vs unpinned")
-	for _, s := range sums {
-		nsSwitch := "-"
-		if s.SwitchesPerRoundTrip >= 0.5 {
-			nsSwitch = group(s.NsPerSwitch)
-		}
-		ratio := "-"
-		if u, ok := findRun(sums, s.Mode, 0); ok && u.NsPerRoundTrip > 0 && s.NsPerRoundTrip > 0 {
-			ratio = fmt.Sprintf("%.2f×", s.NsPerRoundTrip/u.NsPerRoundTrip)
-		}
-		fmt.Fprintf(w, "%-10s %-16s %10s %10s %14.2f %12s\n", s.Mode, pinning(s.CPUs), group(s.NsPerRoundTrip), nsSwitch, s.SwitchesPerRoundTrip, ratio)
-	}
-	lines := benchConclusions(sums)
-	if len(lines) > 0 {
-		fmt.Fprintln(w)
-	}
-	for _, l := range lines {
-		fmt.Fprintln(w, l)
-	}
-}
-
-// findRun is the run of mode with ncpus CPUs pinned.
-func findRun(sums []load.Summary, mode load.Mode, ncpus int) (load.Summary, bool) {
-	for _, s := range sums {
-		if s.Mode == mode && len(s.CPUs) == ncpus && s.RoundTrips > 0 {
-			return s, true
-		}
-	}
-	return load.Summary{}, false
-}
-
-// benchConclusions are sentences computed from the figures, in the words
-// of the classic experiments; a comparison whose runs are missing is left
-// out.
-func benchConclusions(sums []load.Summary) []string {
-	var out []string
-	for _, m := range []load.Mode{load.ModeFutex, load.ModePipe, load.ModeProcess} {
-		u, ok1 := findRun(sums, m, 0)
-		one, ok2 := findRun(sums, m, 1)
-		if ok1 && ok2 {
-			out = append(out, fmt.Sprintf("- pinning both %s sides to one CPU made a round trip %s (%s → %s ns)",
-				m, faster(u.NsPerRoundTrip, one.NsPerRoundTrip), group(u.NsPerRoundTrip), group(one.NsPerRoundTrip)))
-		}
-		two, ok3 := findRun(sums, m, 2)
-		if ok2 && ok3 {
-			out = append(out, fmt.Sprintf("- with one %s side on each of two CPUs a round trip was %s than on one CPU (%s vs %s ns)",
-				m, slower(one.NsPerRoundTrip, two.NsPerRoundTrip), group(two.NsPerRoundTrip), group(one.NsPerRoundTrip)))
-		}
-	}
-	if g, ok := findRun(sums, load.ModeGoroutine, 0); ok {
-		if f, ok := findRun(sums, load.ModeFutex, 0); ok {
-			out = append(out, fmt.Sprintf("- a goroutine hand-off round trip is %s than an OS thread round trip over futex, unpinned (%s vs %s ns)",
-				cheaper(f.NsPerRoundTrip, g.NsPerRoundTrip), group(g.NsPerRoundTrip), group(f.NsPerRoundTrip)))
-		}
-		if f, ok := findRun(sums, load.ModeFutex, 1); ok {
-			out = append(out, fmt.Sprintf("- and %s than the cheapest thread round trip, futex on one CPU (%s ns)",
-				cheaper(f.NsPerRoundTrip, g.NsPerRoundTrip), group(f.NsPerRoundTrip)))
-		}
-	}
-	p, ok1 := findRun(sums, load.ModeProcess, 1)
-	t, ok2 := findRun(sums, load.ModePipe, 1)
-	if ok1 && ok2 && p.NsPerSwitch > 0 && t.NsPerSwitch > 0 {
-		out = append(out, fmt.Sprintf("- on one CPU a switch between processes cost %.1f× one between threads (%s vs %s ns per switch)",
-			p.NsPerSwitch/t.NsPerSwitch, group(p.NsPerSwitch), group(t.NsPerSwitch)))
-	}
-	if sc, ok := findRun(sums, load.ModeSyscall, 0); ok {
-		if f, ok := findRun(sums, load.ModeFutex, 1); ok && f.NsPerSwitch > 0 && sc.NsPerRoundTrip > 0 {
-			out = append(out, fmt.Sprintf("- a system call took %s ns, with %.4f switches each; a futex switch on one CPU costs %.0f system calls",
-				group(sc.NsPerRoundTrip), sc.SwitchesPerRoundTrip, f.NsPerSwitch/sc.NsPerRoundTrip))
-		}
-	}
-	return out
-}
-
-func faster(before, after float64) string {
-	if after <= 0 || before <= 0 {
-		return "-"
-	}
-	if after <= before {
-		return fmt.Sprintf("%.1f× faster", before/after)
-	}
-	return fmt.Sprintf("%.1f× slower", after/before)
-}
-
-func slower(base, v float64) string {
-	if base <= 0 || v <= 0 {
-		return "-"
-	}
-	if v >= base {
-		return fmt.Sprintf("%.1f× slower", v/base)
-	}
-	return fmt.Sprintf("%.1f× faster", base/v)
-}
-
-func cheaper(dear, cheap float64) string {
-	if dear <= 0 || cheap <= 0 {
-		return "-"
-	}
-	if cheap <= dear {
-		return fmt.Sprintf("%.0f× cheaper", dear/cheap)
-	}
-	return fmt.Sprintf("%.1f× dearer", cheap/dear)
 }
