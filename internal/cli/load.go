@@ -22,7 +22,7 @@ import (
 type loadOptions struct {
 	mode       string
 	cpus       string
-	duration   time.Duration
+	duration   durationValue
 	roundTrips uint64
 	pairs      int
 	gomaxprocs int
@@ -30,7 +30,7 @@ type loadOptions struct {
 }
 
 func newLoadCmd() *cobra.Command {
-	o := loadOptions{mode: string(load.ModeFutex), duration: 10 * time.Second, pairs: 1, output: "text"}
+	o := loadOptions{mode: string(load.ModeFutex), duration: durationValue(10 * time.Second), pairs: 1, output: "text"}
 	cmd := &cobra.Command{
 		Use:   "load",
 		Short: "Run a ping-pong workload and measure what its switches cost",
@@ -65,7 +65,7 @@ first side on CPU 0 and the second on CPU 1. Without it the kernel places them.`
 	f.SortFlags = false
 	f.StringVar(&o.mode, "mode", o.mode, "goroutine, futex, pipe, process or syscall")
 	f.StringVar(&o.cpus, "cpus", "", "pin: one CPU for both sides (0) or one each (0,1); default unpinned")
-	f.DurationVar(&o.duration, "duration", o.duration, "how long to run; 0 runs until interrupted")
+	f.Var(&o.duration, "duration", "how long to run: seconds (2) or a duration (500ms); 0 runs until interrupted")
 	f.Uint64Var(&o.roundTrips, "round-trips", 0, "stop after this many round trips (over all pairs)")
 	f.IntVar(&o.pairs, "pairs", o.pairs, "independent ping-pong pairs")
 	f.IntVar(&o.gomaxprocs, "gomaxprocs", 0, "set GOMAXPROCS (default: Go's)")
@@ -79,12 +79,9 @@ func (o *loadOptions) config(cmd *cobra.Command) (load.Config, error) {
 	if err != nil {
 		return load.Config{}, fmt.Errorf("--mode: %w", err)
 	}
-	cfg := load.Config{Mode: m, Pairs: o.pairs, Duration: o.duration, RoundTrips: o.roundTrips}
+	cfg := load.Config{Mode: m, Pairs: o.pairs, Duration: time.Duration(o.duration), RoundTrips: o.roundTrips}
 	if o.pairs < 1 {
 		return cfg, fmt.Errorf("--pairs must be at least 1, got %d", o.pairs)
-	}
-	if o.duration < 0 {
-		return cfg, fmt.Errorf("--duration must not be negative, got %v", o.duration)
 	}
 	if cmd.Flags().Changed("round-trips") {
 		if o.roundTrips == 0 {
@@ -97,6 +94,9 @@ func (o *loadOptions) config(cmd *cobra.Command) (load.Config, error) {
 	if cmd.Flags().Changed("cpus") {
 		if cfg.CPUs, err = parseCPUsFlag(o.cpus); err != nil {
 			return cfg, err
+		}
+		if m == load.ModeSyscall && len(cfg.CPUs) > 1 {
+			return cfg, errors.New("--cpus: syscall mode runs one thread, so it takes one CPU (--cpus 0), not two")
 		}
 	}
 	if o.gomaxprocs < 0 {
@@ -148,13 +148,13 @@ func newLoadChildCmd() *cobra.Command {
 
 // benchOptions are ctxtop bench's flags.
 type benchOptions struct {
-	duration time.Duration
+	duration durationValue
 	modes    string
 	output   outputValue
 }
 
 func newBenchCmd() *cobra.Command {
-	o := benchOptions{duration: 3 * time.Second, output: "text"}
+	o := benchOptions{duration: durationValue(3 * time.Second), output: "text"}
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure what a context switch costs here: every mode, unpinned and pinned",
@@ -188,12 +188,12 @@ the syscall baseline, one thread, never on two CPUs.`,
 			if err != nil {
 				return err
 			}
-			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), bench.Plan(modes, allowed, o.duration), o.output == "json")
+			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), bench.Plan(modes, allowed, time.Duration(o.duration)), o.output == "json")
 		},
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	f.DurationVar(&o.duration, "duration", o.duration, "how long each run lasts")
+	f.Var(&o.duration, "duration", "how long each run lasts: seconds (2) or a duration (500ms)")
 	f.StringVar(&o.modes, "modes", "", "comma-separated modes to run (default: all)")
 	f.VarP(&o.output, "output", "o", "text, or json: the array of run summaries")
 	return cmd

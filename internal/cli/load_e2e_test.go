@@ -29,7 +29,7 @@ func TestLoadBadFlags(t *testing.T) {
 		{"--duration", "-1s"},
 		{"--duration", "soon"},
 		{"--round-trips", "0"},
-		{"--mode", "goroutine", "--cpus", "0"},
+		{"--mode", "syscall", "--cpus", "0,1"},
 		{"-o", "yaml"},
 	} {
 		cmd := exec.Command(bin, append([]string{"load"}, args...)...)
@@ -47,6 +47,68 @@ func TestLoadBadFlags(t *testing.T) {
 		if stdout.Len() != 0 {
 			t.Errorf("load %v: stdout %q, want nothing", args, stdout.String())
 		}
+	}
+}
+
+// TestNumericFlagErrors: every flag that takes a number or a time answers
+// a typo with one line naming the flag, not the parser's own wording.
+func TestNumericFlagErrors(t *testing.T) {
+	bin := testutil.Binary(t)
+	for _, args := range [][]string{
+		{"-b", "--hot", "abc"},
+		{"-b", "--top", "abc"},
+		{"-b", "--top", "99999999999999999999"},
+		{"-b", "-n", "x"},
+		{"-b", "-d", "x"},
+		{"-b", "-p", "1,x"},
+		{"load", "--duration", "soon"},
+		{"load", "--round-trips", "-1"},
+		{"load", "--round-trips", "1.5"},
+		{"load", "--pairs", "two"},
+		{"load", "--gomaxprocs", "x"},
+		{"bench", "--duration", "x"},
+		{"bench", "--repeats", "x"},
+		{"demo", "--step", "x"},
+	} {
+		cmd := exec.Command(bin, args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+			t.Errorf("%v: %v, want a non-zero exit", args, err)
+		}
+		msg := stderr.String()
+		lines := strings.Split(strings.TrimRight(msg, "\n"), "\n")
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], "ctxtop: ") {
+			t.Errorf("%v: stderr %q, want one line starting ctxtop:", args, msg)
+		}
+		for _, raw := range []string{"strconv", "parsing", "invalid syntax", "time: "} {
+			if strings.Contains(msg, raw) {
+				t.Errorf("%v: stderr %q holds the library's wording %q", args, msg, raw)
+			}
+		}
+		flag := args[len(args)-2]
+		if !strings.Contains(msg, flag) {
+			t.Errorf("%v: stderr %q does not name %s", args, msg, flag)
+		}
+	}
+}
+
+// TestLoadDurationSeconds: --duration takes plain seconds, as -d does.
+func TestLoadDurationSeconds(t *testing.T) {
+	out, err := exec.Command(testutil.Binary(t), "load", "-o", "json", "--duration", "0.3").Output()
+	if err != nil {
+		t.Fatalf("load --duration 0.3: %v", err)
+	}
+	var got struct {
+		DurationS float64 `json:"duration_s"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("load -o json printed %q: %v", out, err)
+	}
+	if got.DurationS < 0.25 || got.DurationS > 5 {
+		t.Errorf("duration_s %v for --duration 0.3", got.DurationS)
 	}
 }
 
