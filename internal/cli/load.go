@@ -43,15 +43,27 @@ Modes:
   futex      two OS threads, FUTEX_WAIT/FUTEX_WAKE on a shared word (Java's park/unpark)
   pipe       two OS threads over a pair of pipes (perf bench sched pipe -T)
   process    two processes over a pair of pipes (perf bench sched pipe)
-  goroutine  two goroutines over unbuffered channels: no kernel switch at all
+  goroutine  two goroutines over unbuffered channels: the hand-off never enters
+             the kernel, but the Go runtime's own threads still switch (a
+             goroutine made runnable wakes an idle P's thread to look for work;
+             it finds none and parks again in futex). Those are counted over
+             every thread of the process and shown as switches/s.
   syscall    one thread calling getppid: a mode switch, no context switch
 
 --cpus 0 puts both sides on CPU 0 (like taskset -c 0); --cpus 0,1 puts the
-first side on CPU 0 and the second on CPU 1. Without it the kernel places them.`,
+first side on CPU 0 and the second on CPU 1. Without it the kernel places them.
+Goroutine mode pins the whole process, every thread (taskset -c on a Go
+program); syscall mode has one thread and takes one CPU.
+
+ns per switch is per kernel-counted switch: ns per round trip divided by the
+switches the kernel counted per round trip. It is shown only where a round trip
+holds at least one switch (futex, pipe, process); in goroutine and syscall
+modes a round trip is not made of switches and the quotient would mean nothing.`,
 		Example: `  ctxtop load                         futex, unpinned, 10 s
   ctxtop load --cpus 0                both threads on CPU 0
   ctxtop load --mode process --cpus 0 compare: taskset -c 0 perf bench sched pipe
-  ctxtop load -o json --duration 2s`,
+  ctxtop load --mode goroutine --cpus 0   the whole Go process on CPU 0
+  ctxtop load -o json --duration 2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := o.config(cmd)

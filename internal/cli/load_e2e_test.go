@@ -127,7 +127,7 @@ func TestLoadJSON(t *testing.T) {
 	}
 	sort.Strings(keys)
 	want := []string{"cpus", "duration_s", "migrations", "mode", "ns_per_round_trip", "ns_per_switch", "pairs",
-		"round_trips", "switches_involuntary", "switches_per_round_trip", "switches_voluntary"}
+		"round_trips", "switches_counted", "switches_involuntary", "switches_per_round_trip", "switches_voluntary"}
 	if diff := cmp.Diff(want, keys); diff != "" {
 		t.Errorf("JSON keys (-want +got):\n%s", diff)
 	}
@@ -139,6 +139,72 @@ func TestLoadJSON(t *testing.T) {
 	}
 	if n, _ := got["round_trips"].(float64); n < 10 {
 		t.Errorf("round_trips %v", got["round_trips"])
+	}
+}
+
+// TestLoadGoroutineHonest: goroutine mode says what its switches are (the
+// runtime's threads, counted over the whole process, as a rate), prints no
+// ns per switch, and its help no longer claims there are none.
+func TestLoadGoroutineHonest(t *testing.T) {
+	bin := testutil.Binary(t)
+	help, err := exec.Command(bin, "load", "--help").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(help), "no kernel switch at all") || !strings.Contains(string(help), "idle P") {
+		t.Errorf("load --help on goroutine mode:\n%s", help)
+	}
+	out, err := exec.Command(bin, "load", "--mode", "goroutine", "--duration", "0.3").Output()
+	if err != nil {
+		t.Fatalf("load --mode goroutine: %v", err)
+	}
+	if !strings.Contains(string(out), "switches/s of this process's threads (kernel-counted over every thread of the process") {
+		t.Errorf("goroutine summary does not count the process's switches as such:\n%s", out)
+	}
+	if strings.Contains(string(out), "ns per kernel-counted switch") || strings.Contains(string(out), "ns per switch") {
+		t.Errorf("goroutine summary gives ns per switch under one switch per round trip:\n%s", out)
+	}
+}
+
+// TestLoadGoroutinePinned: --cpus pins every thread of the process, as
+// taskset -c would, while the run lasts.
+func TestLoadGoroutinePinned(t *testing.T) {
+	cmd := exec.Command(testutil.Binary(t), "load", "--mode", "goroutine", "--cpus", "0", "--duration", "1.5")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	dir := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/task"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range ents {
+		b, err := os.ReadFile(dir + "/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+				got[e.Name()] = strings.TrimSpace(v)
+			}
+		}
+	}
+	want := map[string]string{}
+	for k := range got {
+		want[k] = "0"
+	}
+	if diff := cmp.Diff(want, got); diff != "" || len(got) < 2 {
+		t.Errorf("threads of load --mode goroutine --cpus 0, Cpus_allowed_list (-want +got):\n%s", diff)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("load --mode goroutine --cpus 0: %v", err)
+	}
+	if !strings.Contains(stdout.String(), "goroutine, both on CPU 0") {
+		t.Errorf("summary:\n%s", stdout.String())
 	}
 }
 

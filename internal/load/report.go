@@ -40,6 +40,9 @@ func Report(ctx context.Context, w io.Writer, cfg Config, asJSON bool) error {
 	}
 	if !asJSON {
 		fmt.Fprintf(w, "%s, %s, %s\n", cfg.Mode, Pinning(cfg.CPUs), plural(max(cfg.Pairs, 1), "pair"))
+		if cfg.Mode == ModeGoroutine {
+			fmt.Fprintln(w, "(switch columns: every thread of this process, the Go runtime's; the hand-offs themselves never enter the kernel)")
+		}
 		fmt.Fprintf(w, "%8s %13s %10s %12s %13s %9s\n", "elapsed", "round trips/s", "ns/trip", "voluntary/s", "involuntary/s", "migr/s")
 	}
 	tick := time.NewTicker(time.Second)
@@ -140,17 +143,20 @@ func WriteSummary(w io.Writer, s Summary) {
 		return
 	}
 	fmt.Fprintf(w, "  %s ns per round trip\n", model.Thousands(s.NsPerRoundTrip))
-	fmt.Fprintf(w, "  %.2f switches per round trip (kernel-counted: %s voluntary, %s involuntary)\n",
-		s.SwitchesPerRoundTrip, model.Thousands(float64(s.SwitchesVoluntary)), model.Thousands(float64(s.SwitchesInvoluntary)))
-	if s.NsPerSwitch > 0 && s.SwitchesPerRoundTrip >= 0.5 {
-		fmt.Fprintf(w, "  %s ns per switch\n", model.Thousands(s.NsPerSwitch))
+	if s.SwitchesCounted == CountedProcess {
+		fmt.Fprintf(w, "  %s switches/s of this process's threads (kernel-counted over %s: %s voluntary, %s involuntary); %.4f per round trip\n",
+			model.Thousands(s.SwitchesPerSecond()), CountedProcess, model.Thousands(float64(s.SwitchesVoluntary)), model.Thousands(float64(s.SwitchesInvoluntary)), s.SwitchesPerRoundTrip)
+		fmt.Fprintln(w, "  (the hand-offs never enter the kernel; these are the Go runtime's threads: idle Ps parking and being woken to look for work)")
+	} else {
+		fmt.Fprintf(w, "  %.2f switches per round trip (kernel-counted: %s voluntary, %s involuntary)\n",
+			s.SwitchesPerRoundTrip, model.Thousands(float64(s.SwitchesVoluntary)), model.Thousands(float64(s.SwitchesInvoluntary)))
+	}
+	if s.NsPerSwitch > 0 {
+		fmt.Fprintf(w, "  %s ns per kernel-counted switch (ns per round trip ÷ switches per round trip)\n", model.Thousands(s.NsPerSwitch))
 	}
 	if s.Migrations != nil {
 		fmt.Fprintf(w, "  %s CPU migrations\n", model.Thousands(float64(*s.Migrations)))
 	} else {
 		fmt.Fprintln(w, "  CPU migrations: unknown (no se.nr_migrations in /proc/PID/task/TID/sched, or a thread's file could not be read)")
-	}
-	if s.Mode == ModeGoroutine {
-		fmt.Fprintln(w, "  (goroutine mode counts every thread of this process: the goroutines have none of their own)")
 	}
 }

@@ -15,8 +15,9 @@ import (
 type Config struct {
 	Mode Mode
 	// CPUs: nil unpinned; [c] both sides on c; [a, b] ping on a, pong on b.
-	// Syscall mode has one side and takes the first; goroutine mode cannot
-	// be pinned (Start fails), since the Go scheduler places goroutines.
+	// Syscall mode has one side and takes the first. Goroutine mode pins
+	// the whole process, every thread, to the CPUs given (taskset -c on a
+	// Go program), since the Go scheduler places goroutines; Stop undoes it.
 	CPUs []int
 	// Pairs is the number of independent ping-pong pairs; 0 means 1.
 	Pairs int
@@ -52,19 +53,31 @@ type Summary struct {
 	// NsPerRoundTrip is the time one pair takes for a round trip:
 	// duration × pairs / round trips.
 	NsPerRoundTrip float64 `json:"ns_per_round_trip"`
-	// Switch counts are the kernel's, summed over the workload's threads
-	// (both processes in process mode). Goroutine mode has no threads of
-	// its own, so there they are the whole process's.
+	// Switch counts are the kernel's, summed over the threads
+	// SwitchesCounted names: the workload's own (both processes in process
+	// mode), or in goroutine mode, whose goroutines have no threads of
+	// their own, every thread of the process. Those are the runtime's: a
+	// goroutine made runnable wakes an idle P's thread to look for work,
+	// which finds the hand-off done and parks again in futex.
 	SwitchesVoluntary    uint64  `json:"switches_voluntary"`
 	SwitchesInvoluntary  uint64  `json:"switches_involuntary"`
+	SwitchesCounted      string  `json:"switches_counted"`
 	SwitchesPerRoundTrip float64 `json:"switches_per_round_trip"`
-	// NsPerSwitch is NsPerRoundTrip / SwitchesPerRoundTrip; 0 when the
-	// kernel counted no switch.
+	// NsPerSwitch is the cost per kernel-counted switch: NsPerRoundTrip /
+	// SwitchesPerRoundTrip. It is 0 when there was under one switch per
+	// round trip: such a round trip is not made of switches (syscall and
+	// goroutine modes), and the quotient would exceed the round trip itself.
 	NsPerSwitch float64 `json:"ns_per_switch"`
 	// Migrations is the sum of se.nr_migrations over the workload's
 	// threads; nil (JSON null) when the kernel does not expose it.
 	Migrations *uint64 `json:"migrations"`
 }
+
+// What SwitchesCounted says.
+const (
+	CountedWorkload = "workload threads"
+	CountedProcess  = "every thread of the process"
+)
 
 // Switches is the kernel's count of both kinds.
 func (s Summary) Switches() uint64 { return s.SwitchesVoluntary + s.SwitchesInvoluntary }
@@ -81,6 +94,8 @@ type Run struct {
 	threads []*thread
 	// whole is set in goroutine mode: counters over the whole process.
 	whole0 Counters
+	// pinned is goroutine mode's whole-process pinning, undone by Stop.
+	pinned *pinnedProcess
 
 	start    time.Time
 	endNanos atomic.Int64 // wall end, unix nanos, set when the last pair ended
@@ -169,9 +184,6 @@ func Start(cfg Config) (*Run, error) {
 	if err := ValidateCPUs(cfg.CPUs); err != nil {
 		return nil, err
 	}
-	if cfg.Mode == ModeGoroutine && len(cfg.CPUs) > 0 {
-		return nil, errors.New("goroutine mode cannot be pinned: the Go scheduler places goroutines, not the kernel")
-	}
 	cfg.CPUs = append([]int(nil), cfg.CPUs...)
 	r := &Run{cfg: cfg, done: make(chan struct{})}
 	for i := range cfg.Pairs {
@@ -215,6 +227,18 @@ func Start(cfg Config) (*Run, error) {
 		return nil, errs[0]
 	}
 	if cfg.Mode == ModeGoroutine {
+		if len(cfg.CPUs) > 0 {
+			// Before the goroutines start, so that no thread the runtime
+			// wakes for them runs elsewhere.
+			pinned, err := pinProcess(cfg.CPUs)
+			if err != nil {
+				aborted.Store(true)
+				close(gate)
+				r.abort()
+				return nil, fmt.Errorf("pinning the process to %s: %w", formatCPUs(cfg.CPUs), err)
+			}
+			r.pinned = pinned
+		}
 		r.whole0, _ = readProcessCounters(os.Getpid())
 		for _, p := range r.pairs {
 			r.wg.Add(1)
@@ -437,6 +461,7 @@ func (r *Run) Stop() Summary {
 		}
 		r.closePairs()
 		r.summary = r.summarize()
+		r.pinned.restore()
 	})
 	return r.summary
 }
@@ -453,9 +478,11 @@ func (r *Run) summarize() Summary {
 		DurationS:  end.Sub(r.start).Seconds(),
 		RoundTrips: r.total(),
 	}
+	s.SwitchesCounted = CountedWorkload
 	var d Counters
 	d.HasMigrations = true
 	if r.cfg.Mode == ModeGoroutine {
+		s.SwitchesCounted = CountedProcess
 		c1, err := readProcessCounters(os.Getpid())
 		if err != nil {
 			d.HasMigrations = false
@@ -489,9 +516,7 @@ func (r *Run) summarize() Summary {
 		s.NsPerRoundTrip = end.Sub(r.start).Seconds() * 1e9 * float64(s.Pairs) / float64(s.RoundTrips)
 		s.SwitchesPerRoundTrip = float64(s.Switches()) / float64(s.RoundTrips)
 	}
-	if s.SwitchesPerRoundTrip > 0 {
-		s.NsPerSwitch = s.NsPerRoundTrip / s.SwitchesPerRoundTrip
-	}
+	s.NsPerSwitch = NsPerSwitch(s.NsPerRoundTrip, s.SwitchesPerRoundTrip)
 	return s
 }
 
@@ -525,3 +550,20 @@ func readProcessCounters(pid int) (Counters, error) {
 // ProcessCounters sums the counters over every thread of process pid,
 // live ones only: a thread that exited took its counts with it.
 func ProcessCounters(pid int) (Counters, error) { return readProcessCounters(pid) }
+
+// NsPerSwitch is the cost per kernel-counted switch, or 0 where it does not
+// apply: under one switch per round trip.
+func NsPerSwitch(nsPerRoundTrip, switchesPerRoundTrip float64) float64 {
+	if switchesPerRoundTrip < 1 || nsPerRoundTrip <= 0 {
+		return 0
+	}
+	return nsPerRoundTrip / switchesPerRoundTrip
+}
+
+// SwitchesPerSecond is the kernel-counted switch rate over the run.
+func (s Summary) SwitchesPerSecond() float64 {
+	if s.DurationS <= 0 {
+		return 0
+	}
+	return float64(s.Switches()) / s.DurationS
+}
