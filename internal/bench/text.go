@@ -47,8 +47,9 @@ func tables(cells []*Cell) []table {
 		case NoSwitch:
 			t.header = []string{"mode", "pinning", "ns/trip", "range", "switches/s", "switches/trip"}
 			for _, c := range group {
+				m, _ := c.MedianRun()
 				t.rows = append(t.rows, []string{string(c.Config.Mode), load.Pinning(c.Config.CPUs),
-					thousands(c.Trip().Median), c.Trip().Range(), thousands(c.SwitchesPerSecond().Median), fixed(c.SwitchesPerTrip().Median, 4)})
+					thousands(c.Trip().Median), c.Trip().Range(), thousands(m.SwitchesPerSecond()), fixed(m.SwitchesPerRoundTrip, 4)})
 			}
 		default:
 			t.header = []string{"mode", "pinning", "ns/trip", "range", "ns/switch", "switches/trip", "vs unpinned"}
@@ -57,8 +58,13 @@ func tables(cells []*Cell) []table {
 				if u := find(cells, c.Config.Mode, 0); u != nil && u.Trip().OK() && c.Trip().OK() {
 					ratio = fmt.Sprintf("%.2f×", c.Trip().Median/u.Trip().Median)
 				}
+				m, ok := c.MedianRun()
+				perSwitch := "-"
+				if ok && m.NsPerSwitch > 0 {
+					perSwitch = thousands(m.NsPerSwitch)
+				}
 				t.rows = append(t.rows, []string{string(c.Config.Mode), load.Pinning(c.Config.CPUs),
-					thousands(c.Trip().Median), c.Trip().Range(), thousands(c.Switch().Median), fixed(c.SwitchesPerTrip().Median, 2), ratio})
+					thousands(c.Trip().Median), c.Trip().Range(), perSwitch, fixed(m.SwitchesPerRoundTrip, 2), ratio})
 			}
 		}
 		t.conclusions = Conclusions(cells, e)
