@@ -131,7 +131,7 @@ func TestConclusionsNoSwitch(t *testing.T) {
 	want := []string{
 		"a goroutine hand-off round trip against a futex round trip between OS threads (unpinned) was 80× cheaper (median 24,000 → 300 ns; runs 22,000–26,000 vs 290–310)",
 		"against the cheapest thread round trip (futex, both on one CPU) it was 20× cheaper (median 6,000 → 300 ns; runs 5,800–6,400 vs 290–310)",
-		"goroutine hand-offs never enter the kernel, yet the process's threads made 10,000 switches/s (runs 9,677–10,344): the Go runtime's idle Ps parking and being woken",
+		"goroutine hand-offs never enter the kernel, yet the process's threads made 9,677–10,344 switches/s over the runs: the Go runtime's idle Ps parking and being woken",
 		"pinning the whole Go process to one CPU: no clear difference (runs 290–310 ns vs 280–320 ns overlap)",
 		"a system call took 1,000 ns (runs 900–1,100), with 0.0000 switches each; a futex switch on one CPU cost 3 system calls",
 	}

@@ -85,8 +85,8 @@ func Conclusions(cells []*Cell, e Experiment) []string {
 				out = append(out, compare("against the cheapest thread round trip (futex, both on one CPU) it", "was", f.Trip(), g.Trip(), "ns", "cheaper", "dearer"))
 			}
 			if s := g.SwitchesPerSecond(); s.OK() {
-				out = append(out, fmt.Sprintf("goroutine hand-offs never enter the kernel, yet the process's threads made %s switches/s (runs %s): the Go runtime's idle Ps parking and being woken",
-					thousands(s.Median), s.Range()))
+				out = append(out, fmt.Sprintf("goroutine hand-offs never enter the kernel, yet the process's threads made %s switches/s over the runs: the Go runtime's idle Ps parking and being woken",
+					s.Range()))
 			}
 			if one := find(cells, load.ModeGoroutine, 1); one != nil {
 				out = append(out, compare("pinning the whole Go process to one CPU", "made a goroutine round trip", g.Trip(), one.Trip(), "ns", "faster", "slower"))
