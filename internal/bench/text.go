@@ -6,7 +6,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/model"
 )
 
@@ -15,6 +14,7 @@ var thousands = model.Thousands
 // table is one experiment as text and markdown both show it.
 type table struct {
 	title       string
+	note        string // how to read the figures
 	header      []string
 	rows        [][]string
 	conclusions []string
@@ -38,21 +38,21 @@ func tables(cells []*Cell) []table {
 				group = append(group, c)
 			}
 		}
-		how := "; ns: the median run, then the range of the runs"
+		note := runsLabel(group) + "; ns/trip is the median run's, range the runs'"
 		if single(group) {
-			how = ""
+			note = runsLabel(group)
 		}
-		t := table{title: fmt.Sprintf("%s%s (%s%s)", strings.ToUpper(string(e[:1])), e[1:], runsLabel(group), how)}
+		t := table{title: strings.ToUpper(string(e[:1])) + string(e[1:]), note: note}
 		switch e {
 		case NoSwitch:
-			t.header = []string{"mode", "pinning", "ns/trip", "range", "switches/s", "switches/trip"}
+			t.header = []string{"mode", "pinning", "ns/trip", "range", "switches/s", "switch/trip"}
 			for _, c := range group {
 				m, _ := c.MedianRun()
-				t.rows = append(t.rows, []string{string(c.Config.Mode), load.Pinning(c.Config.CPUs),
+				t.rows = append(t.rows, []string{string(c.Config.Mode), shortPinning(c.Config.CPUs),
 					thousands(c.Trip().Median), c.Trip().Range(), thousands(m.SwitchesPerSecond()), fixed(m.SwitchesPerRoundTrip, 4)})
 			}
 		default:
-			t.header = []string{"mode", "pinning", "ns/trip", "range", "ns/switch", "switches/trip", "vs unpinned"}
+			t.header = []string{"mode", "pinning", "ns/trip", "range", "ns/switch", "switch/trip", "vs unpinned"}
 			for _, c := range group {
 				ratio := "-"
 				if u := find(cells, c.Config.Mode, 0); u != nil && u.Trip().OK() && c.Trip().OK() {
@@ -63,7 +63,7 @@ func tables(cells []*Cell) []table {
 				if ok && m.NsPerSwitch > 0 {
 					perSwitch = thousands(m.NsPerSwitch)
 				}
-				t.rows = append(t.rows, []string{string(c.Config.Mode), load.Pinning(c.Config.CPUs),
+				t.rows = append(t.rows, []string{string(c.Config.Mode), shortPinning(c.Config.CPUs),
 					thousands(c.Trip().Median), c.Trip().Range(), perSwitch, fixed(m.SwitchesPerRoundTrip, 2), ratio})
 			}
 		}
@@ -105,7 +105,8 @@ func WriteText(w io.Writer, cells []*Cell) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintln(w, t.title)
+		fmt.Fprint(w, wrap(t.title+":", textWidth, "", ""))
+		fmt.Fprint(w, wrap("("+t.note+")", textWidth, "", " "))
 		width := make([]int, len(t.header))
 		for _, r := range append([][]string{t.header}, t.rows...) {
 			for j, v := range r {
@@ -131,9 +132,48 @@ func WriteText(w io.Writer, cells []*Cell) {
 			fmt.Fprintln(w)
 		}
 		for _, l := range t.conclusions {
-			fmt.Fprintln(w, "- "+l)
+			fmt.Fprint(w, wrap(l, textWidth, "- ", "  "))
 		}
 	}
+}
+
+// textWidth is where conclusions wrap: the 80 columns of a terminal over SSH.
+const textWidth = 80
+
+// wrap breaks s at spaces into lines of at most width cells, the first
+// led by lead and the later ones by indent; a word longer than a line
+// stays whole.
+func wrap(s string, width int, lead, indent string) string {
+	var b strings.Builder
+	b.WriteString(lead)
+	line := utf8.RuneCountInString(lead)
+	for i, word := range strings.Fields(s) {
+		n := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case line+1+n > width:
+			b.WriteString("\n" + indent)
+			line = utf8.RuneCountInString(indent)
+		default:
+			b.WriteByte(' ')
+			line++
+		}
+		b.WriteString(word)
+		line += n
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// shortPinning names a pinning in a table column: unpinned, CPU 0, CPUs 0,1.
+func shortPinning(cpus []int) string {
+	switch len(cpus) {
+	case 0:
+		return "unpinned"
+	case 1:
+		return fmt.Sprintf("CPU %d", cpus[0])
+	}
+	return fmt.Sprintf("CPUs %d,%d", cpus[0], cpus[1])
 }
 
 // WriteMarkdown prints each experiment as a heading, a table to paste into
@@ -143,7 +183,7 @@ func WriteMarkdown(w io.Writer, cells []*Cell) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "### %s\n\n", mdEscape(t.title))
+		fmt.Fprintf(w, "### %s\n\n%s.\n\n", mdEscape(t.title), mdEscape(strings.ToUpper(t.note[:1])+t.note[1:]))
 		fmt.Fprintln(w, "| "+strings.Join(t.header, " | ")+" |")
 		align := make([]string, len(t.header))
 		for j := range align {
