@@ -34,9 +34,12 @@ func tables(cells []*Cell) []table {
 	for _, e := range order {
 		var group []*Cell
 		for _, c := range cells {
-			if c.Experiment == e {
+			if _, ok := c.MedianRun(); ok && c.Experiment == e {
 				group = append(group, c)
 			}
+		}
+		if len(group) == 0 {
+			continue // interrupted before any of its runs finished
 		}
 		note := runsLabel(group) + "; ns/trip is the median run's, range the runs'"
 		if single(group) {

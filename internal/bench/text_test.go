@@ -63,3 +63,23 @@ func TestWrap(t *testing.T) {
 		t.Errorf("wrap of a long word = %q", got)
 	}
 }
+
+// TestWriteTextInterrupted: a bench cut short shows the cells that have a
+// finished run and leaves out the rest, and an experiment with none.
+func TestWriteTextInterrupted(t *testing.T) {
+	cells := matrix()
+	for _, c := range cells[5:] {
+		c.Runs = nil
+	}
+	var b bytes.Buffer
+	WriteText(&b, cells)
+	golden(t, "partial", b.Bytes())
+	for _, c := range cells[:3] {
+		c.Runs = nil
+	}
+	b.Reset()
+	WriteText(&b, cells[:3])
+	if b.Len() != 0 {
+		t.Errorf("no finished runs printed:\n%s", b.String())
+	}
+}
