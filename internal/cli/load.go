@@ -197,14 +197,13 @@ func (m *lineMark) read(p load.Progress, mode load.Mode) {
 		m.c.HasMigrations = m.c.HasMigrations && c.HasMigrations
 	}
 	if mode == load.ModeGoroutine {
-		add(load.ProcessCounters(os.Getpid()))
+		for _, pid := range p.PIDs {
+			add(load.ProcessCounters(pid))
+		}
 		return
 	}
-	for _, tid := range p.TIDs {
-		add(load.ReadCounters("/proc", os.Getpid(), tid))
-	}
-	if p.ChildPID > 0 {
-		add(load.ProcessCounters(p.ChildPID))
+	for _, t := range p.Threads {
+		add(load.ReadCounters("/proc", t.PID, t.TID))
 	}
 }
 
@@ -294,17 +293,14 @@ func group(v float64) string {
 // newLoadChildCmd is the other side of process mode: ctxtop re-executes
 // itself with it.
 func newLoadChildCmd() *cobra.Command {
-	cpu := -1
-	cmd := &cobra.Command{
-		Use:    load.ChildCommand,
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			return load.RunChild(cpu)
+	return &cobra.Command{
+		Use:                load.ChildCommand,
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return load.ChildMain(args)
 		},
 	}
-	cmd.Flags().IntVar(&cpu, "cpu", -1, "CPU to pin to; -1 unpinned")
-	return cmd
 }
 
 // benchOptions are ctxtop bench's flags.

@@ -2,7 +2,8 @@ package tui
 
 import "github.com/ctxtop/ctxtop/internal/load"
 
-// loadLoader runs the workloads of package load inside this process.
+// loadLoader runs the workloads of package load, each in a process of its
+// own, so the monitor's own threads stay as quiet as when idle.
 type loadLoader struct{ cpus []int }
 
 // NewLoader returns the Loader backed by ctxtop's own workloads.
@@ -40,7 +41,16 @@ type loadRun struct{ r *load.Run }
 
 func (x loadRun) Progress() LoadProgress {
 	p := x.r.Progress()
-	return LoadProgress{Elapsed: p.Elapsed, RoundTrips: p.RoundTrips, NsPerRoundTrip: p.NsPerRoundTrip, TIDs: p.TIDs, ChildPID: p.ChildPID}
+	lp := LoadProgress{Elapsed: p.Elapsed, RoundTrips: p.RoundTrips, NsPerRoundTrip: p.NsPerRoundTrip}
+	// Every thread of the workload process is the load's (its runtime's
+	// too); process mode's partner is marked by its thread.
+	if len(p.PIDs) > 0 {
+		lp.ChildPID = p.PIDs[0]
+	}
+	for _, t := range p.Threads {
+		lp.TIDs = append(lp.TIDs, t.TID)
+	}
+	return lp
 }
 
 func (x loadRun) Stop() LoadSummary {
