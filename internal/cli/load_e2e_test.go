@@ -29,7 +29,7 @@ func TestLoadBadFlags(t *testing.T) {
 		{"--duration", "-1s"},
 		{"--duration", "soon"},
 		{"--round-trips", "0"},
-		{"--mode", "goroutine", "--cpus", "0"},
+		{"--mode", "syscall", "--cpus", "0,1"},
 		{"-o", "yaml"},
 	} {
 		cmd := exec.Command(bin, append([]string{"load"}, args...)...)
@@ -50,6 +50,68 @@ func TestLoadBadFlags(t *testing.T) {
 	}
 }
 
+// TestNumericFlagErrors: every flag that takes a number or a time answers
+// a typo with one line naming the flag, not the parser's own wording.
+func TestNumericFlagErrors(t *testing.T) {
+	bin := testutil.Binary(t)
+	for _, args := range [][]string{
+		{"-b", "--hot", "abc"},
+		{"-b", "--top", "abc"},
+		{"-b", "--top", "99999999999999999999"},
+		{"-b", "-n", "x"},
+		{"-b", "-d", "x"},
+		{"-b", "-p", "1,x"},
+		{"load", "--duration", "soon"},
+		{"load", "--round-trips", "-1"},
+		{"load", "--round-trips", "1.5"},
+		{"load", "--pairs", "two"},
+		{"load", "--gomaxprocs", "x"},
+		{"bench", "--duration", "x"},
+		{"bench", "--repeats", "x"},
+		{"demo", "--step", "x"},
+	} {
+		cmd := exec.Command(bin, args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+			t.Errorf("%v: %v, want a non-zero exit", args, err)
+		}
+		msg := stderr.String()
+		lines := strings.Split(strings.TrimRight(msg, "\n"), "\n")
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], "ctxtop: ") {
+			t.Errorf("%v: stderr %q, want one line starting ctxtop:", args, msg)
+		}
+		for _, raw := range []string{"strconv", "parsing", "invalid syntax", "time: "} {
+			if strings.Contains(msg, raw) {
+				t.Errorf("%v: stderr %q holds the library's wording %q", args, msg, raw)
+			}
+		}
+		flag := args[len(args)-2]
+		if !strings.Contains(msg, flag) {
+			t.Errorf("%v: stderr %q does not name %s", args, msg, flag)
+		}
+	}
+}
+
+// TestLoadDurationSeconds: --duration takes plain seconds, as -d does.
+func TestLoadDurationSeconds(t *testing.T) {
+	out, err := exec.Command(testutil.Binary(t), "load", "-o", "json", "--duration", "0.3").Output()
+	if err != nil {
+		t.Fatalf("load --duration 0.3: %v", err)
+	}
+	var got struct {
+		DurationS float64 `json:"duration_s"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("load -o json printed %q: %v", out, err)
+	}
+	if got.DurationS < 0.25 || got.DurationS > 5 {
+		t.Errorf("duration_s %v for --duration 0.3", got.DurationS)
+	}
+}
+
 func TestLoadJSON(t *testing.T) {
 	out, err := exec.Command(testutil.Binary(t), "load", "-o", "json", "--duration", "300ms").Output()
 	if err != nil {
@@ -64,8 +126,8 @@ func TestLoadJSON(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := []string{"cpus", "duration_s", "migrations", "mode", "ns_per_round_trip", "ns_per_switch", "pairs",
-		"round_trips", "switches_involuntary", "switches_per_round_trip", "switches_voluntary"}
+	want := []string{"cpus", "duration_s", "hw", "hw_note", "migrations", "migrations_per_round_trip", "mode", "ns_per_round_trip", "ns_per_switch", "pairs",
+		"resched_ipis", "resched_ipis_per_round_trip", "round_trips", "switches_counted", "switches_involuntary", "switches_per_round_trip", "switches_voluntary"}
 	if diff := cmp.Diff(want, keys); diff != "" {
 		t.Errorf("JSON keys (-want +got):\n%s", diff)
 	}
@@ -77,6 +139,73 @@ func TestLoadJSON(t *testing.T) {
 	}
 	if n, _ := got["round_trips"].(float64); n < 10 {
 		t.Errorf("round_trips %v", got["round_trips"])
+	}
+}
+
+// TestLoadGoroutineHonest: goroutine mode says what its switches are (the
+// runtime's threads, counted over the whole process, as a rate), prints no
+// ns per switch, and its help no longer claims there are none.
+func TestLoadGoroutineHonest(t *testing.T) {
+	bin := testutil.Binary(t)
+	help, err := exec.Command(bin, "load", "--help").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(help), "no kernel switch at all") || !strings.Contains(string(help), "idle P") {
+		t.Errorf("load --help on goroutine mode:\n%s", help)
+	}
+	out, err := exec.Command(bin, "load", "--mode", "goroutine", "--duration", "0.3").Output()
+	if err != nil {
+		t.Fatalf("load --mode goroutine: %v", err)
+	}
+	if !strings.Contains(string(out), "switches/s of the workload process's threads (kernel-counted over every thread of the process") {
+		t.Errorf("goroutine summary does not count the process's switches as such:\n%s", out)
+	}
+	if strings.Contains(string(out), "ns per kernel-counted switch") || strings.Contains(string(out), "ns per switch") {
+		t.Errorf("goroutine summary gives ns per switch under one switch per round trip:\n%s", out)
+	}
+}
+
+// TestLoadGoroutinePinned: --cpus pins every thread of the workload
+// process, as taskset -c would, while the run lasts.
+func TestLoadGoroutinePinned(t *testing.T) {
+	cmd := exec.Command(testutil.Binary(t), "load", "--mode", "goroutine", "--cpus", "0", "--duration", "1.5")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child := waitChild(t, cmd.Process.Pid)
+	time.Sleep(500 * time.Millisecond)
+	dir := "/proc/" + strconv.Itoa(child) + "/task"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range ents {
+		b, err := os.ReadFile(dir + "/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+				got[e.Name()] = strings.TrimSpace(v)
+			}
+		}
+	}
+	want := map[string]string{}
+	for k := range got {
+		want[k] = "0"
+	}
+	if diff := cmp.Diff(want, got); diff != "" || len(got) < 2 {
+		t.Errorf("threads of load --mode goroutine --cpus 0, Cpus_allowed_list (-want +got):\n%s", diff)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("load --mode goroutine --cpus 0: %v", err)
+	}
+	if !strings.Contains(stdout.String(), "goroutine, both on CPU 0") {
+		t.Errorf("summary:\n%s", stdout.String())
 	}
 }
 

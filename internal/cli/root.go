@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -80,7 +81,7 @@ terminal, it prints reports like pidstat -w -t.`,
 			return runTUI(o)
 		},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	root.SetFlagErrorFunc(flagError)
 	f := root.Flags()
 	f.SortFlags = false
 	f.BoolVarP(&o.batch, "batch", "b", false, "batch mode: print reports instead of the live monitor")
@@ -130,7 +131,16 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print version, commit and Go version",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "ctxtop %s (commit %s, %s)\n", version, commit, goVersion())
+			fmt.Fprintln(cmd.OutOrStdout(), versionLine(version, commit, goVersion()))
 		},
 	}
+}
+
+// versionLine names the commit once: git describe's version already holds
+// it ("v1.2-3-gabc1234", or "abc1234" on an untagged tree).
+func versionLine(version, commit, goVersion string) string {
+	if commit == "" || commit == "unknown" || strings.Contains(version, commit) {
+		return fmt.Sprintf("ctxtop %s (%s)", version, goVersion)
+	}
+	return fmt.Sprintf("ctxtop %s (commit %s, %s)", version, commit, goVersion)
 }

@@ -13,8 +13,10 @@ import (
 type Config struct {
 	Mode Mode `json:"mode"`
 	// CPUs: nil unpinned; [c] both sides on c; [a, b] ping on a, pong on b.
-	// Syscall mode has one side and takes the first; goroutine, pool and
-	// poll modes cannot be pinned (Start fails).
+	// Syscall mode has one side and takes the first. Goroutine mode pins
+	// the whole workload process, every thread, to the CPUs given (taskset
+	// -c on a Go program), since the Go scheduler places goroutines. Pool
+	// and poll modes cannot be pinned (Start fails).
 	CPUs []int `json:"cpus,omitempty"`
 	// Pairs is the number of independent ping-pong pairs; 0 means 1.
 	Pairs int `json:"pairs,omitempty"`
@@ -127,9 +129,6 @@ func (cfg *Config) normalize() error {
 	}
 	if err := ValidateCPUs(cfg.CPUs); err != nil {
 		return err
-	}
-	if m == ModeGoroutine && len(cfg.CPUs) > 0 {
-		return errors.New("goroutine mode cannot be pinned: the Go scheduler places goroutines, not the kernel")
 	}
 	cfg.CPUs = append([]int(nil), cfg.CPUs...)
 	return nil

@@ -31,6 +31,8 @@ type localRun struct {
 	threads []*thread
 	// whole0 is set in goroutine mode: counters over the whole process.
 	whole0 Counters
+	// pinned is goroutine mode's whole-process pinning, undone by Stop.
+	pinned *pinnedProcess
 
 	start    time.Time
 	startNs  int64        // CLOCK_MONOTONIC, comparable across processes
@@ -187,6 +189,18 @@ func startLocal(cfg Config, counts []*atomic.Uint64, raw bool) (*localRun, error
 	}
 	r.openHW()
 	if cfg.Mode == ModeGoroutine {
+		if len(cfg.CPUs) > 0 {
+			// Before the goroutines start, so that no thread the runtime
+			// wakes for them runs elsewhere.
+			pinned, err := pinProcess(cfg.CPUs)
+			if err != nil {
+				aborted.Store(true)
+				close(gate)
+				r.abort()
+				return nil, fmt.Errorf("pinning the process to %s: %w", formatCPUs(cfg.CPUs), err)
+			}
+			r.pinned = pinned
+		}
 		r.whole0, _ = readProcessCounters(os.Getpid())
 		for _, p := range r.pairs {
 			r.wg.Add(1)
@@ -439,6 +453,7 @@ func (r *localRun) Stop() Summary {
 		}
 		r.summary = r.summarize()
 		r.closePairs()
+		r.pinned.restore()
 	})
 	return r.summary
 }
@@ -465,9 +480,11 @@ func (r *localRun) summarize() Summary {
 	default:
 		s.RoundTrips = n
 	}
+	s.SwitchesCounted = CountedWorkload
 	var d Counters
 	d.HasMigrations, d.HasSchedstat = true, true
 	if cfg.Mode == ModeGoroutine {
+		s.SwitchesCounted = CountedProcess
 		c1, err := readProcessCounters(os.Getpid())
 		if err != nil {
 			d.HasMigrations = false
@@ -542,9 +559,7 @@ func (r *localRun) summarize() Summary {
 		s.NsPerRoundTrip = float64(wall.Nanoseconds()) * float64(s.Pairs) / float64(s.RoundTrips)
 		s.SwitchesPerRoundTrip = float64(s.Switches()) / float64(s.RoundTrips)
 	}
-	if s.SwitchesPerRoundTrip > 0 {
-		s.NsPerSwitch = s.NsPerRoundTrip / s.SwitchesPerRoundTrip
-	}
+	s.NsPerSwitch = NsPerSwitch(s.NsPerRoundTrip, s.SwitchesPerRoundTrip)
 	r.summarizeWalk(&s)
 	secs := wall.Seconds()
 	if secs > 0 && cfg.Mode == ModePool {

@@ -104,6 +104,9 @@ func TestSyscallBaseline(t *testing.T) {
 	if s.SwitchesPerRoundTrip > 0.1 {
 		t.Errorf("%.4f switches per system call, want far below 1", s.SwitchesPerRoundTrip)
 	}
+	if s.NsPerSwitch != 0 {
+		t.Errorf("%.0f ns per switch for system calls at %.4f switches each, want 0 (does not apply)", s.NsPerSwitch, s.SwitchesPerRoundTrip)
+	}
 }
 
 func TestGoroutine(t *testing.T) {
@@ -119,8 +122,26 @@ func TestGoroutine(t *testing.T) {
 	if s.RoundTrips < 1000 {
 		t.Errorf("%d goroutine round trips in %v", s.RoundTrips, short)
 	}
-	if _, err := Start(Config{Mode: ModeGoroutine, CPUs: []int{firstCPU(t)}}); err == nil {
-		t.Error("goroutine mode accepted a pinning it cannot honour")
+	if s.NsPerSwitch != 0 {
+		t.Errorf("goroutine mode: %.0f ns per switch at %.4f switches per round trip, want 0 (does not apply)", s.NsPerSwitch, s.SwitchesPerRoundTrip)
+	}
+	if s.SwitchesCounted != CountedProcess {
+		t.Errorf("goroutine mode counts %q, want %q", s.SwitchesCounted, CountedProcess)
+	}
+}
+
+func TestNsPerSwitch(t *testing.T) {
+	for _, c := range []struct{ ns, perTrip, want float64 }{
+		{6000, 2, 3000},
+		{6000, 1, 6000},
+		{300, 0.003, 0}, // goroutine hand-offs: not made of switches
+		{250, 0.0001, 0},
+		{250, 0, 0},
+		{0, 2, 0},
+	} {
+		if got := NsPerSwitch(c.ns, c.perTrip); got != c.want {
+			t.Errorf("NsPerSwitch(%v, %v) = %v, want %v", c.ns, c.perTrip, got, c.want)
+		}
 	}
 }
 

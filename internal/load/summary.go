@@ -37,14 +37,20 @@ type Summary struct {
 	// NsPerRoundTrip is the time one pair takes for a round trip:
 	// duration × pairs / round trips.
 	NsPerRoundTrip float64 `json:"ns_per_round_trip"`
-	// Switch counts are the kernel's, summed over the workload's threads
-	// (both processes in process mode). Goroutine mode has no threads of
-	// its own, so there they are the whole workload process's.
+	// Switch counts are the kernel's, summed over the threads
+	// SwitchesCounted names: the workload's own (both processes in process
+	// mode), or in goroutine mode, whose goroutines have no threads of
+	// their own, every thread of the workload process. Those are the
+	// runtime's: a goroutine made runnable wakes an idle P's thread to look
+	// for work, which finds the hand-off done and parks again in futex.
 	SwitchesVoluntary    uint64  `json:"switches_voluntary"`
 	SwitchesInvoluntary  uint64  `json:"switches_involuntary"`
+	SwitchesCounted      string  `json:"switches_counted"`
 	SwitchesPerRoundTrip float64 `json:"switches_per_round_trip"`
-	// NsPerSwitch is NsPerRoundTrip / SwitchesPerRoundTrip; 0 when the
-	// kernel counted no switch.
+	// NsPerSwitch is the cost per kernel-counted switch: NsPerRoundTrip /
+	// SwitchesPerRoundTrip. It is 0 when there was under one switch per
+	// round trip: such a round trip is not made of switches (syscall and
+	// goroutine modes), and the quotient would exceed the round trip itself.
 	NsPerSwitch float64 `json:"ns_per_switch"`
 	// Migrations is the sum of se.nr_migrations over the workload's
 	// threads; nil (JSON null) when the kernel does not expose it.
@@ -59,9 +65,9 @@ type Summary struct {
 	ReschedIPIs             *uint64  `json:"resched_ipis"`
 	ReschedIPIsPerRoundTrip *float64 `json:"resched_ipis_per_round_trip"`
 	// HW are hardware counters over the workload's threads; nil where the
-	// PMU is not usable, and HWNote says why.
+	// PMU is not usable, and HWNote says why ("" when it is).
 	HW     *HWCounts `json:"hw"`
-	HWNote string    `json:"hw_note,omitempty"`
+	HWNote string    `json:"hw_note"`
 
 	// WorkingSet is the bytes each side walked per round trip.
 	WorkingSet int64 `json:"working_set_bytes,omitempty"`
@@ -105,6 +111,29 @@ type Summary struct {
 	// Err is set when the workload process ended without a summary of its
 	// own (killed, say): the figures then are what was known here.
 	Err string `json:"error,omitempty"`
+}
+
+// What SwitchesCounted says.
+const (
+	CountedWorkload = "workload threads"
+	CountedProcess  = "every thread of the process"
+)
+
+// NsPerSwitch is the cost per kernel-counted switch, or 0 where it does not
+// apply: under one switch per round trip.
+func NsPerSwitch(nsPerRoundTrip, switchesPerRoundTrip float64) float64 {
+	if switchesPerRoundTrip < 1 || nsPerRoundTrip <= 0 {
+		return 0
+	}
+	return nsPerRoundTrip / switchesPerRoundTrip
+}
+
+// SwitchesPerSecond is the kernel-counted switch rate over the run.
+func (s Summary) SwitchesPerSecond() float64 {
+	if s.DurationS <= 0 {
+		return 0
+	}
+	return float64(s.Switches()) / s.DurationS
 }
 
 // Switches is the kernel's count of both kinds.
