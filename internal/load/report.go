@@ -38,11 +38,11 @@ func Report(ctx context.Context, w io.Writer, cfg Config, asJSON bool) error {
 		return err
 	}
 	if !asJSON {
-		fmt.Fprintf(w, "%s, %s, %s\n", cfg.Mode, Pinning(cfg.CPUs), plural(max(cfg.Pairs, 1), "pair"))
+		fmt.Fprintln(w, headline(cfg))
 		if cfg.Mode == ModeGoroutine {
 			fmt.Fprintln(w, "(switch columns: every thread of the workload process, the Go runtime's; the hand-offs themselves never enter the kernel)")
 		}
-		fmt.Fprintf(w, "%8s %13s %10s %12s %13s %9s\n", "elapsed", "round trips/s", "ns/trip", "voluntary/s", "involuntary/s", "migr/s")
+		fmt.Fprintf(w, "%8s %13s %10s %12s %13s %9s\n", "elapsed", unitName(cfg.Mode)+"/s", "ns/"+unitShort(cfg.Mode), "voluntary/s", "involuntary/s", "migr/s")
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -61,7 +61,7 @@ loop:
 			}
 			var cur lineMark
 			cur.read(run.Progress(), cfg.Mode)
-			printLine(w, last, cur, max(cfg.Pairs, 1))
+			printLine(w, last, cur, cfg.units())
 			last = cur
 		}
 	}
@@ -136,6 +136,10 @@ func printLine(w io.Writer, a, b lineMark, pairs int) {
 
 // WriteSummary prints a finished run's summary as ctxtop load ends with it.
 func WriteSummary(w io.Writer, s Summary) {
+	if s.Mode.threaded() {
+		writeThreaded(w, s)
+		return
+	}
 	fmt.Fprintf(w, "\n%s, %s, %s, %.2fs: %s round trips\n", s.Mode, Pinning(s.CPUs), plural(s.Pairs, "pair"), s.DurationS, model.Thousands(float64(s.RoundTrips)))
 	if s.RoundTrips == 0 {
 		return
@@ -157,4 +161,8 @@ func WriteSummary(w io.Writer, s Summary) {
 	} else {
 		fmt.Fprintln(w, "  CPU migrations: unknown (no se.nr_migrations in /proc/PID/task/TID/sched, or a thread's file could not be read)")
 	}
+	writeWalk(w, s)
+	writeCrossCPU(w, s, "round trip")
+	writeHW(w, s, "round trip")
+	writeErr(w, s)
 }
