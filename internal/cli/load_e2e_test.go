@@ -31,6 +31,27 @@ func TestLoadBadFlags(t *testing.T) {
 		{"--round-trips", "0"},
 		{"--mode", "syscall", "--cpus", "0,1"},
 		{"-o", "yaml"},
+		{"--working-set", "1T"},
+		{"--working-set", "-64K"},
+		{"--working-set", "lots"},
+		{"--working-set", "64K", "--mode", "goroutine"},
+		{"--mode", "pool", "--threads", "100000"},
+		{"--mode", "pool", "--threads", "0"},
+		{"--mode", "pool", "--threads", "-3"},
+		{"--mode", "pool", "--work", "0"},
+		{"--mode", "pool", "--work", "-1ms"},
+		{"--mode", "pool", "--work", "1h"},
+		{"--mode", "pool", "--work", "fast"},
+		{"--mode", "pool", "--cpu-quota", "0"},
+		{"--mode", "pool", "--cpu-quota", "-0.5"},
+		{"--mode", "pool", "--cpu-quota", "NaN"},
+		{"--mode", "pool", "--cpus", "0"},
+		{"--mode", "poll", "--period", "0"},
+		{"--mode", "poll", "--period", "1ns"},
+		{"--mode", "poll", "--period", "-5ms"},
+		{"--mode", "poll", "--work", "1ms"},
+		{"--mode", "futex", "--threads", "4"},
+		{"--mode", "pipe", "--period", "5ms"},
 	} {
 		cmd := exec.Command(bin, append([]string{"load"}, args...)...)
 		var stdout, stderr bytes.Buffer
@@ -315,4 +336,63 @@ func alive(pid int) bool {
 	}
 	i := bytes.LastIndexByte(b, ')')
 	return i < 0 || !bytes.HasPrefix(bytes.TrimSpace(b[i+1:]), []byte("Z"))
+}
+
+// TestCPUQuotaNeedsRoot: --cpu-quota makes a cgroup; anyone else gets one
+// line that says so, and no pool runs.
+func TestCPUQuotaNeedsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run ctxtop as another user")
+	}
+	dir, err := os.MkdirTemp("", "ctxtop-quota-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := dir + "/ctxtop"
+	for _, c := range [][]string{{"cp", testutil.Binary(t), bin}, {"chmod", "-R", "a+rX", dir}} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", c, err, out)
+		}
+	}
+	cmd := exec.Command(bin, "load", "--mode", "pool", "--threads", "2", "--cpu-quota", "0.5", "--duration", "0.2")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+		t.Errorf("--cpu-quota as nobody: %v, want a non-zero exit", err)
+	}
+	if got := stderr.String(); !strings.Contains(got, "needs root") || strings.Count(got, "\n") != 1 {
+		t.Errorf("--cpu-quota as nobody: stderr %q, want one line saying it needs root", got)
+	}
+}
+
+// TestLoadExperiments runs each new experiment as a user would try it and
+// checks the summary names its figures.
+func TestLoadExperiments(t *testing.T) {
+	bin := testutil.Binary(t)
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--mode", "pool", "--threads", "3", "--duration", "0.3"}, []string{"items/s", "involuntary switches/s", "run-queue wait", "rescheduling IPIs"}},
+		{[]string{"--mode", "poll", "--threads", "2", "--period", "5ms", "--duration", "0.3"}, []string{"wake-ups/s", "the period promises 400", "voluntary switches/s per thread"}},
+		{[]string{"--working-set", "64K", "--cpus", "0", "--duration", "0.3"}, []string{"working set 64K per side", "net of the walks", "rescheduling IPIs"}},
+	} {
+		out, err := exec.Command(bin, append([]string{"load"}, c.args...)...).CombinedOutput()
+		if err != nil {
+			t.Errorf("load %v: %v\n%s", c.args, err, out)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("load %v: no %q in\n%s", c.args, w, out)
+			}
+		}
+		if !strings.Contains(string(out), "hardware counters: n/a") && !strings.Contains(string(out), "instructions") {
+			t.Errorf("load %v: neither hardware counters nor why not in\n%s", c.args, out)
+		}
+	}
 }

@@ -568,6 +568,7 @@ func (r *localRun) summarize() Summary {
 		if d.HasSchedstat && d.RunNs+d.WaitNs > 0 {
 			v := float64(d.WaitNs) / float64(d.RunNs+d.WaitNs)
 			s.RunQueueWaitShare = &v
+			s.CPUS = float64(d.RunNs) / 1e9
 		}
 	}
 	if secs > 0 && cfg.Mode == ModePoll {

@@ -1,6 +1,9 @@
 package load
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 // poolThread is one thread of a CPU-bound pool: it does fixed work items,
 // never blocking, so the kernel switches it only to share the CPUs
@@ -50,6 +53,9 @@ func spin(n, x uint64) uint64 {
 // calibrateSpin is how many spin iterations take work of this thread's
 // CPU time, measured over at least 20 ms of CPU time.
 func calibrateSpin(work time.Duration) uint64 {
+	// The clock is this thread's: the goroutine must not move to another.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	const minTime = 20 * time.Millisecond
 	var n uint64
 	x := uint64(1)

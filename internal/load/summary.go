@@ -91,6 +91,8 @@ type Summary struct {
 	WorkNs            float64  `json:"work_ns,omitempty"`
 	InvoluntaryPerSec float64  `json:"involuntary_per_s,omitempty"`
 	RunQueueWaitShare *float64 `json:"run_queue_wait_share,omitempty"`
+	// CPUS is the pool threads' time on a CPU (schedstat), in seconds.
+	CPUS float64 `json:"cpu_s,omitempty"`
 	// CPUQuota is the CPU limit the pool ran under; ThrottledShare the
 	// share of the cgroup's CFS periods in which it was throttled, and
 	// ThrottledS the time its threads were held back.
