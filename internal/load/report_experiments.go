@@ -124,6 +124,9 @@ func writeWalk(w io.Writer, s Summary) {
 
 // writeCrossCPU gives the rescheduling IPIs and migrations per unit.
 func writeCrossCPU(w io.Writer, s Summary, unit string) {
+	if s.ReschedIPIsPerRoundTrip == nil && s.MigrationsPerRoundTrip == nil {
+		return
+	}
 	ipi := "unknown (/proc/interrupts unreadable)"
 	if s.ReschedIPIsPerRoundTrip != nil {
 		ipi = fmt.Sprintf("%.2f per %s (%s system-wide)", *s.ReschedIPIsPerRoundTrip, unit, model.Thousands(float64(*s.ReschedIPIs)))
