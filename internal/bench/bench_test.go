@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -11,49 +12,140 @@ import (
 
 func TestPlan(t *testing.T) {
 	d := time.Second
-	got := Plan([]load.Mode{load.ModeSyscall, load.ModeGoroutine, load.ModeFutex}, []int{2, 5}, d)
-	want := []load.Config{
-		{Mode: load.ModeSyscall, Duration: d},
-		{Mode: load.ModeSyscall, CPUs: []int{2}, Duration: d},
-		{Mode: load.ModeGoroutine, Duration: d},
-		{Mode: load.ModeFutex, Duration: d},
-		{Mode: load.ModeFutex, CPUs: []int{2}, Duration: d},
-		{Mode: load.ModeFutex, CPUs: []int{2, 5}, Duration: d},
+	type row struct {
+		E    Experiment
+		Mode load.Mode
+		CPUs []int
+	}
+	rows := func(cells []*Cell) []row {
+		var out []row
+		for _, c := range cells {
+			if c.Config.Duration != d {
+				t.Errorf("%s: duration %v, want %v", c.Label(), c.Config.Duration, d)
+			}
+			out = append(out, row{c.Experiment, c.Config.Mode, c.Config.CPUs})
+		}
+		return out
+	}
+	got := rows(Plan([]load.Mode{load.ModeSyscall, load.ModeGoroutine, load.ModeFutex}, []int{2, 5}, d))
+	want := []row{
+		{NoSwitch, load.ModeSyscall, nil},
+		{NoSwitch, load.ModeSyscall, []int{2}},
+		{NoSwitch, load.ModeGoroutine, nil},
+		{NoSwitch, load.ModeGoroutine, []int{2}},
+		{Switches, load.ModeFutex, nil},
+		{Switches, load.ModeFutex, []int{2}},
+		{Switches, load.ModeFutex, []int{2, 5}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Plan on CPUs 2,5 (-want +got):\n%s", diff)
 	}
-	got = Plan([]load.Mode{load.ModeFutex}, []int{0}, d)
-	want = []load.Config{{Mode: load.ModeFutex, Duration: d}, {Mode: load.ModeFutex, CPUs: []int{0}, Duration: d}}
+	got = rows(Plan([]load.Mode{load.ModeFutex}, []int{0}, d))
+	want = []row{{Switches, load.ModeFutex, nil}, {Switches, load.ModeFutex, []int{0}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Plan on one CPU (-want +got):\n%s", diff)
 	}
 }
 
-func sum(m load.Mode, cpus []int, nsTrip, switchesPerTrip float64) load.Summary {
-	s := load.Summary{Mode: m, CPUs: cpus, Pairs: 1, RoundTrips: 1000, NsPerRoundTrip: nsTrip, SwitchesPerRoundTrip: switchesPerTrip}
-	if switchesPerTrip > 0 {
-		s.NsPerSwitch = nsTrip / switchesPerTrip
+// cell makes a cell whose runs took these ns per round trip, with
+// switchesPerTrip kernel-counted switches each.
+func cell(m load.Mode, cpus []int, switchesPerTrip float64, ns ...float64) *Cell {
+	c := &Cell{Experiment: Switches, Config: load.Config{Mode: m, CPUs: cpus}}
+	if m == load.ModeSyscall || m == load.ModeGoroutine {
+		c.Experiment = NoSwitch
 	}
-	return s
+	for _, v := range ns {
+		c.Runs = append(c.Runs, load.Summary{Mode: m, CPUs: cpus, Pairs: 1, DurationS: 1, RoundTrips: uint64(1e9 / v),
+			NsPerRoundTrip: v, SwitchesPerRoundTrip: switchesPerTrip, NsPerSwitch: load.NsPerSwitch(v, switchesPerTrip),
+			SwitchesVoluntary: uint64(switchesPerTrip * 1e9 / v)})
+	}
+	return c
 }
 
-func TestConclusions(t *testing.T) {
-	sums := []load.Summary{
-		sum(load.ModeSyscall, nil, 1000, 0),
-		sum(load.ModeGoroutine, nil, 300, 0),
-		sum(load.ModeFutex, nil, 24000, 1.5),
-		sum(load.ModeFutex, []int{0}, 6000, 2),
-		sum(load.ModeFutex, []int{0, 1}, 30000, 1.5),
+func TestSpread(t *testing.T) {
+	got := spreadOf([]float64{30, 10, 20})
+	if diff := cmp.Diff(Spread{Median: 20, Min: 10, Max: 30, N: 3}, got); diff != "" {
+		t.Errorf("spread (-want +got):\n%s", diff)
+	}
+	if got := spreadOf([]float64{4, 1, 3, 2}).Median; got != 2.5 {
+		t.Errorf("median of four = %v, want 2.5", got)
+	}
+	for _, c := range []struct {
+		a, b Spread
+		want bool
+	}{
+		{Spread{Min: 1, Max: 2, N: 3}, Spread{Min: 3, Max: 4, N: 3}, true},
+		{Spread{Min: 3, Max: 4, N: 3}, Spread{Min: 1, Max: 2, N: 3}, true},
+		{Spread{Min: 1, Max: 3, N: 3}, Spread{Min: 3, Max: 4, N: 3}, false}, // touching
+		{Spread{Min: 1, Max: 5, N: 3}, Spread{Min: 2, Max: 3, N: 3}, false}, // inside
+		{Spread{Min: 1, Max: 2}, Spread{Min: 3, Max: 4, N: 3}, false},       // no runs
+	} {
+		if got := Apart(c.a, c.b); got != c.want {
+			t.Errorf("Apart(%+v, %+v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// TestConclusionsOnlyBeyondSpread: a difference is stated when the runs of
+// two cells do not overlap, and reported as no clear difference when they
+// do, however far apart the medians.
+func TestConclusionsOnlyBeyondSpread(t *testing.T) {
+	apart := []*Cell{
+		cell(load.ModeFutex, nil, 2, 22000, 24000, 26000),
+		cell(load.ModeFutex, []int{0}, 2, 6500, 6000, 7000),
+		cell(load.ModeFutex, []int{0, 1}, 1.5, 30000, 28000, 33000),
 	}
 	want := []string{
-		"- pinning both futex sides to one CPU made a round trip 4.0× faster (24,000 → 6,000 ns)",
-		"- with one futex side on each of two CPUs a round trip was 5.0× slower than on one CPU (30,000 vs 6,000 ns)",
-		"- a goroutine hand-off round trip is 80× cheaper than an OS thread round trip over futex, unpinned (300 vs 24,000 ns)",
-		"- and 20× cheaper than the cheapest thread round trip, futex on one CPU (6,000 ns)",
-		"- a system call took 1,000 ns, with 0.0000 switches each; a futex switch on one CPU costs 3 system calls",
+		"pinning both futex sides to one CPU made a round trip 3.7× faster (median 24,000 → 6,500 ns; runs 22,000–26,000 vs 6,000–7,000)",
+		"one futex side on each of two CPUs instead of both on one made a round trip 4.6× slower (median 6,500 → 30,000 ns; runs 6,000–7,000 vs 28,000–33,000)",
 	}
-	if diff := cmp.Diff(want, Conclusions(sums)); diff != "" {
+	if diff := cmp.Diff(want, Conclusions(apart, Switches)); diff != "" {
+		t.Errorf("spreads apart (-want +got):\n%s", diff)
+	}
+
+	// Process against thread on one CPU: medians 1.5× apart, but one slow
+	// run of the thread pair overlaps the process pair's runs.
+	overlap := []*Cell{
+		cell(load.ModeFutex, nil, 2, 20000, 9000, 30000),
+		cell(load.ModeFutex, []int{0}, 2, 7000, 6000, 12000),
+		cell(load.ModePipe, []int{0}, 2, 8000, 8200, 15000),
+		cell(load.ModeProcess, []int{0}, 2, 12000, 13000, 14000),
+	}
+	want = []string{
+		"pinning both futex sides to one CPU: no clear difference (runs 9,000–30,000 ns vs 6,000–12,000 ns overlap)",
+		"on one CPU a switch between processes and one between threads: no clear difference (runs 6,000–7,000 ns vs 4,000–7,500 ns overlap)",
+	}
+	if diff := cmp.Diff(want, Conclusions(overlap, Switches)); diff != "" {
+		t.Errorf("spreads overlapping (-want +got):\n%s", diff)
+	}
+}
+
+func TestConclusionsNoSwitch(t *testing.T) {
+	cells := []*Cell{
+		cell(load.ModeSyscall, nil, 0, 1000, 1100, 900),
+		cell(load.ModeGoroutine, nil, 0.003, 300, 310, 290),
+		cell(load.ModeGoroutine, []int{0}, 0.003, 280, 320, 300),
+		cell(load.ModeFutex, nil, 2, 24000, 22000, 26000),
+		cell(load.ModeFutex, []int{0}, 2, 6000, 5800, 6400),
+	}
+	want := []string{
+		"a goroutine hand-off round trip against a futex round trip between OS threads (unpinned) was 80.0× cheaper (median 24,000 → 300 ns; runs 22,000–26,000 vs 290–310)",
+		"against the cheapest thread round trip (futex, both on one CPU) it was 20.0× cheaper (median 6,000 → 300 ns; runs 5,800–6,400 vs 290–310)",
+		"goroutine hand-offs never enter the kernel, yet the process's threads made 10,000 switches/s (runs 9,677–10,344): the Go runtime's idle Ps parking and being woken",
+		"pinning the whole Go process to one CPU: no clear difference (runs 290–310 ns vs 280–320 ns overlap)",
+		"a system call took 1,000 ns (runs 900–1,100), with 0.0000 switches each; a futex switch on one CPU cost 3 system calls",
+	}
+	if diff := cmp.Diff(want, Conclusions(cells, NoSwitch)); diff != "" {
 		t.Errorf("Conclusions (-want +got):\n%s", diff)
+	}
+}
+
+// TestSingleRunSaysSo: with one run per cell there is no spread, and the
+// conclusions say so before stating any difference.
+func TestSingleRunSaysSo(t *testing.T) {
+	cells := []*Cell{cell(load.ModeFutex, nil, 2, 24000), cell(load.ModeFutex, []int{0}, 2, 6000)}
+	got := Conclusions(cells, Switches)
+	if len(got) != 2 || !strings.HasPrefix(got[0], "one run per cell: no spread") || !strings.Contains(got[1], "4.0× faster") {
+		t.Errorf("Conclusions of single runs: %q", got)
 	}
 }

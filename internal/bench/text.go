@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"io"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/model"
@@ -10,107 +12,159 @@ import (
 
 var thousands = model.Thousands
 
-// WriteText prints the table, then the conclusions.
-func WriteText(w io.Writer, sums []load.Summary) {
-	fmt.Fprintf(w, "%-10s %-16s %10s %10s %14s %12s\n", "mode", "pinning", "ns/trip", "ns/switch", "switches/trip", "vs unpinned")
-	for _, s := range sums {
-		nsSwitch := "-"
-		if s.SwitchesPerRoundTrip >= 0.5 {
-			nsSwitch = thousands(s.NsPerSwitch)
-		}
-		ratio := "-"
-		if u, ok := findRun(sums, s.Mode, 0); ok && u.NsPerRoundTrip > 0 && s.NsPerRoundTrip > 0 {
-			ratio = fmt.Sprintf("%.2f×", s.NsPerRoundTrip/u.NsPerRoundTrip)
-		}
-		fmt.Fprintf(w, "%-10s %-16s %10s %10s %14.2f %12s\n", s.Mode, load.Pinning(s.CPUs), thousands(s.NsPerRoundTrip), nsSwitch, s.SwitchesPerRoundTrip, ratio)
-	}
-	lines := Conclusions(sums)
-	if len(lines) > 0 {
-		fmt.Fprintln(w)
-	}
-	for _, l := range lines {
-		fmt.Fprintln(w, l)
-	}
+// table is one experiment as text and markdown both show it.
+type table struct {
+	title       string
+	header      []string
+	rows        [][]string
+	conclusions []string
 }
 
-// findRun is the run of mode with ncpus CPUs pinned.
-func findRun(sums []load.Summary, mode load.Mode, ncpus int) (load.Summary, bool) {
-	for _, s := range sums {
-		if s.Mode == mode && len(s.CPUs) == ncpus && s.RoundTrips > 0 {
-			return s, true
+// tables are the experiments in the order the plan first names them.
+func tables(cells []*Cell) []table {
+	var order []Experiment
+	seen := map[Experiment]bool{}
+	for _, c := range cells {
+		if !seen[c.Experiment] {
+			seen[c.Experiment] = true
+			order = append(order, c.Experiment)
 		}
 	}
-	return load.Summary{}, false
-}
-
-// Conclusions are sentences computed from the figures, in the words of the
-// classic experiments; a comparison whose runs are missing is left out.
-func Conclusions(sums []load.Summary) []string {
-	var out []string
-	for _, m := range []load.Mode{load.ModeFutex, load.ModePipe, load.ModeProcess} {
-		u, ok1 := findRun(sums, m, 0)
-		one, ok2 := findRun(sums, m, 1)
-		if ok1 && ok2 {
-			out = append(out, fmt.Sprintf("- pinning both %s sides to one CPU made a round trip %s (%s → %s ns)",
-				m, faster(u.NsPerRoundTrip, one.NsPerRoundTrip), thousands(u.NsPerRoundTrip), thousands(one.NsPerRoundTrip)))
+	var out []table
+	for _, e := range order {
+		var group []*Cell
+		for _, c := range cells {
+			if c.Experiment == e {
+				group = append(group, c)
+			}
 		}
-		two, ok3 := findRun(sums, m, 2)
-		if ok2 && ok3 {
-			out = append(out, fmt.Sprintf("- with one %s side on each of two CPUs a round trip was %s than on one CPU (%s vs %s ns)",
-				m, slower(one.NsPerRoundTrip, two.NsPerRoundTrip), thousands(two.NsPerRoundTrip), thousands(one.NsPerRoundTrip)))
+		how := "; ns: the median run, then the range of the runs"
+		if single(group) {
+			how = ""
 		}
-	}
-	if g, ok := findRun(sums, load.ModeGoroutine, 0); ok {
-		if f, ok := findRun(sums, load.ModeFutex, 0); ok {
-			out = append(out, fmt.Sprintf("- a goroutine hand-off round trip is %s than an OS thread round trip over futex, unpinned (%s vs %s ns)",
-				cheaper(f.NsPerRoundTrip, g.NsPerRoundTrip), thousands(g.NsPerRoundTrip), thousands(f.NsPerRoundTrip)))
+		t := table{title: fmt.Sprintf("%s%s (%s%s)", strings.ToUpper(string(e[:1])), e[1:], runsLabel(group), how)}
+		switch e {
+		case NoSwitch:
+			t.header = []string{"mode", "pinning", "ns/trip", "range", "switches/s", "switches/trip"}
+			for _, c := range group {
+				t.rows = append(t.rows, []string{string(c.Config.Mode), load.Pinning(c.Config.CPUs),
+					thousands(c.Trip().Median), c.Trip().Range(), thousands(c.SwitchesPerSecond().Median), fixed(c.SwitchesPerTrip().Median, 4)})
+			}
+		default:
+			t.header = []string{"mode", "pinning", "ns/trip", "range", "ns/switch", "switches/trip", "vs unpinned"}
+			for _, c := range group {
+				ratio := "-"
+				if u := find(cells, c.Config.Mode, 0); u != nil && u.Trip().OK() && c.Trip().OK() {
+					ratio = fmt.Sprintf("%.2f×", c.Trip().Median/u.Trip().Median)
+				}
+				t.rows = append(t.rows, []string{string(c.Config.Mode), load.Pinning(c.Config.CPUs),
+					thousands(c.Trip().Median), c.Trip().Range(), thousands(c.Switch().Median), fixed(c.SwitchesPerTrip().Median, 2), ratio})
+			}
 		}
-		if f, ok := findRun(sums, load.ModeFutex, 1); ok {
-			out = append(out, fmt.Sprintf("- and %s than the cheapest thread round trip, futex on one CPU (%s ns)",
-				cheaper(f.NsPerRoundTrip, g.NsPerRoundTrip), thousands(f.NsPerRoundTrip)))
-		}
-	}
-	p, ok1 := findRun(sums, load.ModeProcess, 1)
-	t, ok2 := findRun(sums, load.ModePipe, 1)
-	if ok1 && ok2 && p.NsPerSwitch > 0 && t.NsPerSwitch > 0 {
-		out = append(out, fmt.Sprintf("- on one CPU a switch between processes cost %.1f× one between threads (%s vs %s ns per switch)",
-			p.NsPerSwitch/t.NsPerSwitch, thousands(p.NsPerSwitch), thousands(t.NsPerSwitch)))
-	}
-	if sc, ok := findRun(sums, load.ModeSyscall, 0); ok {
-		if f, ok := findRun(sums, load.ModeFutex, 1); ok && f.NsPerSwitch > 0 && sc.NsPerRoundTrip > 0 {
-			out = append(out, fmt.Sprintf("- a system call took %s ns, with %.4f switches each; a futex switch on one CPU costs %.0f system calls",
-				thousands(sc.NsPerRoundTrip), sc.SwitchesPerRoundTrip, f.NsPerSwitch/sc.NsPerRoundTrip))
-		}
+		t.conclusions = Conclusions(cells, e)
+		out = append(out, t)
 	}
 	return out
 }
 
-func faster(before, after float64) string {
-	if after <= 0 || before <= 0 {
+func fixed(v float64, prec int) string {
+	if v != v {
 		return "-"
 	}
-	if after <= before {
-		return fmt.Sprintf("%.1f× faster", before/after)
-	}
-	return fmt.Sprintf("%.1f× slower", after/before)
+	return fmt.Sprintf("%.*f", prec, v)
 }
 
-func slower(base, v float64) string {
-	if base <= 0 || v <= 0 {
-		return "-"
+// runsLabel says how many runs each cell had: "3 runs each".
+func runsLabel(cells []*Cell) string {
+	lo, hi := -1, 0
+	for _, c := range cells {
+		n := len(c.Runs)
+		if lo < 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
 	}
-	if v >= base {
-		return fmt.Sprintf("%.1f× slower", v/base)
+	switch {
+	case lo == hi && hi == 1:
+		return "1 run each: no spread"
+	case lo == hi:
+		return fmt.Sprintf("%d runs each", hi)
 	}
-	return fmt.Sprintf("%.1f× faster", base/v)
+	return fmt.Sprintf("%d–%d runs each", lo, hi)
 }
 
-func cheaper(dear, cheap float64) string {
-	if dear <= 0 || cheap <= 0 {
-		return "-"
+// WriteText prints each experiment's table and conclusions.
+func WriteText(w io.Writer, cells []*Cell) {
+	for i, t := range tables(cells) {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, t.title)
+		width := make([]int, len(t.header))
+		for _, r := range append([][]string{t.header}, t.rows...) {
+			for j, v := range r {
+				width[j] = max(width[j], utf8.RuneCountInString(v))
+			}
+		}
+		for _, r := range append([][]string{t.header}, t.rows...) {
+			var b strings.Builder
+			for j, v := range r {
+				pad := strings.Repeat(" ", width[j]-utf8.RuneCountInString(v))
+				if j > 0 {
+					b.WriteString("  ")
+				}
+				if j < 2 { // names left, figures right
+					b.WriteString(v + pad)
+				} else {
+					b.WriteString(pad + v)
+				}
+			}
+			fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+		}
+		if len(t.conclusions) > 0 {
+			fmt.Fprintln(w)
+		}
+		for _, l := range t.conclusions {
+			fmt.Fprintln(w, "- "+l)
+		}
 	}
-	if cheap <= dear {
-		return fmt.Sprintf("%.0f× cheaper", dear/cheap)
+}
+
+// WriteMarkdown prints each experiment as a heading, a table to paste into
+// a ticket or a slide, and its conclusions as a list.
+func WriteMarkdown(w io.Writer, cells []*Cell) {
+	for i, t := range tables(cells) {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "### %s\n\n", mdEscape(t.title))
+		fmt.Fprintln(w, "| "+strings.Join(t.header, " | ")+" |")
+		align := make([]string, len(t.header))
+		for j := range align {
+			align[j] = "---:"
+			if j < 2 {
+				align[j] = "---"
+			}
+		}
+		fmt.Fprintln(w, "|"+strings.Join(align, "|")+"|")
+		for _, r := range t.rows {
+			esc := make([]string, len(r))
+			for j, v := range r {
+				esc[j] = mdEscape(v)
+			}
+			fmt.Fprintln(w, "| "+strings.Join(esc, " | ")+" |")
+		}
+		if len(t.conclusions) > 0 {
+			fmt.Fprintln(w)
+		}
+		for _, l := range t.conclusions {
+			fmt.Fprintln(w, "- "+mdEscape(l))
+		}
 	}
-	return fmt.Sprintf("%.1f× dearer", cheap/dear)
+}
+
+// mdEscape keeps a cell's text from breaking the table or turning into
+// markup.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`").Replace(s)
 }

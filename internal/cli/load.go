@@ -7,13 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ctxtop/ctxtop/internal/bench"
 	"github.com/ctxtop/ctxtop/internal/load"
 )
 
@@ -264,77 +262,4 @@ func newLoadChildCmd() *cobra.Command {
 			return load.ChildMain(args)
 		},
 	}
-}
-
-// benchOptions are ctxtop bench's flags.
-type benchOptions struct {
-	duration durationValue
-	modes    string
-	output   outputValue
-}
-
-func newBenchCmd() *cobra.Command {
-	o := benchOptions{duration: durationValue(3 * time.Second), output: "text"}
-	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Measure what a context switch costs here: every mode, unpinned and pinned",
-		Long: `bench runs each load mode unpinned, with both sides on one CPU, and with one
-side on each of two CPUs (when two are allowed), --duration each, then prints
-nanoseconds per round trip and per kernel-counted switch, switches per round
-trip, the ratio to the unpinned run, and what the figures say.
-
-Goroutine mode runs unpinned only (the Go scheduler places goroutines) and
-the syscall baseline, one thread, never on two CPUs.`,
-		Example: `  ctxtop bench
-  ctxtop bench --modes futex,process --duration 5s
-  ctxtop bench -o json | jq '.[] | {mode, cpus, ns_per_round_trip}'`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.duration <= 0 {
-				return fmt.Errorf("--duration must be positive, got %v", o.duration)
-			}
-			modes := load.Modes()
-			if o.modes != "" {
-				modes = nil
-				for s := range strings.SplitSeq(o.modes, ",") {
-					m, err := load.ParseMode(strings.TrimSpace(s))
-					if err != nil {
-						return fmt.Errorf("--modes: %w", err)
-					}
-					modes = append(modes, m)
-				}
-			}
-			allowed, err := load.AllowedCPUs()
-			if err != nil {
-				return err
-			}
-			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), bench.Plan(modes, allowed, time.Duration(o.duration)), o.output == "json")
-		},
-	}
-	f := cmd.Flags()
-	f.SortFlags = false
-	f.Var(&o.duration, "duration", "how long each run lasts: seconds (2) or a duration (500ms)")
-	f.StringVar(&o.modes, "modes", "", "comma-separated modes to run (default: all)")
-	f.VarP(&o.output, "output", "o", "text, or json: the array of run summaries")
-	return cmd
-}
-
-func runBench(ctx context.Context, w, progress io.Writer, plan []load.Config, asJSON bool) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
-	if asJSON {
-		progress = nil
-	}
-	sums, err := bench.Run(ctx, plan, progress)
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		return bench.WriteJSON(w, sums)
-	}
-	bench.WriteText(w, sums)
-	return nil
 }

@@ -3,9 +3,13 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ctxtop/ctxtop/internal/bench"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
@@ -231,7 +236,7 @@ func TestLoadGoroutinePinned(t *testing.T) {
 }
 
 func TestBenchJSON(t *testing.T) {
-	out, err := exec.Command(testutil.Binary(t), "bench", "-o", "json", "--modes", "futex,goroutine", "--duration", "150ms").Output()
+	out, err := exec.Command(testutil.Binary(t), "bench", "-o", "json", "--modes", "futex,goroutine", "--duration", "0.1", "--repeats", "2").Output()
 	if err != nil {
 		t.Fatalf("bench -o json: %v", err)
 	}
@@ -243,13 +248,116 @@ func TestBenchJSON(t *testing.T) {
 	if err := json.Unmarshal(out, &runs); err != nil {
 		t.Fatalf("bench -o json printed %q: %v", out, err)
 	}
-	// futex unpinned, on one CPU, on two when two are allowed; goroutines unpinned.
-	if len(runs) < 3 || runs[0].Mode != "futex" || len(runs[0].CPUs) != 0 || runs[len(runs)-1].Mode != "goroutine" {
-		t.Errorf("bench runs %+v", runs)
+	// futex unpinned, on one CPU, on two when two are allowed; goroutines
+	// unpinned and on one CPU; each cell twice, its runs side by side.
+	if len(runs) < 8 || len(runs)%2 != 0 || runs[0].Mode != "futex" || len(runs[0].CPUs) != 0 || runs[len(runs)-1].Mode != "goroutine" {
+		t.Fatalf("bench runs %+v", runs)
+	}
+	for i := 0; i < len(runs); i += 2 {
+		if runs[i].Mode != runs[i+1].Mode || !cmp.Equal(runs[i].CPUs, runs[i+1].CPUs) {
+			t.Errorf("runs %d and %d are not one cell's repeats: %+v, %+v", i, i+1, runs[i], runs[i+1])
+		}
 	}
 	for _, r := range runs {
 		if r.RoundTrips == 0 {
 			t.Errorf("%s on %v: no round trips", r.Mode, r.CPUs)
+		}
+	}
+}
+
+// TestBenchMarkdownAndPlot: -o markdown prints a table per experiment with
+// a row per cell and the range of the runs; --plot writes a valid SVG with
+// one bar per cell.
+func TestBenchMarkdownAndPlot(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "bench.svg")
+	out, err := exec.Command(testutil.Binary(t), "bench", "-o", "markdown", "--modes", "syscall,futex", "--duration", "0.1", "--repeats", "2", "--plot", svg).Output()
+	if err != nil {
+		t.Fatalf("bench -o markdown --plot: %v", err)
+	}
+	text := string(out)
+	var headers, rows int
+	for line := range strings.SplitSeq(text, "\n") {
+		switch {
+		case strings.HasPrefix(line, "| mode | pinning | ns/trip | range |"):
+			headers++
+		case strings.HasPrefix(line, "| syscall |"), strings.HasPrefix(line, "| futex |"):
+			rows++
+		}
+	}
+	cells := rows
+	if headers != 2 || cells < 4 || !strings.Contains(text, "### No context switch") || !strings.Contains(text, "### Context switches") || !strings.Contains(text, "2 runs each") {
+		t.Errorf("markdown: %d tables, %d rows:\n%s", headers, rows, text)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(svg)); len(ents) != 1 {
+		t.Errorf("--plot left %d files beside the chart, want only it", len(ents))
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(bytes.NewReader(b))
+	root, bars := "", 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("--plot wrote invalid XML: %v", err)
+		}
+		if e, ok := tok.(xml.StartElement); ok {
+			if root == "" {
+				root = e.Name.Local
+			}
+			for _, a := range e.Attr {
+				if e.Name.Local == "path" && a.Name.Local == "style" && isBarFill(a.Value) {
+					bars++
+				}
+			}
+		}
+	}
+	// A bar per cell, and a legend swatch per pinning shown.
+	if root != "svg" || bars < cells+2 || bars > cells+3 {
+		t.Errorf("--plot: root %q, %d bar-filled paths for %d cells", root, bars, cells)
+	}
+}
+
+func isBarFill(style string) bool {
+	style = strings.ToLower(style)
+	for _, c := range bench.BarColors {
+		if strings.Contains(style, fmt.Sprintf("fill:#%02x%02x%02x", c.R, c.G, c.B)) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestBenchBadInput: bad flags fail at once, with one line and nothing run.
+func TestBenchBadInput(t *testing.T) {
+	bin := testutil.Binary(t)
+	for _, args := range [][]string{
+		{"-o", "yaml"},
+		{"--plot", filepath.Join(t.TempDir(), "no", "such", "dir", "x.svg")},
+		{"--plot", "/proc/version"},
+		{"--repeats", "0"},
+		{"--duration", "0"},
+		{"--modes", "futex,nope"},
+	} {
+		start := time.Now()
+		cmd := exec.Command(bin, append([]string{"bench", "--duration", "5"}, args...)...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+			t.Errorf("bench %v: %v, want a non-zero exit", args, err)
+		}
+		lines := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], "ctxtop: ") {
+			t.Errorf("bench %v: stderr %q, want one line starting ctxtop:", args, stderr.String())
+		}
+		if stdout.Len() != 0 || time.Since(start) > 4*time.Second {
+			t.Errorf("bench %v: ran for %v, printed %q; want a refusal before any run", args, time.Since(start), stdout.String())
 		}
 	}
 }
