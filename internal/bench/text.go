@@ -45,20 +45,24 @@ func tables(cells []*Cell) []table {
 		t := table{title: fmt.Sprintf("%s%s (%s%s)", strings.ToUpper(string(e[:1])), e[1:], runsLabel(group), how)}
 		switch e {
 		case NoSwitch:
-			t.header = []string{"mode", "pinning", "ns/trip", "range", "switches/s", "switches/trip"}
+			t.header = append([]string{"mode", "pinning", "ns/trip", "range", "switches/s", "switches/trip"}, ipiHeader...)
 			for _, c := range group {
-				t.rows = append(t.rows, []string{string(c.Config.Mode), load.Pinning(c.Config.CPUs),
-					thousands(c.Trip().Median), c.Trip().Range(), thousands(c.SwitchesPerSecond().Median), fixed(c.SwitchesPerTrip().Median, 4)})
+				t.rows = append(t.rows, append([]string{string(c.Config.Mode), load.Pinning(c.Config.CPUs),
+					thousands(c.Trip().Median), c.Trip().Range(), thousands(c.SwitchesPerSecond().Median), fixed(c.SwitchesPerTrip().Median, 4)}, ipiCols(c)...))
 			}
+		case WorkingSet:
+			t.header, t.rows = workingSetTable(cells, group)
+		case Pool:
+			t.header, t.rows = poolTable(group)
 		default:
-			t.header = []string{"mode", "pinning", "ns/trip", "range", "ns/switch", "switches/trip", "vs unpinned"}
+			t.header = append([]string{"mode", "pinning", "ns/trip", "range", "ns/switch", "switches/trip", "vs unpinned"}, ipiHeader...)
 			for _, c := range group {
 				ratio := "-"
 				if u := find(cells, c.Config.Mode, 0); u != nil && u.Trip().OK() && c.Trip().OK() {
 					ratio = fmt.Sprintf("%.2f×", c.Trip().Median/u.Trip().Median)
 				}
-				t.rows = append(t.rows, []string{string(c.Config.Mode), load.Pinning(c.Config.CPUs),
-					thousands(c.Trip().Median), c.Trip().Range(), thousands(c.Switch().Median), fixed(c.SwitchesPerTrip().Median, 2), ratio})
+				t.rows = append(t.rows, append([]string{string(c.Config.Mode), load.Pinning(c.Config.CPUs),
+					thousands(c.Trip().Median), c.Trip().Range(), thousands(c.Switch().Median), fixed(c.SwitchesPerTrip().Median, 2), ratio}, ipiCols(c)...))
 			}
 		}
 		t.conclusions = Conclusions(cells, e)

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ctxtop/ctxtop/internal/bench"
+	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
@@ -501,6 +502,56 @@ func TestLoadExperiments(t *testing.T) {
 		}
 		if !strings.Contains(string(out), "hardware counters: n/a") && !strings.Contains(string(out), "instructions") {
 			t.Errorf("load %v: neither hardware counters nor why not in\n%s", c.args, out)
+		}
+	}
+}
+
+// TestBenchAxes: --working-set adds the axis, pool its thread counts, and
+// bad sizes are one line.
+func TestBenchAxes(t *testing.T) {
+	bin := testutil.Binary(t)
+	out, err := exec.Command(bin, "bench", "--modes", "futex,pool", "--working-set", "0,64K", "--duration", "0.15", "--repeats", "1", "-o", "json").Output()
+	if err != nil {
+		t.Fatalf("bench: %v", err)
+	}
+	var runs []load.Summary
+	if err := json.Unmarshal(out, &runs); err != nil {
+		t.Fatalf("bench -o json printed %q: %v", out, err)
+	}
+	var sizes []int64
+	var threads []int
+	for _, r := range runs {
+		if r.Mode == load.ModePool {
+			threads = append(threads, r.Threads)
+			if r.Items == 0 {
+				t.Errorf("pool of %d threads did no work", r.Threads)
+			}
+		} else if len(r.CPUs) == 1 {
+			sizes = append(sizes, r.WorkingSet)
+		}
+		if r.ReschedIPIsPerRoundTrip == nil {
+			t.Errorf("%s: no IPIs per round trip", r.Mode)
+		}
+	}
+	// futex on one CPU in the matrix, then at 0 and 64K on the axis.
+	if diff := cmp.Diff([]int64{0, 0, 64 << 10}, sizes); diff != "" {
+		t.Errorf("working sets of the one-CPU futex runs (-want +got):\n%s", diff)
+	}
+	allowed, _ := load.AllowedCPUs()
+	if n := len(allowed); !cmp.Equal(threads, []int{1, n, 2 * n, 8 * n}) && n > 1 {
+		t.Errorf("pool thread counts %v on %d CPUs", threads, n)
+	}
+	for _, args := range [][]string{
+		{"--working-set", "1T"},
+		{"--working-set", "64K,64K"},
+		{"--working-set", "64K,,1M"},
+		{"--modes", "poll"},
+	} {
+		cmd := exec.Command(bin, append([]string{"bench"}, args...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err == nil || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("bench %v: %v, stderr %q: want one line and a non-zero exit", args, err, stderr.String())
 		}
 	}
 }
