@@ -47,6 +47,10 @@ func AllModes() []Mode { return append(Modes(), ModePool, ModePoll) }
 // rather than pairs.
 func (m Mode) threaded() bool { return m == ModePool || m == ModePoll }
 
+// Threaded reports whether m runs Config.Threads independent threads
+// (pool, poll) rather than ping-pong pairs; such a mode takes no pinning.
+func (m Mode) Threaded() bool { return m.threaded() }
+
 // walks reports whether m supports a working set.
 func (m Mode) walks() bool { return m == ModeFutex || m == ModePipe || m == ModeProcess }
 

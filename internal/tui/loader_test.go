@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/procfs"
 )
 
@@ -92,5 +95,44 @@ func TestLoaderKeepsMonitorQuiet(t *testing.T) {
 	names := strings.Join(ld.Modes(), " ")
 	if strings.Contains(names, "pool") || strings.Contains(names, "poll") {
 		t.Errorf("the panel's modes %q include the thread experiments, which are demo steps", names)
+	}
+}
+
+// TestLoaderSpecs: the demo's steps name a working set and a pool size
+// after the mode; the loader turns them into the run's configuration.
+func TestLoaderSpecs(t *testing.T) {
+	ld := loadLoader{cpus: []int{0, 1}}
+	for _, c := range []struct {
+		spec string
+		want load.Config
+	}{
+		{"futex", load.Config{Mode: load.ModeFutex}},
+		{"futex working-set=1M", load.Config{Mode: load.ModeFutex, WorkingSet: 1 << 20}},
+		{"pool threads=4x", load.Config{Mode: load.ModePool, Threads: 8}},
+		{"pool threads=3", load.Config{Mode: load.ModePool, Threads: 3}},
+		{"poll", load.Config{Mode: load.ModePoll, Threads: 2}},
+	} {
+		got, err := ld.config(c.spec)
+		if err != nil {
+			t.Errorf("%q: %v", c.spec, err)
+			continue
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", c.spec, diff)
+		}
+	}
+	for _, bad := range []string{"", "nope", "futex working-set=lots", "pool threads=0", "pool threads=x", "futex colour=red"} {
+		if _, err := ld.config(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	// Every demo step's load is one the loader understands.
+	for _, s := range demoSteps {
+		if s.mode == "" {
+			continue
+		}
+		if _, err := ld.config(s.mode); err != nil {
+			t.Errorf("demo step %q: %v", s.title, err)
+		}
 	}
 }
