@@ -363,8 +363,9 @@ func TestBenchBadInput(t *testing.T) {
 	}
 }
 
-// TestLoadChildDies: process mode's child must not outlive ctxtop, whether
-// ctxtop stops cleanly on SIGTERM or is killed outright.
+// TestLoadChildDies: the workload process and process mode's partner must
+// not outlive ctxtop, whether ctxtop stops cleanly on SIGTERM or is killed
+// outright.
 func TestLoadChildDies(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		cmd := exec.Command(testutil.Binary(t), "load", "--mode", "process", "--duration", "30s")
@@ -373,7 +374,9 @@ func TestLoadChildDies(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// ctxtop's workload process, and its partner in process mode.
 		child := waitChild(t, cmd.Process.Pid)
+		partner := waitChild(t, child)
 		if err := cmd.Process.Signal(sig); err != nil {
 			t.Fatal(err)
 		}
@@ -387,12 +390,14 @@ func TestLoadChildDies(t *testing.T) {
 			}
 		}
 		deadline := time.Now().Add(3 * time.Second)
-		for alive(child) {
-			if time.Now().After(deadline) {
-				syscall.Kill(child, syscall.SIGKILL)
-				t.Fatalf("%v: child %d outlived ctxtop by 3 s", sig, child)
+		for _, pid := range []int{child, partner} {
+			for alive(pid) {
+				if time.Now().After(deadline) {
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Fatalf("%v: process %d outlived ctxtop by 3 s", sig, pid)
+				}
+				time.Sleep(20 * time.Millisecond)
 			}
-			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }

@@ -268,3 +268,59 @@ func TestSecondRun(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkloadProcessKilled: a workload process killed mid-run ends the
+// run; Stop still returns what is known, the round trips, and says why the
+// kernel's counts are missing.
+func TestWorkloadProcessKilled(t *testing.T) {
+	r, err := Start(Config{Mode: ModeFutex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	pid := r.Progress().PIDs[0]
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done still open 5 s after the workload process was killed")
+	}
+	s := r.Stop()
+	if s.RoundTrips == 0 || s.Err == "" || strings.Contains(s.Err, "\n") {
+		t.Errorf("summary after a kill: %d round trips, error %q", s.RoundTrips, s.Err)
+	}
+	if p := r.Progress(); p.RoundTrips != s.RoundTrips {
+		t.Errorf("progress after Stop: %d round trips, summary %d", p.RoundTrips, s.RoundTrips)
+	}
+}
+
+// TestWorkloadProcessSetup: the workload process runs with its collector
+// off and no preemption signals, and no thread of it is this process's.
+func TestWorkloadProcessSetup(t *testing.T) {
+	r, err := Start(Config{Mode: ModePipe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	pid := r.Progress().PIDs[0]
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := strings.Split(string(env), "\x00")
+	for _, want := range []string{"GOGC=off"} {
+		if !slices.Contains(vars, want) {
+			t.Errorf("workload environment lacks %s", want)
+		}
+	}
+	if !slices.ContainsFunc(vars, func(v string) bool {
+		return strings.HasPrefix(v, "GODEBUG=") && strings.Contains(v, "asyncpreemptoff=1")
+	}) {
+		t.Errorf("workload environment has no GODEBUG=asyncpreemptoff=1")
+	}
+	if pid == os.Getpid() {
+		t.Errorf("the workload runs in this process")
+	}
+}
