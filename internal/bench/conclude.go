@@ -75,6 +75,11 @@ func Conclusions(cells []*Cell, e Experiment) []string {
 					runs(p.Switch(), "ns"), runs(t.Switch(), "ns")))
 			}
 		}
+		out = append(out, ipiConclusion(cells)...)
+	case WorkingSet:
+		out = append(out, workingSetConclusions(cells)...)
+	case Pool:
+		out = append(out, poolConclusions(cells)...)
 	case NoSwitch:
 		g := find(cells, load.ModeGoroutine, 0)
 		if g != nil {
@@ -102,6 +107,9 @@ func Conclusions(cells []*Cell, e Experiment) []string {
 					runs(sc.Trip(), "ns"), runs(f.Switch(), "ns")))
 			}
 		}
+	}
+	if note := hwNote(cells, e); note != "" {
+		out = append(out, note)
 	}
 	return out
 }

@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/ctxtop/ctxtop/internal/load"
 )
 
 // Chart is what the SVG shows, built from the cells so the drawing knows
@@ -57,9 +59,13 @@ var lineColors = []color.Color{
 }
 
 // seriesName puts a cell on a line instead of a bar: the cells of one
-// working-set size share a line. Today's cells have no such axis and all
-// become bars.
-func seriesName(*Cell) string { return "" }
+// working-set size share a line.
+func seriesName(c *Cell) string {
+	if c.Experiment != WorkingSet {
+		return ""
+	}
+	return "working set " + load.FormatSize(c.Config.WorkingSet)
+}
 
 // categoryName is the x label of a cell: mode over pinning.
 func categoryName(c *Cell) string {

@@ -107,5 +107,11 @@ func (c *Cell) MedianRun() (load.Summary, bool) {
 
 // Label is the cell's row name, "futex, unpinned".
 func (c *Cell) Label() string {
+	switch {
+	case c.Config.Mode == load.ModePool:
+		return fmt.Sprintf("pool, %d threads", c.Config.Threads)
+	case c.Experiment == WorkingSet:
+		return fmt.Sprintf("%s, %s, working set %s", c.Config.Mode, load.Pinning(c.Config.CPUs), load.FormatSize(c.Config.WorkingSet))
+	}
 	return fmt.Sprintf("%s, %s", c.Config.Mode, load.Pinning(c.Config.CPUs))
 }

@@ -34,28 +34,32 @@ func tables(cells []*Cell) []table {
 	for _, e := range order {
 		var group []*Cell
 		for _, c := range cells {
-			if _, ok := c.MedianRun(); ok && c.Experiment == e {
+			if len(c.Runs) > 0 && c.Experiment == e {
 				group = append(group, c)
 			}
 		}
 		if len(group) == 0 {
 			continue // interrupted before any of its runs finished
 		}
-		note := runsLabel(group) + "; ns/trip is the median run's, range the runs'"
+		note := runsLabel(group) + "; figures: the median run, range: the runs'"
 		if single(group) {
 			note = runsLabel(group)
 		}
 		t := table{title: strings.ToUpper(string(e[:1])) + string(e[1:]), note: note}
 		switch e {
 		case NoSwitch:
-			t.header = []string{"mode", "pinning", "ns/trip", "range", "switches/s", "switch/trip"}
+			t.header = append([]string{"mode", "pinning", "ns/trip", "range", "switches/s", "switch/trip"}, ipiHeader...)
 			for _, c := range group {
 				m, _ := c.MedianRun()
-				t.rows = append(t.rows, []string{string(c.Config.Mode), shortPinning(c.Config.CPUs),
-					thousands(c.Trip().Median), c.Trip().Range(), thousands(m.SwitchesPerSecond()), fixed(m.SwitchesPerRoundTrip, 4)})
+				t.rows = append(t.rows, append([]string{string(c.Config.Mode), shortPinning(c.Config.CPUs),
+					thousands(c.Trip().Median), c.Trip().Range(), thousands(m.SwitchesPerSecond()), fixed(m.SwitchesPerRoundTrip, 4)}, ipiCols(c)...))
 			}
+		case WorkingSet:
+			t.header, t.rows = workingSetTable(cells, group)
+		case Pool:
+			t.header, t.rows = poolTable(group)
 		default:
-			t.header = []string{"mode", "pinning", "ns/trip", "range", "ns/switch", "switch/trip", "vs unpinned"}
+			t.header = append([]string{"mode", "pinning", "ns/trip", "range", "ns/switch", "switch/trip", "vs unpinned"}, ipiHeader...)
 			for _, c := range group {
 				ratio := "-"
 				if u := find(cells, c.Config.Mode, 0); u != nil && u.Trip().OK() && c.Trip().OK() {
@@ -66,8 +70,8 @@ func tables(cells []*Cell) []table {
 				if ok && m.NsPerSwitch > 0 {
 					perSwitch = thousands(m.NsPerSwitch)
 				}
-				t.rows = append(t.rows, []string{string(c.Config.Mode), shortPinning(c.Config.CPUs),
-					thousands(c.Trip().Median), c.Trip().Range(), perSwitch, fixed(m.SwitchesPerRoundTrip, 2), ratio})
+				t.rows = append(t.rows, append([]string{string(c.Config.Mode), shortPinning(c.Config.CPUs),
+					thousands(c.Trip().Median), c.Trip().Range(), perSwitch, fixed(m.SwitchesPerRoundTrip, 2), ratio}, ipiCols(c)...))
 			}
 		}
 		t.conclusions = Conclusions(cells, e)
@@ -110,6 +114,7 @@ func WriteText(w io.Writer, cells []*Cell) {
 		}
 		fmt.Fprint(w, wrap(t.title+":", textWidth, "", ""))
 		fmt.Fprint(w, wrap("("+t.note+")", textWidth, "", " "))
+		t = t.withoutEmptyColumns()
 		width := make([]int, len(t.header))
 		for _, r := range append([][]string{t.header}, t.rows...) {
 			for j, v := range r {
@@ -138,6 +143,38 @@ func WriteText(w io.Writer, cells []*Cell) {
 			fmt.Fprint(w, wrap(l, textWidth, "- ", "  "))
 		}
 	}
+}
+
+// withoutEmptyColumns drops the figure columns no row has a value for
+// ("-" everywhere: nothing was measured), so the terminal table keeps to
+// what was; a column that says n/a, a counter this machine lacks, stays, and
+// a conclusion says why. The markdown keeps every column.
+func (t table) withoutEmptyColumns() table {
+	keep := make([]bool, len(t.header))
+	for j := range t.header {
+		keep[j] = j < 2
+		for _, r := range t.rows {
+			if j < len(r) && r[j] != "-" {
+				keep[j] = true
+			}
+		}
+	}
+	pick := func(r []string) []string {
+		var out []string
+		for j, v := range r {
+			if j < len(keep) && keep[j] {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	out := t
+	out.header = pick(t.header)
+	out.rows = nil
+	for _, r := range t.rows {
+		out.rows = append(out.rows, pick(r))
+	}
+	return out
 }
 
 // textWidth is where conclusions wrap: the 80 columns of a terminal over SSH.

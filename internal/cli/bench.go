@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -25,6 +26,8 @@ type benchOptions struct {
 	modes    string
 	output   benchFormat
 	plot     string
+	// workingSet is the --working-set axis, comma-separated sizes.
+	workingSet string
 }
 
 // benchFormat is bench's -o: text, json or markdown.
@@ -58,6 +61,14 @@ switch, switches per round trip, the ratio to the unpinned run, and what the
 figures say. A difference is stated only when the runs of the two cells do
 not overlap; otherwise the conclusion says there is no clear difference.
 
+The pool experiment runs CPU-bound threads, 1, one per CPU, two and eight
+per CPU, and gives items/s, involuntary switches/s and run-queue wait.
+--working-set 0,64K,1M,8M adds the indirect cost: futex, pipe and process
+(those in --modes) with each side walking that much memory per round trip,
+both on one CPU, net of the walk measured without a switch. Every row gives
+rescheduling IPIs and migrations per round trip and, where the CPU's
+performance counters are available, instructions, cycles and cache misses.
+
 Goroutine mode runs unpinned and with the whole process on one CPU; the
 syscall baseline, one thread, never on two CPUs. ns per switch is ns per
 round trip divided by the kernel-counted switches per round trip, shown only
@@ -68,6 +79,8 @@ ns per round trip per mode and pinning, whiskers spanning the runs.`,
 		Example: `  ctxtop bench
   ctxtop bench --modes futex,process --duration 2 --repeats 5
   ctxtop bench -o markdown --plot switch-cost.svg
+  ctxtop bench --modes futex --working-set 0,64K,1M,8M
+  ctxtop bench --modes pool
   ctxtop bench -o json | jq '.[] | {mode, cpus, ns_per_round_trip}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -77,7 +90,7 @@ ns per round trip per mode and pinning, whiskers spanning the runs.`,
 			if o.repeats < 1 || o.repeats > 100 {
 				return fmt.Errorf("--repeats must be 1 to 100, got %d", o.repeats)
 			}
-			modes := load.Modes()
+			modes := append(load.Modes(), load.ModePool)
 			if o.modes != "" {
 				modes = nil
 				for s := range strings.SplitSeq(o.modes, ",") {
@@ -85,10 +98,17 @@ ns per round trip per mode and pinning, whiskers spanning the runs.`,
 					if err != nil {
 						return fmt.Errorf("--modes: %w", err)
 					}
+					if m == load.ModePoll {
+						return errors.New("--modes: poll is not a bench experiment; run ctxtop load --mode poll")
+					}
 					modes = append(modes, m)
 				}
 			}
 			allowed, err := load.AllowedCPUs()
+			if err != nil {
+				return err
+			}
+			sizes, err := parseWorkingSets(o.workingSet)
 			if err != nil {
 				return err
 			}
@@ -102,7 +122,7 @@ ns per round trip per mode and pinning, whiskers spanning the runs.`,
 				defer os.Remove(plot.Name()) // after a successful rename, a no-op
 				defer plot.Close()
 			}
-			err = runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), bench.Plan(modes, allowed, time.Duration(o.duration)), o, plot)
+			err = runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), benchPlan(modes, sizes, allowed, time.Duration(o.duration)), o, plot)
 			if err == nil && plot != nil {
 				if err = os.Rename(plot.Name(), o.plot); err != nil {
 					err = fmt.Errorf("--plot %s: %w", o.plot, unwrapPath(err))
@@ -118,7 +138,56 @@ ns per round trip per mode and pinning, whiskers spanning the runs.`,
 	f.StringVar(&o.modes, "modes", "", "comma-separated modes to run (default: all)")
 	f.VarP(&o.output, "output", "o", "text, json (every run) or markdown (tables)")
 	f.StringVar(&o.plot, "plot", "", "also draw the results as SVG to this file")
+	f.StringVar(&o.workingSet, "working-set", "", "add the working-set axis: sizes each side walks per round trip (0,64K,1M,8M)")
 	return cmd
+}
+
+// benchPlan is the ping-pong matrix of the modes, then the working-set axis
+// when sizes are given, then the pool when asked for.
+func benchPlan(modes []load.Mode, sizes []int64, allowed []int, d time.Duration) []*bench.Cell {
+	var pingPong []load.Mode
+	pool := false
+	for _, m := range modes {
+		if m == load.ModePool {
+			pool = true
+			continue
+		}
+		pingPong = append(pingPong, m)
+	}
+	plan := bench.Plan(pingPong, allowed, d)
+	if len(sizes) > 0 {
+		walkers := pingPong
+		if len(walkers) == 0 {
+			walkers = []load.Mode{load.ModeFutex}
+		}
+		plan = append(plan, bench.PlanWorkingSet(walkers, sizes, allowed, d)...)
+	}
+	if pool {
+		plan = append(plan, bench.PlanPool(len(allowed), d)...)
+	}
+	return plan
+}
+
+// parseWorkingSets reads --working-set's comma-separated sizes.
+func parseWorkingSets(list string) ([]int64, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var sizes []int64
+	for s := range strings.SplitSeq(list, ",") {
+		ws, err := parseWorkingSet(strings.TrimSpace(s))
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(sizes, ws) {
+			return nil, fmt.Errorf("--working-set: %s given twice", strings.TrimSpace(s))
+		}
+		sizes = append(sizes, ws)
+	}
+	if len(sizes) > 16 {
+		return nil, fmt.Errorf("--working-set: %d sizes; give at most 16", len(sizes))
+	}
+	return sizes, nil
 }
 
 func runBench(ctx context.Context, w, progress io.Writer, plan []*bench.Cell, o benchOptions, plot *os.File) error {

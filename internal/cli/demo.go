@@ -21,8 +21,9 @@ func newDemoCmd() *cobra.Command {
 		Use:   "demo",
 		Short: "A scripted tour of what context switches cost, for talks",
 		Long: `demo opens the live monitor and runs ctxtop's own ping-pong workloads in
-turn: idle, futex unpinned, futex on one CPU, futex on two CPUs, processes
-over pipes, goroutines. Each step shows its cost per round trip and the
+turn: idle, futex unpinned, futex on one CPU, futex on two CPUs, futex on
+one CPU with a 1 MiB working set per side (the indirect cost), processes over
+pipes, a CPU-bound pool of four threads per CPU, goroutines. Each step shows its cost per round trip and the
 system-wide switch rate, and the results accumulate in a table.
 
 Keys: n next step, N previous, space holds the current step, q quits.`,

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -25,6 +24,11 @@ type loadOptions struct {
 	pairs      int
 	gomaxprocs int
 	output     outputValue
+	workingSet string
+	threads    int
+	work       durationValue
+	period     durationValue
+	cpuQuota   float64
 }
 
 func newLoadCmd() *cobra.Command {
@@ -47,10 +51,27 @@ Modes:
              it finds none and parks again in futex). Those are counted over
              every thread of the process and shown as switches/s.
   syscall    one thread calling getppid: a mode switch, no context switch
+  pool       --threads CPU-bound threads doing fixed --work items: items/s,
+             involuntary switches/s and run-queue wait as the pool outgrows
+             the CPUs; --cpu-quota runs it in a cgroup with that CPU limit
+             (root), as a container's limit, and gives the throttled share
+  poll       --threads threads each sleeping --period and waking: wake-ups/s
+             and voluntary switches/s per thread, which match 1/period
+
+Every mode runs in a process of its own (this binary, re-executed), so a
+monitor that starts a load keeps its own threads quiet. Every summary gives
+rescheduling IPIs (/proc/interrupts RES, system-wide) and migrations per round
+trip, and, where the CPU's performance counters are available, instructions,
+cycles and cache misses per round trip.
+
+--working-set SIZE (futex, pipe, process) makes each side walk SIZE bytes of
+its own memory, one touch per cache line, every round trip (lmbench lat_ctx
+-s); the summary gives the round trip net of the walk measured without a
+switch in the same run: the switch's cost with the caches refilled.
 
 --cpus 0 puts both sides on CPU 0 (like taskset -c 0); --cpus 0,1 puts the
 first side on CPU 0 and the second on CPU 1. Without it the kernel places them.
-Goroutine mode pins the whole process, every thread (taskset -c on a Go
+Goroutine mode pins the whole workload process, every thread (taskset -c on a Go
 program); syscall mode has one thread and takes one CPU.
 
 ns per switch is per kernel-counted switch: ns per round trip divided by the
@@ -61,7 +82,11 @@ modes a round trip is not made of switches and the quotient would mean nothing.`
   ctxtop load --cpus 0                both threads on CPU 0
   ctxtop load --mode process --cpus 0 compare: taskset -c 0 perf bench sched pipe
   ctxtop load --mode goroutine --cpus 0   the whole Go process on CPU 0
-  ctxtop load -o json --duration 2`,
+  ctxtop load -o json --duration 2
+  ctxtop load --working-set 1M --cpus 0   each side walks 1 MiB per round trip
+  ctxtop load --mode pool --threads 16    16 CPU-bound threads
+  sudo ctxtop load --mode pool --threads 4 --cpu-quota 0.5
+  ctxtop load --mode poll --threads 8 --period 5ms`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := o.config(cmd)
@@ -78,9 +103,94 @@ modes a round trip is not made of switches and the quotient would mean nothing.`
 	f.Var(&o.duration, "duration", "seconds (2) or a duration (500ms); 0 runs until interrupted")
 	f.Uint64Var(&o.roundTrips, "round-trips", 0, "stop after this many round trips (over all pairs)")
 	f.IntVar(&o.pairs, "pairs", o.pairs, "independent ping-pong pairs")
-	f.IntVar(&o.gomaxprocs, "gomaxprocs", 0, "set GOMAXPROCS (default: Go's)")
+	f.IntVar(&o.gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS of goroutine mode's workload process (default: Go's)")
+	f.StringVar(&o.workingSet, "working-set", "0", "bytes each side walks per round trip: 64K, 1M, 8M (futex, pipe, process)")
+	f.IntVar(&o.threads, "threads", 0, "pool and poll threads (default: one per allowed CPU)")
+	f.Var(&o.work, "work", "one pool work item's CPU time (default 100µs)")
+	f.Var(&o.period, "period", "poll's sleep between wake-ups (default 5ms)")
+	f.Float64Var(&o.cpuQuota, "cpu-quota", 0, "pool: limit to this many CPUs in a cgroup ctxtop makes (root)")
 	f.VarP(&o.output, "output", "o", "text, or json: the summary as one JSON object")
 	return cmd
+}
+
+// experimentConfig reads the flags of the working-set, pool and poll
+// experiments into cfg; every error is one line naming the flag.
+func (o *loadOptions) experimentConfig(cmd *cobra.Command, cfg *load.Config) error {
+	fl := cmd.Flags()
+	m := cfg.Mode
+	if fl.Changed("working-set") {
+		ws, err := parseWorkingSet(o.workingSet)
+		if err != nil {
+			return err
+		}
+		if ws > 0 && m != load.ModeFutex && m != load.ModePipe && m != load.ModeProcess {
+			return fmt.Errorf("--working-set applies to futex, pipe and process modes, not %s", m)
+		}
+		cfg.WorkingSet = ws
+	}
+	threaded := m == load.ModePool || m == load.ModePoll
+	for _, name := range []string{"threads", "work", "period", "cpu-quota"} {
+		if fl.Changed(name) && !threaded {
+			return fmt.Errorf("--%s applies to pool and poll modes, not %s", name, m)
+		}
+	}
+	if !threaded {
+		return nil
+	}
+	if fl.Changed("pairs") || fl.Changed("round-trips") || fl.Changed("cpus") {
+		return fmt.Errorf("%s mode takes --threads and --duration, not --pairs, --round-trips or --cpus", m)
+	}
+	cfg.Threads = o.threads
+	if !fl.Changed("threads") {
+		allowed, err := load.AllowedCPUs()
+		if err != nil {
+			return err
+		}
+		cfg.Threads = max(len(allowed), 1)
+	}
+	if cfg.Threads < 1 || cfg.Threads > load.MaxThreads {
+		return fmt.Errorf("--threads must be 1 to %d, got %d", load.MaxThreads, cfg.Threads)
+	}
+	if fl.Changed("work") {
+		if m != load.ModePool {
+			return errors.New("--work applies to pool mode")
+		}
+		if d := time.Duration(o.work); d < load.MinWork || d > load.MaxWork {
+			return fmt.Errorf("--work must be %v to %v, got %v", load.MinWork, load.MaxWork, d)
+		}
+		cfg.Work = time.Duration(o.work)
+	}
+	if fl.Changed("period") {
+		if m != load.ModePoll {
+			return errors.New("--period applies to poll mode")
+		}
+		if d := time.Duration(o.period); d < load.MinPeriod || d > load.MaxPeriod {
+			return fmt.Errorf("--period must be %v to %v, got %v", load.MinPeriod, load.MaxPeriod, d)
+		}
+		cfg.Period = time.Duration(o.period)
+	}
+	if fl.Changed("cpu-quota") {
+		if m != load.ModePool {
+			return errors.New("--cpu-quota applies to pool mode")
+		}
+		if !(o.cpuQuota >= load.MinCPUQuota && o.cpuQuota <= load.MaxCPUQuota) {
+			return fmt.Errorf("--cpu-quota must be %g to %d CPUs, got %g", load.MinCPUQuota, load.MaxCPUQuota, o.cpuQuota)
+		}
+		cfg.CPUQuota = o.cpuQuota
+	}
+	return nil
+}
+
+// parseWorkingSet reads one --working-set size and checks its range.
+func parseWorkingSet(s string) (int64, error) {
+	ws, err := load.ParseSize(s)
+	if err != nil {
+		return 0, fmt.Errorf("--working-set: %w", err)
+	}
+	if ws > load.MaxWorkingSet {
+		return 0, fmt.Errorf("--working-set %s is more than the %s a side may walk", s, load.FormatSize(load.MaxWorkingSet))
+	}
+	return ws, nil
 }
 
 // config validates the flags into a load.Config; every error is one line.
@@ -109,11 +219,12 @@ func (o *loadOptions) config(cmd *cobra.Command) (load.Config, error) {
 			return cfg, errors.New("--cpus: syscall mode runs one thread, so it takes one CPU (--cpus 0), not two")
 		}
 	}
-	if o.gomaxprocs < 0 {
-		return cfg, fmt.Errorf("--gomaxprocs must be positive, got %d", o.gomaxprocs)
+	if o.gomaxprocs < 0 || o.gomaxprocs > load.MaxThreads {
+		return cfg, fmt.Errorf("--gomaxprocs must be 1 to %d, got %d", load.MaxThreads, o.gomaxprocs)
 	}
-	if o.gomaxprocs > 0 {
-		runtime.GOMAXPROCS(o.gomaxprocs)
+	cfg.GoMaxProcs = o.gomaxprocs
+	if err := o.experimentConfig(cmd, &cfg); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -140,18 +251,15 @@ func runLoad(ctx context.Context, w io.Writer, cfg load.Config, asJSON bool) err
 	return load.Report(ctx, w, cfg, asJSON)
 }
 
-// newLoadChildCmd is the other side of process mode: ctxtop re-executes
-// itself with it.
+// newLoadChildCmd is the workload process and process mode's partner:
+// ctxtop re-executes itself with it.
 func newLoadChildCmd() *cobra.Command {
-	cpu := -1
-	cmd := &cobra.Command{
-		Use:    load.ChildCommand,
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			return load.RunChild(cpu)
+	return &cobra.Command{
+		Use:                load.ChildCommand,
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return load.ChildMain(args)
 		},
 	}
-	cmd.Flags().IntVar(&cpu, "cpu", -1, "CPU to pin to; -1 unpinned")
-	return cmd
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ctxtop/ctxtop/internal/bench"
+	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
@@ -36,6 +37,27 @@ func TestLoadBadFlags(t *testing.T) {
 		{"--round-trips", "0"},
 		{"--mode", "syscall", "--cpus", "0,1"},
 		{"-o", "yaml"},
+		{"--working-set", "1T"},
+		{"--working-set", "-64K"},
+		{"--working-set", "lots"},
+		{"--working-set", "64K", "--mode", "goroutine"},
+		{"--mode", "pool", "--threads", "100000"},
+		{"--mode", "pool", "--threads", "0"},
+		{"--mode", "pool", "--threads", "-3"},
+		{"--mode", "pool", "--work", "0"},
+		{"--mode", "pool", "--work", "-1ms"},
+		{"--mode", "pool", "--work", "1h"},
+		{"--mode", "pool", "--work", "fast"},
+		{"--mode", "pool", "--cpu-quota", "0"},
+		{"--mode", "pool", "--cpu-quota", "-0.5"},
+		{"--mode", "pool", "--cpu-quota", "NaN"},
+		{"--mode", "pool", "--cpus", "0"},
+		{"--mode", "poll", "--period", "0"},
+		{"--mode", "poll", "--period", "1ns"},
+		{"--mode", "poll", "--period", "-5ms"},
+		{"--mode", "poll", "--work", "1ms"},
+		{"--mode", "futex", "--threads", "4"},
+		{"--mode", "pipe", "--period", "5ms"},
 	} {
 		cmd := exec.Command(bin, append([]string{"load"}, args...)...)
 		var stdout, stderr bytes.Buffer
@@ -131,8 +153,8 @@ func TestLoadJSON(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := []string{"cpus", "duration_s", "migrations", "mode", "ns_per_round_trip", "ns_per_switch", "pairs",
-		"round_trips", "switches_counted", "switches_involuntary", "switches_per_round_trip", "switches_voluntary"}
+	want := []string{"cpus", "duration_s", "hw", "hw_note", "migrations", "migrations_per_round_trip", "mode", "ns_per_round_trip", "ns_per_switch", "pairs",
+		"resched_ipis", "resched_ipis_per_round_trip", "round_trips", "switches_counted", "switches_involuntary", "switches_per_round_trip", "switches_voluntary"}
 	if diff := cmp.Diff(want, keys); diff != "" {
 		t.Errorf("JSON keys (-want +got):\n%s", diff)
 	}
@@ -163,7 +185,7 @@ func TestLoadGoroutineHonest(t *testing.T) {
 	if err != nil {
 		t.Fatalf("load --mode goroutine: %v", err)
 	}
-	if !strings.Contains(string(out), "switches/s, kernel-counted over every thread of this process") {
+	if !strings.Contains(string(out), "switches/s, kernel-counted over every thread of the workload process") {
 		t.Errorf("goroutine summary does not count the process's switches as such:\n%s", out)
 	}
 	if strings.Contains(string(out), "ns per switch") {
@@ -171,8 +193,8 @@ func TestLoadGoroutineHonest(t *testing.T) {
 	}
 }
 
-// TestLoadGoroutinePinned: --cpus pins every thread of the process, as
-// taskset -c would, while the run lasts.
+// TestLoadGoroutinePinned: --cpus pins every thread of the workload
+// process, as taskset -c would, while the run lasts.
 func TestLoadGoroutinePinned(t *testing.T) {
 	cmd := exec.Command(testutil.Binary(t), "load", "--mode", "goroutine", "--cpus", "0", "--duration", "1.5")
 	var stdout bytes.Buffer
@@ -180,8 +202,9 @@ func TestLoadGoroutinePinned(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	child := waitChild(t, cmd.Process.Pid)
 	time.Sleep(500 * time.Millisecond)
-	dir := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/task"
+	dir := "/proc/" + strconv.Itoa(child) + "/task"
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -340,8 +363,9 @@ func TestBenchBadInput(t *testing.T) {
 	}
 }
 
-// TestLoadChildDies: process mode's child must not outlive ctxtop, whether
-// ctxtop stops cleanly on SIGTERM or is killed outright.
+// TestLoadChildDies: the workload process and process mode's partner must
+// not outlive ctxtop, whether ctxtop stops cleanly on SIGTERM or is killed
+// outright.
 func TestLoadChildDies(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		cmd := exec.Command(testutil.Binary(t), "load", "--mode", "process", "--duration", "30s")
@@ -350,7 +374,9 @@ func TestLoadChildDies(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// ctxtop's workload process, and its partner in process mode.
 		child := waitChild(t, cmd.Process.Pid)
+		partner := waitChild(t, child)
 		if err := cmd.Process.Signal(sig); err != nil {
 			t.Fatal(err)
 		}
@@ -364,12 +390,14 @@ func TestLoadChildDies(t *testing.T) {
 			}
 		}
 		deadline := time.Now().Add(3 * time.Second)
-		for alive(child) {
-			if time.Now().After(deadline) {
-				syscall.Kill(child, syscall.SIGKILL)
-				t.Fatalf("%v: child %d outlived ctxtop by 3 s", sig, child)
+		for _, pid := range []int{child, partner} {
+			for alive(pid) {
+				if time.Now().After(deadline) {
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Fatalf("%v: process %d outlived ctxtop by 3 s", sig, pid)
+				}
+				time.Sleep(20 * time.Millisecond)
 			}
-			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }
@@ -422,4 +450,113 @@ func alive(pid int) bool {
 	}
 	i := bytes.LastIndexByte(b, ')')
 	return i < 0 || !bytes.HasPrefix(bytes.TrimSpace(b[i+1:]), []byte("Z"))
+}
+
+// TestCPUQuotaNeedsRoot: --cpu-quota makes a cgroup; anyone else gets one
+// line that says so, and no pool runs.
+func TestCPUQuotaNeedsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run ctxtop as another user")
+	}
+	dir, err := os.MkdirTemp("", "ctxtop-quota-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := dir + "/ctxtop"
+	for _, c := range [][]string{{"cp", testutil.Binary(t), bin}, {"chmod", "-R", "a+rX", dir}} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", c, err, out)
+		}
+	}
+	cmd := exec.Command(bin, "load", "--mode", "pool", "--threads", "2", "--cpu-quota", "0.5", "--duration", "0.2")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+		t.Errorf("--cpu-quota as nobody: %v, want a non-zero exit", err)
+	}
+	if got := stderr.String(); !strings.Contains(got, "needs root") || strings.Count(got, "\n") != 1 {
+		t.Errorf("--cpu-quota as nobody: stderr %q, want one line saying it needs root", got)
+	}
+}
+
+// TestLoadExperiments runs each new experiment as a user would try it and
+// checks the summary names its figures.
+func TestLoadExperiments(t *testing.T) {
+	bin := testutil.Binary(t)
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--mode", "pool", "--threads", "3", "--duration", "0.3"}, []string{"items/s", "involuntary switches/s", "run-queue wait", "rescheduling IPIs"}},
+		{[]string{"--mode", "poll", "--threads", "2", "--period", "5ms", "--duration", "0.3"}, []string{"wake-ups/s", "the period promises 400", "voluntary switches/s per thread"}},
+		{[]string{"--working-set", "64K", "--cpus", "0", "--duration", "0.3"}, []string{"working set 64K per side", "net of the walks", "rescheduling IPIs"}},
+	} {
+		out, err := exec.Command(bin, append([]string{"load"}, c.args...)...).CombinedOutput()
+		if err != nil {
+			t.Errorf("load %v: %v\n%s", c.args, err, out)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("load %v: no %q in\n%s", c.args, w, out)
+			}
+		}
+		if !strings.Contains(string(out), "hardware counters: n/a") && !strings.Contains(string(out), "instructions") {
+			t.Errorf("load %v: neither hardware counters nor why not in\n%s", c.args, out)
+		}
+	}
+}
+
+// TestBenchAxes: --working-set adds the axis, pool its thread counts, and
+// bad sizes are one line.
+func TestBenchAxes(t *testing.T) {
+	bin := testutil.Binary(t)
+	out, err := exec.Command(bin, "bench", "--modes", "futex,pool", "--working-set", "0,64K", "--duration", "0.15", "--repeats", "1", "-o", "json").Output()
+	if err != nil {
+		t.Fatalf("bench: %v", err)
+	}
+	var runs []load.Summary
+	if err := json.Unmarshal(out, &runs); err != nil {
+		t.Fatalf("bench -o json printed %q: %v", out, err)
+	}
+	var sizes []int64
+	var threads []int
+	for _, r := range runs {
+		if r.Mode == load.ModePool {
+			threads = append(threads, r.Threads)
+			if r.Items == 0 {
+				t.Errorf("pool of %d threads did no work", r.Threads)
+			}
+		} else if len(r.CPUs) == 1 {
+			sizes = append(sizes, r.WorkingSet)
+		}
+		if r.ReschedIPIsPerRoundTrip == nil {
+			t.Errorf("%s: no IPIs per round trip", r.Mode)
+		}
+	}
+	// futex on one CPU in the matrix, then at 0 and 64K on the axis.
+	if diff := cmp.Diff([]int64{0, 0, 64 << 10}, sizes); diff != "" {
+		t.Errorf("working sets of the one-CPU futex runs (-want +got):\n%s", diff)
+	}
+	allowed, _ := load.AllowedCPUs()
+	if n := len(allowed); !cmp.Equal(threads, []int{1, n, 2 * n, 8 * n}) && n > 1 {
+		t.Errorf("pool thread counts %v on %d CPUs", threads, n)
+	}
+	for _, args := range [][]string{
+		{"--working-set", "1T"},
+		{"--working-set", "64K,64K"},
+		{"--working-set", "64K,,1M"},
+		{"--modes", "poll"},
+	} {
+		cmd := exec.Command(bin, append([]string{"bench"}, args...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err == nil || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("bench %v: %v, stderr %q: want one line and a non-zero exit", args, err, stderr.String())
+		}
+	}
 }

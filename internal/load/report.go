@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"time"
 
@@ -39,12 +38,12 @@ func Report(ctx context.Context, w io.Writer, cfg Config, asJSON bool) error {
 		return err
 	}
 	if !asJSON {
-		fmt.Fprintf(w, "%s, %s, %s\n", cfg.Mode, Pinning(cfg.CPUs), plural(max(cfg.Pairs, 1), "pair"))
+		fmt.Fprintln(w, headline(cfg))
 		if cfg.Mode == ModeGoroutine {
-			fmt.Fprintln(w, "(switches: every thread of this process, the Go runtime's own;")
+			fmt.Fprintln(w, "(switches: every thread of the workload process, the Go runtime's own;")
 			fmt.Fprintln(w, " the hand-offs themselves never enter the kernel)")
 		}
-		fmt.Fprintf(w, "%8s %13s %10s %12s %13s %9s\n", "elapsed", "round trips/s", "ns/trip", "voluntary/s", "involuntary/s", "migr/s")
+		fmt.Fprintf(w, "%8s %13s %10s %12s %13s %9s\n", "elapsed", unitName(cfg.Mode)+"/s", "ns/"+unitShort(cfg.Mode), "voluntary/s", "involuntary/s", "migr/s")
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -63,7 +62,7 @@ loop:
 			}
 			var cur lineMark
 			cur.read(run.Progress(), cfg.Mode)
-			printLine(w, last, cur, max(cfg.Pairs, 1))
+			printLine(w, last, cur, cfg.units())
 			last = cur
 		}
 	}
@@ -88,9 +87,9 @@ type lineMark struct {
 	ok         bool
 }
 
-// read sums the kernel counters of the workload's threads now: this
-// process's workload threads and the child's, or every thread of this
-// process in goroutine mode, whose goroutines have no thread of their own.
+// read sums the kernel counters of the workload's threads now, or of every
+// thread of the workload process in goroutine mode, whose goroutines have
+// no thread of their own.
 func (m *lineMark) read(p Progress, mode Mode) {
 	m.at, m.roundTrips = p.Elapsed, p.RoundTrips
 	m.c = Counters{HasMigrations: true}
@@ -103,14 +102,13 @@ func (m *lineMark) read(p Progress, mode Mode) {
 		m.c = m.c.add(c)
 	}
 	if mode == ModeGoroutine {
-		add(ProcessCounters(os.Getpid()))
+		for _, pid := range p.PIDs {
+			add(ProcessCounters(pid))
+		}
 		return
 	}
-	for _, tid := range p.TIDs {
-		add(ReadCounters("/proc", os.Getpid(), tid))
-	}
-	if p.ChildPID > 0 {
-		add(ProcessCounters(p.ChildPID))
+	for _, t := range p.Threads {
+		add(ReadCounters("/proc", t.PID, t.TID))
 	}
 }
 
@@ -139,13 +137,17 @@ func printLine(w io.Writer, a, b lineMark, pairs int) {
 
 // WriteSummary prints a finished run's summary as ctxtop load ends with it.
 func WriteSummary(w io.Writer, s Summary) {
+	if s.Mode.threaded() {
+		writeThreaded(w, s)
+		return
+	}
 	fmt.Fprintf(w, "\n%s, %s, %s, %.2fs: %s round trips\n", s.Mode, Pinning(s.CPUs), plural(s.Pairs, "pair"), s.DurationS, model.Thousands(float64(s.RoundTrips)))
 	if s.RoundTrips == 0 {
 		return
 	}
 	fmt.Fprintf(w, "  %s ns per round trip\n", model.Thousands(s.NsPerRoundTrip))
 	if s.SwitchesCounted == CountedProcess {
-		fmt.Fprintf(w, "  %s switches/s, kernel-counted over every thread of this process\n", model.Thousands(s.SwitchesPerSecond()))
+		fmt.Fprintf(w, "  %s switches/s, kernel-counted over every thread of the workload process\n", model.Thousands(s.SwitchesPerSecond()))
 		fmt.Fprintf(w, "    (%s voluntary, %s involuntary; %.4f per round trip): the Go runtime's\n",
 			model.Thousands(float64(s.SwitchesVoluntary)), model.Thousands(float64(s.SwitchesInvoluntary)), s.SwitchesPerRoundTrip)
 		fmt.Fprintln(w, "    idle Ps parking and being woken; the hand-offs never enter the kernel")
@@ -161,4 +163,8 @@ func WriteSummary(w io.Writer, s Summary) {
 	} else {
 		fmt.Fprintln(w, "  CPU migrations: unknown (no se.nr_migrations in /proc/PID/task/TID/sched, or a thread's file could not be read)")
 	}
+	writeWalk(w, s)
+	writeCrossCPU(w, s, "round trip")
+	writeHW(w, s, "round trip")
+	writeErr(w, s)
 }

@@ -39,7 +39,7 @@ func TestWriteSummaryGoroutine(t *testing.T) {
 	want := `
 goroutine, unpinned, 1 pair, 2.00s: 6,000,000 round trips
   333 ns per round trip
-  10,000 switches/s, kernel-counted over every thread of this process
+  10,000 switches/s, kernel-counted over every thread of the workload process
     (12,000 voluntary, 8,000 involuntary; 0.0033 per round trip): the Go runtime's
     idle Ps parking and being woken; the hand-offs never enter the kernel
   3 CPU migrations

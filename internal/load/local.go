@@ -9,96 +9,34 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ctxtop/ctxtop/internal/procfs"
 )
-
-// Config says what to run.
-type Config struct {
-	Mode Mode
-	// CPUs: nil unpinned; [c] both sides on c; [a, b] ping on a, pong on b.
-	// Syscall mode has one side and takes the first. Goroutine mode pins
-	// the whole process, every thread, to the CPUs given (taskset -c on a
-	// Go program), since the Go scheduler places goroutines; Stop undoes it.
-	CPUs []int
-	// Pairs is the number of independent ping-pong pairs; 0 means 1.
-	Pairs int
-	// Duration and RoundTrips end the run, whichever comes first; both 0
-	// runs until Stop. RoundTrips counts over all pairs.
-	Duration   time.Duration
-	RoundTrips uint64
-}
-
-// Progress is a running workload's live state.
-type Progress struct {
-	Config     Config
-	Elapsed    time.Duration
-	RoundTrips uint64
-	// NsPerRoundTrip is one pair's round-trip time over the last one to two
-	// seconds, for a live display.
-	NsPerRoundTrip float64
-	// TIDs are the workload's threads in this process; empty in goroutine
-	// mode, where the goroutines have no thread of their own.
-	TIDs []int
-	// ChildPID is the other side's process in process mode, else 0.
-	ChildPID int
-}
-
-// Summary is a finished run's result; its JSON keys are ctxtop load -o json.
-type Summary struct {
-	Mode  Mode  `json:"mode"`
-	CPUs  []int `json:"cpus"` // [] when unpinned
-	Pairs int   `json:"pairs"`
-	// DurationS is the wall time the pairs ran, in seconds.
-	DurationS  float64 `json:"duration_s"`
-	RoundTrips uint64  `json:"round_trips"`
-	// NsPerRoundTrip is the time one pair takes for a round trip:
-	// duration × pairs / round trips.
-	NsPerRoundTrip float64 `json:"ns_per_round_trip"`
-	// Switch counts are the kernel's, summed over the threads
-	// SwitchesCounted names: the workload's own (both processes in process
-	// mode), or in goroutine mode, whose goroutines have no threads of
-	// their own, every thread of the process. Those are the runtime's: a
-	// goroutine made runnable wakes an idle P's thread to look for work,
-	// which finds the hand-off done and parks again in futex.
-	SwitchesVoluntary    uint64  `json:"switches_voluntary"`
-	SwitchesInvoluntary  uint64  `json:"switches_involuntary"`
-	SwitchesCounted      string  `json:"switches_counted"`
-	SwitchesPerRoundTrip float64 `json:"switches_per_round_trip"`
-	// NsPerSwitch is the cost per kernel-counted switch: NsPerRoundTrip /
-	// SwitchesPerRoundTrip. It is 0 when there was under one switch per
-	// round trip: such a round trip is not made of switches (syscall and
-	// goroutine modes), and the quotient would exceed the round trip itself.
-	NsPerSwitch float64 `json:"ns_per_switch"`
-	// Migrations is the sum of se.nr_migrations over the workload's
-	// threads; nil (JSON null) when the kernel does not expose it.
-	Migrations *uint64 `json:"migrations"`
-}
-
-// What SwitchesCounted says.
-const (
-	CountedWorkload = "workload threads"
-	CountedProcess  = "every thread of the process"
-)
-
-// Switches is the kernel's count of both kinds.
-func (s Summary) Switches() uint64 { return s.SwitchesVoluntary + s.SwitchesInvoluntary }
 
 // stopGrace is how long Stop lets a side finish its round trip before it
 // forces the issue (kills a stuck child).
 const stopGrace = 100 * time.Millisecond
 
-// Run is one running workload. Its methods are safe from any goroutine.
-type Run struct {
-	cfg   Config
-	pairs []*pair
+// localRun is a workload running in this process. Only the workload
+// process (runner.go) starts one: its threads must not share a monitor's
+// Go runtime, whose own threads they would keep waking.
+type localRun struct {
+	cfg Config
+	raw bool
+	// counts are the pairs' (pool's, poller's threads') progress counters,
+	// in memory the parent process reads too.
+	counts []*atomic.Uint64
+	pairs  []*pair
 	// threads are the workload's OS threads, in this process or the child.
 	threads []*thread
-	// whole is set in goroutine mode: counters over the whole process.
+	// whole0 is set in goroutine mode: counters over the whole process.
 	whole0 Counters
 	// pinned is goroutine mode's whole-process pinning, undone by Stop.
 	pinned *pinnedProcess
 
 	start    time.Time
-	endNanos atomic.Int64 // wall end, unix nanos, set when the last pair ended
+	startNs  int64        // CLOCK_MONOTONIC, comparable across processes
+	endNanos atomic.Int64 // CLOCK_MONOTONIC at the end of the last pair
 	wg       sync.WaitGroup
 	done     chan struct{}
 	timer    *time.Timer
@@ -110,23 +48,17 @@ type Run struct {
 	haltMu sync.Mutex
 	closed bool
 
-	mu  sync.Mutex
-	win [2]mark // progress marks, for the recent rate
+	ipi0, ipi1 uint64
+	ipiOK      bool
+	hwErr      error
+	// spinIters is one pool work item, calibrated before the start.
+	spinIters uint64
 }
 
-type mark struct {
-	t time.Time
-	n uint64
-}
-
-// pair is one ping-pong pair.
+// pair is one ping-pong pair, or one thread of a pool or poller.
 type pair struct {
-	// count is padded to its own cache line: the ping side bumps it every
-	// round trip and pairs must not share a line.
-	_     [64]byte
-	count atomic.Uint64
+	count *atomic.Uint64
 	stop  atomic.Bool
-	_     [64]byte
 	quota uint64 // round trips for this pair; 0 = no limit
 	impl  pairImpl
 }
@@ -143,6 +75,9 @@ type pairImpl interface {
 	// close releases fds after both sides returned.
 	close()
 }
+
+// walker is a pair whose sides walk a working set.
+type walker interface{ walks() [2]*workingSet }
 
 // sideSpec is one side of a pair on its own locked OS thread.
 type sideSpec struct {
@@ -163,32 +98,58 @@ type thread struct {
 	pid, tid int
 	c0, c1   Counters
 	err      error
+	hw       *hwSet
+	h0, h1   [3]uint64
+	hwErr    error
 }
 
-// Start validates cfg and starts the workload in the background; it
-// returns once every side is set up (threads named and pinned, the child
-// process started), so an error there comes back from Start.
-func Start(cfg Config) (*Run, error) {
-	if _, err := ParseMode(string(cfg.Mode)); err != nil {
+// paddedCount keeps each pair's counter on its own cache line: the ping
+// side bumps it every round trip and pairs must not share a line.
+type paddedCount struct {
+	n atomic.Uint64
+	_ [cacheLine - 8]byte
+}
+
+// newCounts are n counters on separate cache lines in this process.
+func newCounts(n int) []*atomic.Uint64 {
+	slots := make([]paddedCount, n)
+	out := make([]*atomic.Uint64, n)
+	for i := range slots {
+		out[i] = &slots[i].n
+	}
+	return out
+}
+
+// units is how many independent counters a run of cfg needs.
+func (cfg Config) units() int {
+	if cfg.Mode.threaded() {
+		return cfg.Threads
+	}
+	return max(cfg.Pairs, 1)
+}
+
+// startLocal starts cfg (normalized) in this process with its progress in
+// counts (cfg.units() of them). raw says the process is set up for raw
+// blocking calls (see blocking). It returns once every side is set up
+// (threads named and pinned, the child process started), so an error
+// there comes back from it.
+func startLocal(cfg Config, counts []*atomic.Uint64, raw bool) (*localRun, error) {
+	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
-	if cfg.Pairs < 0 {
-		return nil, fmt.Errorf("pairs must be at least 1, got %d", cfg.Pairs)
+	if len(counts) != cfg.units() {
+		return nil, fmt.Errorf("%d progress counters for %d pairs or threads", len(counts), cfg.units())
 	}
-	if cfg.Pairs == 0 {
-		cfg.Pairs = 1
+	r := &localRun{cfg: cfg, raw: raw, counts: counts, done: make(chan struct{})}
+	if cfg.Mode == ModePool {
+		r.spinIters = calibrateSpin(cfg.Work)
 	}
-	if cfg.Duration < 0 {
-		return nil, fmt.Errorf("duration must not be negative, got %v", cfg.Duration)
-	}
-	if err := ValidateCPUs(cfg.CPUs); err != nil {
-		return nil, err
-	}
-	cfg.CPUs = append([]int(nil), cfg.CPUs...)
-	r := &Run{cfg: cfg, done: make(chan struct{})}
-	for i := range cfg.Pairs {
-		p := &pair{quota: share(cfg.RoundTrips, cfg.Pairs, i)}
-		impl, err := newPairImpl(cfg, p)
+	for i := range cfg.units() {
+		p := &pair{count: counts[i]}
+		if !cfg.Mode.threaded() {
+			p.quota = share(cfg.RoundTrips, cfg.Pairs, i)
+		}
+		impl, err := r.newPairImpl(p)
 		if err != nil {
 			r.abort()
 			return nil, err
@@ -226,6 +187,7 @@ func Start(cfg Config) (*Run, error) {
 		r.abort()
 		return nil, errs[0]
 	}
+	r.openHW()
 	if cfg.Mode == ModeGoroutine {
 		if len(cfg.CPUs) > 0 {
 			// Before the goroutines start, so that no thread the runtime
@@ -249,17 +211,58 @@ func Start(cfg Config) (*Run, error) {
 			}()
 		}
 	}
+	r.ipi0, r.ipiOK = readReschedIPIs()
 	r.start = time.Now()
-	r.win = [2]mark{{t: r.start}, {t: r.start}}
+	r.startNs = monoNanos()
 	close(gate)
 	if cfg.Duration > 0 {
 		r.timer = time.AfterFunc(cfg.Duration, r.halt)
 	}
 	go func() {
 		r.wg.Wait()
+		var ok bool
+		r.ipi1, ok = readReschedIPIs()
+		r.ipiOK = r.ipiOK && ok
 		close(r.done)
 	}()
 	return r, nil
+}
+
+// openHW opens hardware counters on every workload thread and reads their
+// starting values; the first failure says why for all.
+func (r *localRun) openHW() {
+	for _, t := range r.threads {
+		if r.hwErr != nil {
+			return
+		}
+		h, err := openHW(t.tid)
+		if err != nil {
+			r.hwErr = err
+			break
+		}
+		t.hw = h
+		t.h0, t.hwErr = h.read()
+	}
+	if r.hwErr != nil {
+		for _, t := range r.threads {
+			if t.hw != nil {
+				t.hw.close()
+				t.hw = nil
+			}
+		}
+	}
+}
+
+func readReschedIPIs() (uint64, bool) {
+	fs, err := procfs.NewFS("/proc")
+	if err != nil {
+		return 0, false
+	}
+	in, err := fs.Interrupts()
+	if err != nil {
+		return 0, false
+	}
+	return in.ReschedIPIs, true
 }
 
 // share splits n round trips over k pairs, the remainder to the first ones.
@@ -279,18 +282,24 @@ func share(n uint64, k, i int) uint64 {
 	return q
 }
 
-func newPairImpl(cfg Config, p *pair) (pairImpl, error) {
+func (r *localRun) newPairImpl(p *pair) (pairImpl, error) {
+	cfg := r.cfg
 	switch cfg.Mode {
 	case ModeGoroutine:
 		return newGoroutinePair(p), nil
 	case ModeFutex:
-		return newFutexPair(cfg, p), nil
+		return newFutexPair(cfg, p, r.raw), nil
 	case ModePipe:
-		return newPipePair(cfg, p)
+		return newPipePair(cfg, p, r.raw)
 	case ModeProcess:
-		return newProcessPair(cfg, p)
+		return newProcessPair(cfg, p, r.raw)
 	case ModeSyscall:
 		return newSyscallPair(cfg, p), nil
+	case ModePool:
+		return &poolThread{p: p, iters: r.spinIters}, nil
+	case ModePoll:
+		_, wait := blocking(r.raw)
+		return &pollThread{p: p, period: cfg.Period, wait: wait}, nil
 	}
 	return nil, fmt.Errorf("unknown mode %q", cfg.Mode)
 }
@@ -298,7 +307,7 @@ func newPairImpl(cfg Config, p *pair) (pairImpl, error) {
 // runSide runs one side on its own OS thread. The goroutine never unlocks
 // the thread, so when it returns the runtime destroys the thread instead
 // of handing a pinned, renamed thread back to the pool.
-func (r *Run) runSide(s sideSpec, t *thread, ready *sync.WaitGroup, gate <-chan struct{}, aborted *atomic.Bool) {
+func (r *localRun) runSide(s sideSpec, t *thread, ready *sync.WaitGroup, gate <-chan struct{}, aborted *atomic.Bool) {
 	runtime.LockOSThread()
 	if gettid() == os.Getpid() {
 		// The main thread can never exit: the runtime would wedge it for
@@ -318,7 +327,7 @@ func (r *Run) runSide(s sideSpec, t *thread, ready *sync.WaitGroup, gate <-chan 
 	r.runLocked(s, t, ready, gate, aborted)
 }
 
-func (r *Run) runLocked(s sideSpec, t *thread, ready *sync.WaitGroup, gate <-chan struct{}, aborted *atomic.Bool) {
+func (r *localRun) runLocked(s sideSpec, t *thread, ready *sync.WaitGroup, gate <-chan struct{}, aborted *atomic.Bool) {
 	defer r.wg.Done()
 	t.tid = gettid()
 	t.err = func() error {
@@ -347,13 +356,16 @@ func (r *Run) runLocked(s sideSpec, t *thread, ready *sync.WaitGroup, gate <-cha
 	s.body()
 	r.markEnd()
 	t.c1, t.err = readSelfCounters()
+	if t.hw != nil && t.hwErr == nil {
+		t.h1, t.hwErr = t.hw.read()
+	}
 	if s.finish != nil {
 		s.finish(t)
 	}
 }
 
-func (r *Run) markEnd() {
-	now := time.Now().UnixNano()
+func (r *localRun) markEnd() {
+	now := monoNanos()
 	for {
 		old := r.endNanos.Load()
 		if old >= now || r.endNanos.CompareAndSwap(old, now) {
@@ -363,7 +375,7 @@ func (r *Run) markEnd() {
 }
 
 // halt asks every pair to stop and wakes their sides; it does not wait.
-func (r *Run) halt() {
+func (r *localRun) halt() {
 	r.haltMu.Lock()
 	defer r.haltMu.Unlock()
 	if r.closed {
@@ -375,8 +387,8 @@ func (r *Run) halt() {
 	}
 }
 
-// abort releases what a failed Start set up.
-func (r *Run) abort() {
+// abort releases what a failed start set up.
+func (r *localRun) abort() {
 	r.halt()
 	for _, p := range r.pairs {
 		p.impl.force()
@@ -384,68 +396,48 @@ func (r *Run) abort() {
 	r.closePairs()
 }
 
-func (r *Run) closePairs() {
+func (r *localRun) closePairs() {
 	r.haltMu.Lock()
 	defer r.haltMu.Unlock()
 	r.closed = true
 	for _, p := range r.pairs {
 		p.impl.close()
 	}
+	for _, t := range r.threads {
+		if t.hw != nil {
+			t.hw.close()
+			t.hw = nil
+		}
+	}
 }
 
 // Done is closed when the run ends: its duration or round trips reached,
 // or after Stop.
-func (r *Run) Done() <-chan struct{} { return r.done }
+func (r *localRun) Done() <-chan struct{} { return r.done }
 
-func (r *Run) total() uint64 {
+func (r *localRun) total() uint64 {
 	var n uint64
-	for _, p := range r.pairs {
-		n += p.count.Load()
+	for _, c := range r.counts {
+		n += c.Load()
 	}
 	return n
 }
 
-// Progress is the run's live state; cheap enough to call every frame.
-func (r *Run) Progress() Progress {
-	now := time.Now()
-	n := r.total()
-	if e := r.endNanos.Load(); e != 0 && r.finished() {
-		now = time.Unix(0, e)
-	}
-	pr := Progress{Config: r.cfg, Elapsed: now.Sub(r.start), RoundTrips: n}
-	pr.Config.CPUs = append([]int(nil), r.cfg.CPUs...)
+// tasks are the workload's threads and processes other than this one.
+func (r *localRun) tasks() (threads []Task, pids []int) {
 	for _, t := range r.threads {
-		if t.pid == os.Getpid() {
-			pr.TIDs = append(pr.TIDs, t.tid)
-		} else {
-			pr.ChildPID = t.pid
+		threads = append(threads, Task{PID: t.pid, TID: t.tid})
+		if t.pid != os.Getpid() {
+			pids = append(pids, t.pid)
 		}
 	}
-	r.mu.Lock()
-	if now.Sub(r.win[1].t) >= time.Second {
-		r.win[0], r.win[1] = r.win[1], mark{t: now, n: n}
-	}
-	from := r.win[0]
-	r.mu.Unlock()
-	if n > from.n {
-		pr.NsPerRoundTrip = float64(now.Sub(from.t).Nanoseconds()) * float64(r.cfg.Pairs) / float64(n-from.n)
-	}
-	return pr
-}
-
-func (r *Run) finished() bool {
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
-	}
+	return threads, pids
 }
 
 // Stop ends the run, waits for its threads and child, and returns the
 // summary. It returns within about stopGrace even if a side is stuck, and
 // every later call returns the same summary.
-func (r *Run) Stop() Summary {
+func (r *localRun) Stop() Summary {
 	r.stopOnce.Do(func() {
 		if r.timer != nil {
 			r.timer.Stop()
@@ -459,29 +451,39 @@ func (r *Run) Stop() Summary {
 			}
 			<-r.done
 		}
-		r.closePairs()
 		r.summary = r.summarize()
+		r.closePairs()
 		r.pinned.restore()
 	})
 	return r.summary
 }
 
-func (r *Run) summarize() Summary {
-	end := time.Unix(0, r.endNanos.Load())
-	if r.endNanos.Load() == 0 {
-		end = r.start
+func (r *localRun) summarize() Summary {
+	end := r.endNanos.Load()
+	if end == 0 {
+		end = r.startNs
 	}
+	wall := time.Duration(end - r.startNs)
+	cfg := r.cfg
 	s := Summary{
-		Mode:       r.cfg.Mode,
-		CPUs:       append([]int{}, r.cfg.CPUs...),
-		Pairs:      r.cfg.Pairs,
-		DurationS:  end.Sub(r.start).Seconds(),
-		RoundTrips: r.total(),
+		Mode:      cfg.Mode,
+		CPUs:      append([]int{}, cfg.CPUs...),
+		Pairs:     cfg.Pairs,
+		DurationS: wall.Seconds(),
+	}
+	n := r.total()
+	switch cfg.Mode {
+	case ModePool:
+		s.Items, s.Threads, s.WorkNs = n, cfg.Threads, float64(cfg.Work.Nanoseconds())
+	case ModePoll:
+		s.Wakeups, s.Threads, s.PeriodNs = n, cfg.Threads, float64(cfg.Period.Nanoseconds())
+	default:
+		s.RoundTrips = n
 	}
 	s.SwitchesCounted = CountedWorkload
 	var d Counters
-	d.HasMigrations = true
-	if r.cfg.Mode == ModeGoroutine {
+	d.HasMigrations, d.HasSchedstat = true, true
+	if cfg.Mode == ModeGoroutine {
 		s.SwitchesCounted = CountedProcess
 		c1, err := readProcessCounters(os.Getpid())
 		if err != nil {
@@ -500,24 +502,112 @@ func (r *Run) summarize() Summary {
 			}
 		}
 	}
+	var hw [3]uint64
+	hwOK := r.hwErr == nil && len(r.threads) > 0
+	userOnly := false
 	for _, t := range r.threads {
 		if t.err != nil {
-			d.HasMigrations = false
+			d.HasMigrations, d.HasSchedstat = false, false
 			continue
 		}
 		d = d.add(t.c1.sub(t.c0))
+		if t.hw == nil || t.hwErr != nil {
+			hwOK = false
+			if t.hwErr != nil && r.hwErr == nil {
+				r.hwErr = t.hwErr
+			}
+			continue
+		}
+		userOnly = userOnly || t.hw.userOnly
+		for i := range hw {
+			hw[i] += t.h1[i] - t.h0[i]
+		}
 	}
 	s.SwitchesVoluntary, s.SwitchesInvoluntary = d.Voluntary, d.Involuntary
+	units := s.Units()
 	if d.HasMigrations {
 		m := d.Migrations
 		s.Migrations = &m
+		if units > 0 {
+			v := float64(m) / float64(units)
+			s.MigrationsPerRoundTrip = &v
+		}
+	}
+	if r.ipiOK && r.ipi1 >= r.ipi0 {
+		ipi := r.ipi1 - r.ipi0
+		s.ReschedIPIs = &ipi
+		if units > 0 {
+			v := float64(ipi) / float64(units)
+			s.ReschedIPIsPerRoundTrip = &v
+		}
+	}
+	switch {
+	case hwOK && units > 0:
+		s.HW = &HWCounts{
+			Instructions: hw[0], Cycles: hw[1], CacheMisses: hw[2],
+			InstructionsPerRoundTrip: float64(hw[0]) / float64(units),
+			CyclesPerRoundTrip:       float64(hw[1]) / float64(units),
+			CacheMissesPerRoundTrip:  float64(hw[2]) / float64(units),
+			UserOnly:                 userOnly,
+		}
+	case r.hwErr != nil:
+		s.HWNote = r.hwErr.Error()
+	case len(r.threads) == 0:
+		s.HWNote = "goroutine mode has no threads of its own to count on"
 	}
 	if s.RoundTrips > 0 {
-		s.NsPerRoundTrip = end.Sub(r.start).Seconds() * 1e9 * float64(s.Pairs) / float64(s.RoundTrips)
+		s.NsPerRoundTrip = float64(wall.Nanoseconds()) * float64(s.Pairs) / float64(s.RoundTrips)
 		s.SwitchesPerRoundTrip = float64(s.Switches()) / float64(s.RoundTrips)
 	}
 	s.NsPerSwitch = NsPerSwitch(s.NsPerRoundTrip, s.SwitchesPerRoundTrip)
+	r.summarizeWalk(&s)
+	secs := wall.Seconds()
+	if secs > 0 && cfg.Mode == ModePool {
+		s.ItemsPerSec = float64(s.Items) / secs
+		s.InvoluntaryPerSec = float64(s.SwitchesInvoluntary) / secs
+		if d.HasSchedstat && d.RunNs+d.WaitNs > 0 {
+			v := float64(d.WaitNs) / float64(d.RunNs+d.WaitNs)
+			s.RunQueueWaitShare = &v
+			s.CPUS = float64(d.RunNs) / 1e9
+		}
+	}
+	if secs > 0 && cfg.Mode == ModePoll {
+		s.WakeupsPerSec = float64(s.Wakeups) / secs
+		s.WakeupsPerSecPerThread = s.WakeupsPerSec / float64(cfg.Threads)
+		s.ExpectedWakeupsPerSec = float64(cfg.Threads) / cfg.Period.Seconds()
+		s.VoluntaryPerSecPerThread = float64(s.SwitchesVoluntary) / secs / float64(cfg.Threads)
+	}
 	return s
+}
+
+// summarizeWalk fills the working-set figures: each pair's two hot walks
+// are the part of its round trip that is not the hand-off.
+func (r *localRun) summarizeWalk(s *Summary) {
+	if r.cfg.WorkingSet == 0 {
+		return
+	}
+	s.WorkingSet = r.cfg.WorkingSet
+	var sum float64
+	k := 0
+	for _, p := range r.pairs {
+		w, ok := p.impl.(walker)
+		if !ok {
+			continue
+		}
+		ws := w.walks()
+		if ws[0] == nil || ws[1] == nil {
+			continue
+		}
+		sum += ws[0].hotNs + ws[1].hotNs
+		k++
+	}
+	if k == 0 {
+		return
+	}
+	s.WalkNsPerRoundTrip = sum / float64(k)
+	if s.NsPerRoundTrip > 0 {
+		s.NsPerRoundTripNet = s.NsPerRoundTrip - s.WalkNsPerRoundTrip
+	}
 }
 
 // readProcessCounters sums the counters over every thread of pid.
@@ -527,7 +617,7 @@ func readProcessCounters(pid int) (Counters, error) {
 	if err != nil {
 		return Counters{}, err
 	}
-	sum := Counters{HasMigrations: true}
+	sum := Counters{HasMigrations: true, HasSchedstat: true}
 	n := 0
 	for _, e := range ents {
 		tid, err := strconv.Atoi(e.Name())
@@ -550,20 +640,3 @@ func readProcessCounters(pid int) (Counters, error) {
 // ProcessCounters sums the counters over every thread of process pid,
 // live ones only: a thread that exited took its counts with it.
 func ProcessCounters(pid int) (Counters, error) { return readProcessCounters(pid) }
-
-// NsPerSwitch is the cost per kernel-counted switch, or 0 where it does not
-// apply: under one switch per round trip.
-func NsPerSwitch(nsPerRoundTrip, switchesPerRoundTrip float64) float64 {
-	if switchesPerRoundTrip < 1 || nsPerRoundTrip <= 0 {
-		return 0
-	}
-	return nsPerRoundTrip / switchesPerRoundTrip
-}
-
-// SwitchesPerSecond is the kernel-counted switch rate over the run.
-func (s Summary) SwitchesPerSecond() float64 {
-	if s.DurationS <= 0 {
-		return 0
-	}
-	return float64(s.Switches()) / s.DurationS
-}
