@@ -103,23 +103,6 @@ type thread struct {
 	hwErr    error
 }
 
-// paddedCount keeps each pair's counter on its own cache line: the ping
-// side bumps it every round trip and pairs must not share a line.
-type paddedCount struct {
-	n atomic.Uint64
-	_ [cacheLine - 8]byte
-}
-
-// newCounts are n counters on separate cache lines in this process.
-func newCounts(n int) []*atomic.Uint64 {
-	slots := make([]paddedCount, n)
-	out := make([]*atomic.Uint64, n)
-	for i := range slots {
-		out[i] = &slots[i].n
-	}
-	return out
-}
-
 // units is how many independent counters a run of cfg needs.
 func (cfg Config) units() int {
 	if cfg.Mode.threaded() {
