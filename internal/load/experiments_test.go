@@ -25,11 +25,13 @@ func threadsSwitches(t *testing.T, r *Run) Counters {
 	return sum
 }
 
-// watchRun starts cfg, reads its threads' counters 50 ms in and again
-// before its end, and returns both readings and the summary: what the run
-// reports must hold at least what the test saw the kernel count.
+// watchRun starts cfg with no end, reads its threads' counters 50 ms in
+// and again watch later, stops it, and returns the difference and the
+// summary: what the run reports must hold at least what the test saw the
+// kernel count.
 func watchRun(t *testing.T, cfg Config, watch time.Duration) (seen Counters, s Summary) {
 	t.Helper()
+	cfg.Duration = 0
 	r, err := Start(cfg)
 	if err != nil {
 		t.Fatalf("Start(%+v): %v", cfg, err)
@@ -46,7 +48,7 @@ func watchRun(t *testing.T, cfg Config, watch time.Duration) (seen Counters, s S
 // (the kernel's schedstat) allows, and its reported involuntary switches
 // hold at least those the test saw the kernel count during the run.
 func TestPoolCounts(t *testing.T) {
-	cfg := Config{Mode: ModePool, Threads: 3, Work: 200 * time.Microsecond, Duration: 400 * time.Millisecond}
+	cfg := Config{Mode: ModePool, Threads: 3, Work: 200 * time.Microsecond}
 	seen, s := watchRun(t, cfg, 250*time.Millisecond)
 	t.Logf("%d items, %.0f/s, %.0f involuntary/s, cpu %.3fs, run-queue wait %.2f; test saw %d involuntary",
 		s.Items, s.ItemsPerSec, s.InvoluntaryPerSec, s.CPUS, deref(s.RunQueueWaitShare), seen.Involuntary)
@@ -78,7 +80,7 @@ func TestPoolCounts(t *testing.T) {
 // TestPollCounts: a poller wakes once per period per thread, no more, and
 // the kernel counts one voluntary switch (the sleep) per wake-up.
 func TestPollCounts(t *testing.T) {
-	cfg := Config{Mode: ModePoll, Threads: 4, Period: 5 * time.Millisecond, Duration: 500 * time.Millisecond}
+	cfg := Config{Mode: ModePoll, Threads: 4, Period: 5 * time.Millisecond}
 	seen, s := watchRun(t, cfg, 300*time.Millisecond)
 	t.Logf("%d wake-ups, %.0f/s (expected %.0f), %.1f voluntary/s per thread; test saw %d voluntary",
 		s.Wakeups, s.WakeupsPerSec, s.ExpectedWakeupsPerSec, s.VoluntaryPerSecPerThread, seen.Voluntary)
