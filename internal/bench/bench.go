@@ -16,7 +16,11 @@ import (
 )
 
 // Experiment names a group of cells that answer one question; the table,
-// the conclusions and the markdown come per experiment, in this order.
+// the conclusions and the markdown come per experiment, in the order Plan
+// first names them. A new experiment (a working-set axis, a thread pool)
+// adds a constant here, its cells in Plan, its columns in tables, its
+// sentences in Conclusions, and, to draw its cells as lines rather than
+// bars, a name per series in seriesName.
 type Experiment string
 
 const (
@@ -67,7 +71,8 @@ func Plan(modes []load.Mode, allowed []int, d time.Duration) []*Cell {
 // Run runs every cell repeats times until ctx is done, saying which run
 // starts on progress (nil: silent). The repeats go round the whole matrix
 // rather than back to back, so a slow minute on a shared machine spreads
-// over every cell instead of skewing one. Cells keep the runs that ran.
+// over every cell instead of skewing one. Cells keep the runs that
+// finished; one cut short by ctx is dropped.
 func Run(ctx context.Context, plan []*Cell, repeats int, progress io.Writer) error {
 	repeats = max(repeats, 1)
 	n, total := 0, repeats*len(plan)
@@ -87,6 +92,10 @@ func Run(ctx context.Context, plan []*Cell, repeats int, progress io.Writer) err
 			}
 			select {
 			case <-ctx.Done():
+				// Cut short, the run's figures cover a different span and
+				// load than its cell's other runs: drop it.
+				run.Stop()
+				return nil
 			case <-run.Done():
 			}
 			c.Runs = append(c.Runs, run.Stop())

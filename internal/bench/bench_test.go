@@ -67,8 +67,8 @@ func TestSpread(t *testing.T) {
 	if diff := cmp.Diff(Spread{Median: 20, Min: 10, Max: 30, N: 3}, got); diff != "" {
 		t.Errorf("spread (-want +got):\n%s", diff)
 	}
-	if got := spreadOf([]float64{4, 1, 3, 2}).Median; got != 2.5 {
-		t.Errorf("median of four = %v, want 2.5", got)
+	if got := spreadOf([]float64{4, 1, 3, 2}).Median; got != 2 {
+		t.Errorf("median of four = %v, want the lower middle, 2", got)
 	}
 	for _, c := range []struct {
 		a, b Spread
@@ -129,9 +129,9 @@ func TestConclusionsNoSwitch(t *testing.T) {
 		cell(load.ModeFutex, []int{0}, 2, 6000, 5800, 6400),
 	}
 	want := []string{
-		"a goroutine hand-off round trip against a futex round trip between OS threads (unpinned) was 80.0× cheaper (median 24,000 → 300 ns; runs 22,000–26,000 vs 290–310)",
-		"against the cheapest thread round trip (futex, both on one CPU) it was 20.0× cheaper (median 6,000 → 300 ns; runs 5,800–6,400 vs 290–310)",
-		"goroutine hand-offs never enter the kernel, yet the process's threads made 10,000 switches/s (runs 9,677–10,344): the Go runtime's idle Ps parking and being woken",
+		"a goroutine hand-off round trip against a futex round trip between OS threads (unpinned) was 80× cheaper (median 24,000 → 300 ns; runs 22,000–26,000 vs 290–310)",
+		"against the cheapest thread round trip (futex, both on one CPU) it was 20× cheaper (median 6,000 → 300 ns; runs 5,800–6,400 vs 290–310)",
+		"goroutine hand-offs never enter the kernel, yet the process's threads made 9,677–10,344 switches/s over the runs: the Go runtime's idle Ps parking and being woken",
 		"pinning the whole Go process to one CPU: no clear difference (runs 290–310 ns vs 280–320 ns overlap)",
 		"a system call took 1,000 ns (runs 900–1,100), with 0.0000 switches each; a futex switch on one CPU cost 3 system calls",
 	}
@@ -147,5 +147,26 @@ func TestSingleRunSaysSo(t *testing.T) {
 	got := Conclusions(cells, Switches)
 	if len(got) != 2 || !strings.HasPrefix(got[0], "one run per cell: no spread") || !strings.Contains(got[1], "4.0× faster") {
 		t.Errorf("Conclusions of single runs: %q", got)
+	}
+}
+
+// TestTableFromMedianRun: a row's ns per switch and switches per round trip
+// come from the run with the median round trip, so ns per switch never
+// exceeds ns per round trip when there is a switch or more per trip; a
+// median of ns per switch taken over the runs on its own did (41,262 over a
+// 40,322 ns round trip, measured).
+func TestTableFromMedianRun(t *testing.T) {
+	c := &Cell{Experiment: Switches, Config: load.Config{Mode: load.ModeFutex, CPUs: []int{0, 1}}}
+	for _, r := range []struct{ ns, perTrip float64 }{{25759, 1.3}, {40322, 1.9}, {77244, 1.2}} {
+		c.Runs = append(c.Runs, load.Summary{Mode: load.ModeFutex, CPUs: []int{0, 1}, Pairs: 1, DurationS: 1, RoundTrips: 1000,
+			NsPerRoundTrip: r.ns, SwitchesPerRoundTrip: r.perTrip, NsPerSwitch: load.NsPerSwitch(r.ns, r.perTrip)})
+	}
+	tb := tables([]*Cell{c})
+	if len(tb) != 1 || len(tb[0].rows) != 1 {
+		t.Fatalf("tables: %+v", tb)
+	}
+	want := []string{"futex", "CPUs 0,1", "40,322", "25,759–77,244", "21,222", "1.90", "-", "-", "-", "n/a"}
+	if diff := cmp.Diff(want, tb[0].rows[0]); diff != "" {
+		t.Errorf("row (-want +got):\n%s", diff)
 	}
 }

@@ -22,9 +22,17 @@ func runs(s Spread, unit string) string { return s.Range() + " " + unit }
 // ratio words b against a: "3.6× faster" when b is smaller.
 func ratio(a, b float64, less, more string) string {
 	if b <= a {
-		return fmt.Sprintf("%.1f× %s", a/b, less)
+		return times(a/b) + " " + less
 	}
-	return fmt.Sprintf("%.1f× %s", b/a, more)
+	return times(b/a) + " " + more
+}
+
+// times is a ratio with the digits that mean something: 3.6×, 80×.
+func times(r float64) string {
+	if r >= 10 {
+		return fmt.Sprintf("%.0f×", r)
+	}
+	return fmt.Sprintf("%.1f×", r)
 }
 
 // compare states how much after differs from before ("subject verb 3.6×
@@ -60,8 +68,8 @@ func Conclusions(cells []*Cell, e Experiment) []string {
 		p, t := find(cells, load.ModeProcess, 1), find(cells, load.ModePipe, 1)
 		if p != nil && t != nil && p.Switch().OK() && t.Switch().OK() {
 			if Apart(p.Switch(), t.Switch()) {
-				out = append(out, fmt.Sprintf("on one CPU a switch between processes cost %.1f× one between threads (median %s vs %s ns per switch; runs %s vs %s)",
-					p.Switch().Median/t.Switch().Median, thousands(p.Switch().Median), thousands(t.Switch().Median), p.Switch().Range(), t.Switch().Range()))
+				out = append(out, fmt.Sprintf("on one CPU a switch between processes cost %s one between threads (median %s vs %s ns per switch; runs %s vs %s)",
+					times(p.Switch().Median/t.Switch().Median), thousands(p.Switch().Median), thousands(t.Switch().Median), p.Switch().Range(), t.Switch().Range()))
 			} else {
 				out = append(out, fmt.Sprintf("on one CPU a switch between processes and one between threads: no clear difference (runs %s vs %s overlap)",
 					runs(p.Switch(), "ns"), runs(t.Switch(), "ns")))
@@ -82,8 +90,8 @@ func Conclusions(cells []*Cell, e Experiment) []string {
 				out = append(out, compare("against the cheapest thread round trip (futex, both on one CPU) it", "was", f.Trip(), g.Trip(), "ns", "cheaper", "dearer"))
 			}
 			if s := g.SwitchesPerSecond(); s.OK() {
-				out = append(out, fmt.Sprintf("goroutine hand-offs never enter the kernel, yet the process's threads made %s switches/s (runs %s): the Go runtime's idle Ps parking and being woken",
-					thousands(s.Median), s.Range()))
+				out = append(out, fmt.Sprintf("goroutine hand-offs never enter the kernel, yet the process's threads made %s switches/s over the runs: the Go runtime's idle Ps parking and being woken",
+					s.Range()))
 			}
 			if one := find(cells, load.ModeGoroutine, 1); one != nil {
 				out = append(out, compare("pinning the whole Go process to one CPU", "made a goroutine round trip", g.Trip(), one.Trip(), "ns", "faster", "slower"))

@@ -309,13 +309,6 @@ func cpusWord(n int) string {
 	return strconv.Itoa(n) + " CPUs"
 }
 
-func times(r float64) string {
-	if r >= 10 {
-		return fmt.Sprintf("%.0f×", r)
-	}
-	return fmt.Sprintf("%.1f×", r)
-}
-
 // workingSetConclusions give each mode's indirect cost at its largest
 // working set.
 func workingSetConclusions(cells []*Cell) []string {

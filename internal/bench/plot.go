@@ -69,14 +69,7 @@ func seriesName(c *Cell) string {
 
 // categoryName is the x label of a cell: mode over pinning.
 func categoryName(c *Cell) string {
-	pin := "unpinned"
-	switch len(c.Config.CPUs) {
-	case 1:
-		pin = fmt.Sprintf("CPU %d", c.Config.CPUs[0])
-	case 2:
-		pin = fmt.Sprintf("CPUs %d,%d", c.Config.CPUs[0], c.Config.CPUs[1])
-	}
-	return string(c.Config.Mode) + "\n" + pin
+	return string(c.Config.Mode) + "\n" + shortPinning(c.Config.CPUs)
 }
 
 // ChartOf is the chart of ns per round trip for cells with a figure.

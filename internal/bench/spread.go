@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -8,8 +9,8 @@ import (
 	"github.com/ctxtop/ctxtop/internal/load"
 )
 
-// Spread is a figure over a cell's runs: the median, and the range the
-// runs covered.
+// Spread is a figure over a cell's runs: the median (the lower middle of
+// an even count), and the range the runs covered.
 type Spread struct {
 	Median, Min, Max float64
 	N                int // runs that gave the figure
@@ -28,11 +29,9 @@ func spreadOf(vals []float64) Spread {
 		return Spread{Median: math.NaN(), Min: math.NaN(), Max: math.NaN()}
 	}
 	slices.Sort(v)
-	med := v[len(v)/2]
-	if len(v)%2 == 0 {
-		med = (v[len(v)/2-1] + v[len(v)/2]) / 2
-	}
-	return Spread{Median: med, Min: v[0], Max: v[len(v)-1], N: len(v)}
+	// The lower middle for an even count: always a run's own figure, so
+	// the table's columns can all come from that one run.
+	return Spread{Median: v[(len(v)-1)/2], Min: v[0], Max: v[len(v)-1], N: len(v)}
 }
 
 // OK says the figure was measured at all.
@@ -86,6 +85,24 @@ func (c *Cell) SwitchesPerTrip() Spread {
 // SwitchesPerSecond is the kernel-counted switch rate.
 func (c *Cell) SwitchesPerSecond() Spread {
 	return c.figure(func(s load.Summary) (float64, bool) { return s.SwitchesPerSecond(), true })
+}
+
+// MedianRun is the run whose ns per round trip is the median; the table
+// shows its switches per round trip and ns per switch beside that figure,
+// so they come from one run and agree with each other (a median of ns per
+// switch over runs can exceed the median round trip).
+func (c *Cell) MedianRun() (load.Summary, bool) {
+	var ok []load.Summary
+	for _, s := range c.Runs {
+		if s.RoundTrips > 0 && s.NsPerRoundTrip > 0 {
+			ok = append(ok, s)
+		}
+	}
+	if len(ok) == 0 {
+		return load.Summary{}, false
+	}
+	slices.SortStableFunc(ok, func(a, b load.Summary) int { return cmp.Compare(a.NsPerRoundTrip, b.NsPerRoundTrip) })
+	return ok[(len(ok)-1)/2], true
 }
 
 // Label is the cell's row name, "futex, unpinned".

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/model"
 )
 
@@ -15,6 +14,7 @@ var thousands = model.Thousands
 // table is one experiment as text and markdown both show it.
 type table struct {
 	title       string
+	note        string // how to read the figures
 	header      []string
 	rows        [][]string
 	conclusions []string
@@ -34,35 +34,44 @@ func tables(cells []*Cell) []table {
 	for _, e := range order {
 		var group []*Cell
 		for _, c := range cells {
-			if c.Experiment == e {
+			if len(c.Runs) > 0 && c.Experiment == e {
 				group = append(group, c)
 			}
 		}
-		how := "; ns: the median run, then the range of the runs"
-		if single(group) {
-			how = ""
+		if len(group) == 0 {
+			continue // interrupted before any of its runs finished
 		}
-		t := table{title: fmt.Sprintf("%s%s (%s%s)", strings.ToUpper(string(e[:1])), e[1:], runsLabel(group), how)}
+		note := runsLabel(group) + "; figures: the median run, range: the runs'"
+		if single(group) {
+			note = runsLabel(group)
+		}
+		t := table{title: strings.ToUpper(string(e[:1])) + string(e[1:]), note: note}
 		switch e {
 		case NoSwitch:
-			t.header = append([]string{"mode", "pinning", "ns/trip", "range", "switches/s", "switches/trip"}, ipiHeader...)
+			t.header = append([]string{"mode", "pinning", "ns/trip", "range", "switches/s", "switch/trip"}, ipiHeader...)
 			for _, c := range group {
-				t.rows = append(t.rows, append([]string{string(c.Config.Mode), load.Pinning(c.Config.CPUs),
-					thousands(c.Trip().Median), c.Trip().Range(), thousands(c.SwitchesPerSecond().Median), fixed(c.SwitchesPerTrip().Median, 4)}, ipiCols(c)...))
+				m, _ := c.MedianRun()
+				t.rows = append(t.rows, append([]string{string(c.Config.Mode), shortPinning(c.Config.CPUs),
+					thousands(c.Trip().Median), c.Trip().Range(), thousands(m.SwitchesPerSecond()), fixed(m.SwitchesPerRoundTrip, 4)}, ipiCols(c)...))
 			}
 		case WorkingSet:
 			t.header, t.rows = workingSetTable(cells, group)
 		case Pool:
 			t.header, t.rows = poolTable(group)
 		default:
-			t.header = append([]string{"mode", "pinning", "ns/trip", "range", "ns/switch", "switches/trip", "vs unpinned"}, ipiHeader...)
+			t.header = append([]string{"mode", "pinning", "ns/trip", "range", "ns/switch", "switch/trip", "vs unpinned"}, ipiHeader...)
 			for _, c := range group {
 				ratio := "-"
 				if u := find(cells, c.Config.Mode, 0); u != nil && u.Trip().OK() && c.Trip().OK() {
 					ratio = fmt.Sprintf("%.2f×", c.Trip().Median/u.Trip().Median)
 				}
-				t.rows = append(t.rows, append([]string{string(c.Config.Mode), load.Pinning(c.Config.CPUs),
-					thousands(c.Trip().Median), c.Trip().Range(), thousands(c.Switch().Median), fixed(c.SwitchesPerTrip().Median, 2), ratio}, ipiCols(c)...))
+				m, ok := c.MedianRun()
+				perSwitch := "-"
+				if ok && m.NsPerSwitch > 0 {
+					perSwitch = thousands(m.NsPerSwitch)
+				}
+				t.rows = append(t.rows, append([]string{string(c.Config.Mode), shortPinning(c.Config.CPUs),
+					thousands(c.Trip().Median), c.Trip().Range(), perSwitch, fixed(m.SwitchesPerRoundTrip, 2), ratio}, ipiCols(c)...))
 			}
 		}
 		t.conclusions = Conclusions(cells, e)
@@ -103,7 +112,9 @@ func WriteText(w io.Writer, cells []*Cell) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintln(w, t.title)
+		fmt.Fprint(w, wrap(t.title+":", textWidth, "", ""))
+		fmt.Fprint(w, wrap("("+t.note+")", textWidth, "", " "))
+		t = t.withoutEmptyColumns()
 		width := make([]int, len(t.header))
 		for _, r := range append([][]string{t.header}, t.rows...) {
 			for j, v := range r {
@@ -129,9 +140,80 @@ func WriteText(w io.Writer, cells []*Cell) {
 			fmt.Fprintln(w)
 		}
 		for _, l := range t.conclusions {
-			fmt.Fprintln(w, "- "+l)
+			fmt.Fprint(w, wrap(l, textWidth, "- ", "  "))
 		}
 	}
+}
+
+// withoutEmptyColumns drops the figure columns no row has a value for
+// ("-" everywhere: nothing was measured), so the terminal table keeps to
+// what was; a column that says n/a, a counter this machine lacks, stays, and
+// a conclusion says why. The markdown keeps every column.
+func (t table) withoutEmptyColumns() table {
+	keep := make([]bool, len(t.header))
+	for j := range t.header {
+		keep[j] = j < 2
+		for _, r := range t.rows {
+			if j < len(r) && r[j] != "-" {
+				keep[j] = true
+			}
+		}
+	}
+	pick := func(r []string) []string {
+		var out []string
+		for j, v := range r {
+			if j < len(keep) && keep[j] {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	out := t
+	out.header = pick(t.header)
+	out.rows = nil
+	for _, r := range t.rows {
+		out.rows = append(out.rows, pick(r))
+	}
+	return out
+}
+
+// textWidth is where conclusions wrap: the 80 columns of a terminal over SSH.
+const textWidth = 80
+
+// wrap breaks s at spaces into lines of at most width cells, the first
+// led by lead and the later ones by indent; a word longer than a line
+// stays whole.
+func wrap(s string, width int, lead, indent string) string {
+	var b strings.Builder
+	b.WriteString(lead)
+	line := utf8.RuneCountInString(lead)
+	for i, word := range strings.Fields(s) {
+		n := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case line+1+n > width:
+			b.WriteString("\n" + indent)
+			line = utf8.RuneCountInString(indent)
+		default:
+			b.WriteByte(' ')
+			line++
+		}
+		b.WriteString(word)
+		line += n
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// shortPinning names a pinning in a table column: unpinned, CPU 0, CPUs 0,1.
+func shortPinning(cpus []int) string {
+	switch len(cpus) {
+	case 0:
+		return "unpinned"
+	case 1:
+		return fmt.Sprintf("CPU %d", cpus[0])
+	}
+	return fmt.Sprintf("CPUs %d,%d", cpus[0], cpus[1])
 }
 
 // WriteMarkdown prints each experiment as a heading, a table to paste into
@@ -141,7 +223,7 @@ func WriteMarkdown(w io.Writer, cells []*Cell) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "### %s\n\n", mdEscape(t.title))
+		fmt.Fprintf(w, "### %s\n\n%s.\n\n", mdEscape(t.title), mdEscape(strings.ToUpper(t.note[:1])+t.note[1:]))
 		fmt.Fprintln(w, "| "+strings.Join(t.header, " | ")+" |")
 		align := make([]string, len(t.header))
 		for j := range align {

@@ -133,11 +133,11 @@ ns per round trip per mode and pinning, whiskers spanning the runs.`,
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	f.Var(&o.duration, "duration", "how long each run lasts: seconds (2) or a duration (500ms)")
+	f.Var(&o.duration, "duration", "each run: seconds (2) or a duration (500ms)")
 	f.IntVar(&o.repeats, "repeats", o.repeats, "runs of each cell, for the spread")
 	f.StringVar(&o.modes, "modes", "", "comma-separated modes to run (default: all)")
-	f.VarP(&o.output, "output", "o", "text, json (every run's summary) or markdown (tables for a ticket)")
-	f.StringVar(&o.plot, "plot", "", "also draw the results as an SVG chart to this file")
+	f.VarP(&o.output, "output", "o", "text, json (every run) or markdown (tables)")
+	f.StringVar(&o.plot, "plot", "", "also draw the results as SVG to this file")
 	f.StringVar(&o.workingSet, "working-set", "", "add the working-set axis: sizes each side walks per round trip (0,64K,1M,8M)")
 	return cmd
 }

@@ -1,24 +1,20 @@
 package cli
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
 
 func TestVersionLineNamesCommitOnce(t *testing.T) {
-	for _, c := range []struct{ version, commit string }{
-		{"e6bacff", "e6bacff"},
-		{"e6bacff-dirty", "e6bacff"},
-		{"v1.2.0-3-ge6bacff", "e6bacff"},
-		{"v1.2.0", "e6bacff"},
+	for _, c := range []struct{ version, commit, want string }{
+		{"e6bacff", "e6bacff", "ctxtop commit e6bacff (go1.26)"},
+		{"e6bacff-dirty", "e6bacff", "ctxtop commit e6bacff-dirty (go1.26)"},
+		{"v1.2.0-3-ge6bacff", "e6bacff", "ctxtop v1.2.0-3-ge6bacff (go1.26)"},
+		{"v1.2.0", "e6bacff", "ctxtop v1.2.0 (commit e6bacff, go1.26)"},
+		{"dev", "unknown", "ctxtop dev (commit unknown, go1.26)"},
 	} {
-		got := versionLine(c.version, c.commit, "go1.26")
-		if n := strings.Count(got, c.commit); n != 1 {
-			t.Errorf("versionLine(%q, %q) = %q: commit %d times, want once", c.version, c.commit, got, n)
-		}
-		if !strings.Contains(got, c.version) || !strings.Contains(got, "go1.26") {
-			t.Errorf("versionLine(%q, %q) = %q: want the version and Go's", c.version, c.commit, got)
+		if got := versionLine(c.version, c.commit, "go1.26"); got != c.want {
+			t.Errorf("versionLine(%q, %q) = %q, want %q", c.version, c.commit, got, c.want)
 		}
 	}
 }

@@ -100,7 +100,7 @@ modes a round trip is not made of switches and the quotient would mean nothing.`
 	f.SortFlags = false
 	f.StringVar(&o.mode, "mode", o.mode, "goroutine, futex, pipe, process or syscall")
 	f.StringVar(&o.cpus, "cpus", "", "pin: one CPU for both sides (0) or one each (0,1); default unpinned")
-	f.Var(&o.duration, "duration", "how long to run: seconds (2) or a duration (500ms); 0 runs until interrupted")
+	f.Var(&o.duration, "duration", "seconds (2) or a duration (500ms); 0 runs until interrupted")
 	f.Uint64Var(&o.roundTrips, "round-trips", 0, "stop after this many round trips (over all pairs)")
 	f.IntVar(&o.pairs, "pairs", o.pairs, "independent ping-pong pairs")
 	f.IntVar(&o.gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS of goroutine mode's workload process (default: Go's)")

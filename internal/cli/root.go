@@ -136,10 +136,16 @@ func newVersionCmd() *cobra.Command {
 	}
 }
 
-// versionLine names the commit once: git describe's version already holds
-// it ("v1.2-3-gabc1234", or "abc1234" on an untagged tree).
+// versionLine names the commit once. The Makefile stamps git describe's
+// version, which already holds it: "abc1234" or "abc1234-dirty" on an
+// untagged tree, "v1.2-3-gabc1234" past a tag.
 func versionLine(version, commit, goVersion string) string {
-	if commit == "" || commit == "unknown" || strings.Contains(version, commit) {
+	switch {
+	case commit == "" || commit == "unknown":
+		return fmt.Sprintf("ctxtop %s (commit unknown, %s)", version, goVersion)
+	case strings.HasPrefix(version, commit):
+		return fmt.Sprintf("ctxtop commit %s (%s)", version, goVersion)
+	case strings.Contains(version, commit):
 		return fmt.Sprintf("ctxtop %s (%s)", version, goVersion)
 	}
 	return fmt.Sprintf("ctxtop %s (commit %s, %s)", version, commit, goVersion)

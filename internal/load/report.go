@@ -40,7 +40,8 @@ func Report(ctx context.Context, w io.Writer, cfg Config, asJSON bool) error {
 	if !asJSON {
 		fmt.Fprintln(w, headline(cfg))
 		if cfg.Mode == ModeGoroutine {
-			fmt.Fprintln(w, "(switch columns: every thread of the workload process, the Go runtime's; the hand-offs themselves never enter the kernel)")
+			fmt.Fprintln(w, "(switches: every thread of the workload process, the Go runtime's own;")
+			fmt.Fprintln(w, " the hand-offs themselves never enter the kernel)")
 		}
 		fmt.Fprintf(w, "%8s %13s %10s %12s %13s %9s\n", "elapsed", unitName(cfg.Mode)+"/s", "ns/"+unitShort(cfg.Mode), "voluntary/s", "involuntary/s", "migr/s")
 	}
@@ -146,15 +147,16 @@ func WriteSummary(w io.Writer, s Summary) {
 	}
 	fmt.Fprintf(w, "  %s ns per round trip\n", model.Thousands(s.NsPerRoundTrip))
 	if s.SwitchesCounted == CountedProcess {
-		fmt.Fprintf(w, "  %s switches/s of the workload process's threads (kernel-counted over %s: %s voluntary, %s involuntary); %.4f per round trip\n",
-			model.Thousands(s.SwitchesPerSecond()), CountedProcess, model.Thousands(float64(s.SwitchesVoluntary)), model.Thousands(float64(s.SwitchesInvoluntary)), s.SwitchesPerRoundTrip)
-		fmt.Fprintln(w, "  (the hand-offs never enter the kernel; these are the Go runtime's threads: idle Ps parking and being woken to look for work)")
+		fmt.Fprintf(w, "  %s switches/s, kernel-counted over every thread of the workload process\n", model.Thousands(s.SwitchesPerSecond()))
+		fmt.Fprintf(w, "    (%s voluntary, %s involuntary; %.4f per round trip): the Go runtime's\n",
+			model.Thousands(float64(s.SwitchesVoluntary)), model.Thousands(float64(s.SwitchesInvoluntary)), s.SwitchesPerRoundTrip)
+		fmt.Fprintln(w, "    idle Ps parking and being woken; the hand-offs never enter the kernel")
 	} else {
 		fmt.Fprintf(w, "  %.2f switches per round trip (kernel-counted: %s voluntary, %s involuntary)\n",
 			s.SwitchesPerRoundTrip, model.Thousands(float64(s.SwitchesVoluntary)), model.Thousands(float64(s.SwitchesInvoluntary)))
 	}
 	if s.NsPerSwitch > 0 {
-		fmt.Fprintf(w, "  %s ns per kernel-counted switch (ns per round trip ÷ switches per round trip)\n", model.Thousands(s.NsPerSwitch))
+		fmt.Fprintf(w, "  %s ns per switch (round trip ÷ kernel-counted switches per round trip)\n", model.Thousands(s.NsPerSwitch))
 	}
 	if s.Migrations != nil {
 		fmt.Fprintf(w, "  %s CPU migrations\n", model.Thousands(float64(*s.Migrations)))

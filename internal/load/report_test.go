@@ -18,7 +18,7 @@ func TestWriteSummary(t *testing.T) {
 futex, both on CPU 0, 1 pair, 2.00s: 300,000 round trips
   6,667 ns per round trip
   2.00 switches per round trip (kernel-counted: 600,000 voluntary, 30 involuntary)
-  3,333 ns per kernel-counted switch (ns per round trip ÷ switches per round trip)
+  3,333 ns per switch (round trip ÷ kernel-counted switches per round trip)
   12 CPU migrations
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {
@@ -39,8 +39,9 @@ func TestWriteSummaryGoroutine(t *testing.T) {
 	want := `
 goroutine, unpinned, 1 pair, 2.00s: 6,000,000 round trips
   333 ns per round trip
-  10,000 switches/s of the workload process's threads (kernel-counted over every thread of the process: 12,000 voluntary, 8,000 involuntary); 0.0033 per round trip
-  (the hand-offs never enter the kernel; these are the Go runtime's threads: idle Ps parking and being woken to look for work)
+  10,000 switches/s, kernel-counted over every thread of the workload process
+    (12,000 voluntary, 8,000 involuntary; 0.0033 per round trip): the Go runtime's
+    idle Ps parking and being woken; the hand-offs never enter the kernel
   3 CPU migrations
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {
