@@ -127,25 +127,22 @@ func (c *Cell) RunQueueWait() Spread {
 	})
 }
 
-// hw is the median run's hardware counters per round trip as one cell,
-// "instructions/cycles/misses", or n/a.
-func (c *Cell) hw() string {
-	var ins, cyc, miss []float64
+// hw is the runs' median hardware counters per round trip: instructions,
+// cycles and cache misses, or n/a.
+func (c *Cell) hw() [3]string {
+	var v [3][]float64
 	for _, s := range c.Runs {
 		if s.HW != nil {
-			ins = append(ins, s.HW.InstructionsPerRoundTrip)
-			cyc = append(cyc, s.HW.CyclesPerRoundTrip)
-			miss = append(miss, s.HW.CacheMissesPerRoundTrip)
+			v[0] = append(v[0], s.HW.InstructionsPerRoundTrip)
+			v[1] = append(v[1], s.HW.CyclesPerRoundTrip)
+			v[2] = append(v[2], s.HW.CacheMissesPerRoundTrip)
 		}
 	}
-	if len(ins) == 0 {
-		return "n/a"
+	if len(v[0]) == 0 {
+		return [3]string{"n/a", "n/a", "n/a"}
 	}
-	return thousands(spreadOf(ins).Median) + "/" + thousands(spreadOf(cyc).Median) + "/" + fixed(spreadOf(miss).Median, 1)
+	return [3]string{thousands(spreadOf(v[0]).Median), thousands(spreadOf(v[1]).Median), fixed(spreadOf(v[2]).Median, 1)}
 }
-
-// hwHeader names the hardware column.
-const hwHeader = "instr/cycles/misses"
 
 // hwNote is the one line saying why the hardware columns are n/a, for the
 // first experiment in the plan; "" when they are not, or for the others.
@@ -163,24 +160,49 @@ func hwNote(cells []*Cell, e Experiment) string {
 	for _, c := range cells {
 		for _, s := range c.Runs {
 			if s.HWNote != "" {
-				return "hardware counters (" + hwHeader + " per round trip): n/a: " + s.HWNote
+				return "hardware counters (instructions, cycles, cache misses per round trip): n/a: " + s.HWNote
 			}
 		}
 	}
 	return ""
 }
 
-func ipiCols(c *Cell) []string {
-	return []string{fixed(c.IPIs().Median, 2), fixed(c.Migrations().Median, 3), c.hw()}
+// whyTable is an experiment's second table: per round trip (work item),
+// the rescheduling IPIs, migrations and hardware counters of each cell.
+func whyTable(e Experiment, group []*Cell) ([]string, [][]string) {
+	unit := "trip"
+	first := []string{"mode", "pinning"}
+	switch e {
+	case WorkingSet:
+		first[1] = "working set"
+	case Pool:
+		unit, first = "item", []string{"threads", "work"}
+	}
+	header := append(first, "IPIs/"+unit, "migr/"+unit, "instr/"+unit, "cycles/"+unit, "misses/"+unit)
+	var rows [][]string
+	for _, c := range group {
+		name := []string{string(c.Config.Mode), shortPinning(c.Config.CPUs)}
+		switch e {
+		case WorkingSet:
+			name[1] = load.FormatSize(c.Config.WorkingSet)
+		case Pool:
+			work := c.Config.Work
+			if work == 0 {
+				work = load.DefaultWork
+			}
+			name = []string{strconv.Itoa(c.Config.Threads), work.String()}
+		}
+		hw := c.hw()
+		rows = append(rows, append(name, fixed(c.IPIs().Median, 2), fixed(c.Migrations().Median, 3), hw[0], hw[1], hw[2]))
+	}
+	return header, rows
 }
-
-var ipiHeader = []string{"IPIs/trip", "migr/trip", hwHeader}
 
 // workingSetTable is the working-set experiment's rows: the round trip,
 // the walks alone, the round trip net of them, and the indirect cost: the
 // net figure less the same mode's with no working set.
 func workingSetTable(cells []*Cell, group []*Cell) ([]string, [][]string) {
-	header := append([]string{"mode", "working set", "ns/trip", "range", "walks ns", "net ns/trip", "indirect ns", "switches/trip"}, ipiHeader...)
+	header := []string{"mode", "working set", "ns/trip", "range", "walks ns", "net ns/trip", "indirect ns", "switch/trip"}
 	var rows [][]string
 	for _, c := range group {
 		indirect := "-"
@@ -191,8 +213,8 @@ func workingSetTable(cells []*Cell, group []*Cell) ([]string, [][]string) {
 		if c.Config.WorkingSet > 0 {
 			walk = thousands(c.Walk().Median)
 		}
-		rows = append(rows, append([]string{string(c.Config.Mode), load.FormatSize(c.Config.WorkingSet),
-			thousands(c.Trip().Median), c.Trip().Range(), walk, thousands(c.Net().Median), indirect, fixed(c.SwitchesPerTrip().Median, 2)}, ipiCols(c)...))
+		rows = append(rows, []string{string(c.Config.Mode), load.FormatSize(c.Config.WorkingSet),
+			thousands(c.Trip().Median), c.Trip().Range(), walk, thousands(c.Net().Median), indirect, fixed(c.SwitchesPerTrip().Median, 2)})
 	}
 	return header, rows
 }
@@ -209,7 +231,7 @@ func findWS(cells []*Cell, m load.Mode, size int64) *Cell {
 
 // poolTable is the pool experiment's rows.
 func poolTable(group []*Cell) ([]string, [][]string) {
-	header := []string{"threads", "items/s", "range", "per thread", "involuntary/s", "run-queue wait", "IPIs/item", "migr/item", hwHeader}
+	header := []string{"threads", "items/s", "range", "per thread", "involuntary/s", "run-queue wait"}
 	var rows [][]string
 	for _, c := range group {
 		it := c.Items()
@@ -221,8 +243,8 @@ func poolTable(group []*Cell) ([]string, [][]string) {
 		if w := c.RunQueueWait(); w.OK() {
 			wait = fmt.Sprintf("%.0f%%", 100*w.Median)
 		}
-		rows = append(rows, append([]string{strconv.Itoa(c.Config.Threads), thousands(it.Median), it.Range(), per,
-			thousands(c.Involuntary().Median), wait}, ipiCols(c)...))
+		rows = append(rows, []string{strconv.Itoa(c.Config.Threads), thousands(it.Median), it.Range(), per,
+			thousands(c.Involuntary().Median), wait})
 	}
 	return header, rows
 }
@@ -328,6 +350,11 @@ func workingSetConclusions(cells []*Cell) []string {
 		if !Apart(zero.Net(), big.Net()) {
 			out = append(out, fmt.Sprintf("%s with %s per side: no clear indirect cost (net round trips %s vs %s ns overlap with none)",
 				m, size, big.Net().Range(), zero.Net().Range()))
+			continue
+		}
+		if big.Net().Median < zero.Net().Median {
+			out = append(out, fmt.Sprintf("%s with %s per side: a round trip cost less net of the walks (%s ns) than with none (%s ns; runs %s vs %s): no indirect cost shows, the walk measured alone was the slower one",
+				m, size, thousands(big.Net().Median), thousands(zero.Net().Median), big.Net().Range(), zero.Net().Range()))
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s with %s per side: a round trip cost %s ns net of the walks against %s ns with none: refilling the caches after each switch added %s ns (runs %s vs %s)",

@@ -108,9 +108,12 @@ func TestWorkingSetConclusions(t *testing.T) {
 		wsCell(load.ModeFutex, 1<<20, 20000, 36000, 37000, 38000),
 		wsCell(load.ModeProcess, 0, 0, 7000, 7100, 7200),
 		wsCell(load.ModeProcess, 64<<10, 2000, 8000, 9200, 9400),
+		wsCell(load.ModePipe, 0, 0, 7000, 7100, 7200),
+		wsCell(load.ModePipe, 1<<20, 22000, 26000, 26100, 26200),
 	}
 	want := []string{
 		"futex with 1M per side: a round trip cost 17,000 ns net of the walks against 6,100 ns with none: refilling the caches after each switch added 10,900 ns (runs 16,000–18,000 vs 6,000–6,200)",
+		"pipe with 1M per side: a round trip cost less net of the walks (4,100 ns) than with none (7,100 ns; runs 4,000–4,200 vs 7,000–7,200): no indirect cost shows, the walk measured alone was the slower one",
 		"process with 64K per side: no clear indirect cost (net round trips 6,000–7,400 vs 7,000–7,200 ns overlap with none)",
 	}
 	if diff := cmp.Diff(want, Conclusions(cells, WorkingSet)); diff != "" {

@@ -13,10 +13,15 @@ var thousands = model.Thousands
 
 // table is one experiment as text and markdown both show it.
 type table struct {
-	title       string
-	note        string // how to read the figures
-	header      []string
-	rows        [][]string
+	title  string
+	note   string // how to read the figures
+	header []string
+	rows   [][]string
+	// whyHeader and whyRows are the second table of an experiment: the
+	// rescheduling IPIs, migrations and hardware counters per round trip
+	// that explain the first, apart so that each fits 80 columns.
+	whyHeader   []string
+	whyRows     [][]string
 	conclusions []string
 }
 
@@ -48,18 +53,18 @@ func tables(cells []*Cell) []table {
 		t := table{title: strings.ToUpper(string(e[:1])) + string(e[1:]), note: note}
 		switch e {
 		case NoSwitch:
-			t.header = append([]string{"mode", "pinning", "ns/trip", "range", "switches/s", "switch/trip"}, ipiHeader...)
+			t.header = []string{"mode", "pinning", "ns/trip", "range", "switches/s", "switch/trip"}
 			for _, c := range group {
 				m, _ := c.MedianRun()
-				t.rows = append(t.rows, append([]string{string(c.Config.Mode), shortPinning(c.Config.CPUs),
-					thousands(c.Trip().Median), c.Trip().Range(), thousands(m.SwitchesPerSecond()), fixed(m.SwitchesPerRoundTrip, 4)}, ipiCols(c)...))
+				t.rows = append(t.rows, []string{string(c.Config.Mode), shortPinning(c.Config.CPUs),
+					thousands(c.Trip().Median), c.Trip().Range(), thousands(m.SwitchesPerSecond()), fixed(m.SwitchesPerRoundTrip, 4)})
 			}
 		case WorkingSet:
 			t.header, t.rows = workingSetTable(cells, group)
 		case Pool:
 			t.header, t.rows = poolTable(group)
 		default:
-			t.header = append([]string{"mode", "pinning", "ns/trip", "range", "ns/switch", "switch/trip", "vs unpinned"}, ipiHeader...)
+			t.header = []string{"mode", "pinning", "ns/trip", "range", "ns/switch", "switch/trip", "vs unpinned"}
 			for _, c := range group {
 				ratio := "-"
 				if u := find(cells, c.Config.Mode, 0); u != nil && u.Trip().OK() && c.Trip().OK() {
@@ -70,10 +75,11 @@ func tables(cells []*Cell) []table {
 				if ok && m.NsPerSwitch > 0 {
 					perSwitch = thousands(m.NsPerSwitch)
 				}
-				t.rows = append(t.rows, append([]string{string(c.Config.Mode), shortPinning(c.Config.CPUs),
-					thousands(c.Trip().Median), c.Trip().Range(), perSwitch, fixed(m.SwitchesPerRoundTrip, 2), ratio}, ipiCols(c)...))
+				t.rows = append(t.rows, []string{string(c.Config.Mode), shortPinning(c.Config.CPUs),
+					thousands(c.Trip().Median), c.Trip().Range(), perSwitch, fixed(m.SwitchesPerRoundTrip, 2), ratio})
 			}
 		}
+		t.whyHeader, t.whyRows = whyTable(e, group)
 		t.conclusions = Conclusions(cells, e)
 		out = append(out, t)
 	}
@@ -136,12 +142,42 @@ func WriteText(w io.Writer, cells []*Cell) {
 			}
 			fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 		}
+		if len(t.whyRows) > 0 {
+			why := table{header: t.whyHeader, rows: t.whyRows}.withoutEmptyColumns()
+			fmt.Fprintln(w)
+			writeColumns(w, why.header, why.rows)
+		}
 		if len(t.conclusions) > 0 {
 			fmt.Fprintln(w)
 		}
 		for _, l := range t.conclusions {
 			fmt.Fprint(w, wrap(l, textWidth, "- ", "  "))
 		}
+	}
+}
+
+// writeColumns prints a header and rows aligned: names left, figures right.
+func writeColumns(w io.Writer, header []string, rows [][]string) {
+	width := make([]int, len(header))
+	for _, r := range append([][]string{header}, rows...) {
+		for j, v := range r {
+			width[j] = max(width[j], utf8.RuneCountInString(v))
+		}
+	}
+	for _, r := range append([][]string{header}, rows...) {
+		var b strings.Builder
+		for j, v := range r {
+			pad := strings.Repeat(" ", width[j]-utf8.RuneCountInString(v))
+			if j > 0 {
+				b.WriteString("  ")
+			}
+			if j < 2 {
+				b.WriteString(v + pad)
+			} else {
+				b.WriteString(pad + v)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
 }
 
@@ -240,12 +276,36 @@ func WriteMarkdown(w io.Writer, cells []*Cell) {
 			}
 			fmt.Fprintln(w, "| "+strings.Join(esc, " | ")+" |")
 		}
+		if len(t.whyRows) > 0 {
+			fmt.Fprintln(w)
+			writeMarkdownTable(w, t.whyHeader, t.whyRows)
+		}
 		if len(t.conclusions) > 0 {
 			fmt.Fprintln(w)
 		}
 		for _, l := range t.conclusions {
 			fmt.Fprintln(w, "- "+mdEscape(l))
 		}
+	}
+}
+
+// writeMarkdownTable prints a header and rows as a markdown table.
+func writeMarkdownTable(w io.Writer, header []string, rows [][]string) {
+	fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
+	align := make([]string, len(header))
+	for j := range align {
+		align[j] = "---:"
+		if j < 2 {
+			align[j] = "---"
+		}
+	}
+	fmt.Fprintln(w, "|"+strings.Join(align, "|")+"|")
+	for _, r := range rows {
+		esc := make([]string, len(r))
+		for j, v := range r {
+			esc[j] = mdEscape(v)
+		}
+		fmt.Fprintln(w, "| "+strings.Join(esc, " | ")+" |")
 	}
 }
 

@@ -25,11 +25,13 @@ func threadsSwitches(t *testing.T, r *Run) Counters {
 	return sum
 }
 
-// watchRun starts cfg, reads its threads' counters 50 ms in and again
-// before its end, and returns both readings and the summary: what the run
-// reports must hold at least what the test saw the kernel count.
+// watchRun starts cfg with no end, reads its threads' counters 50 ms in
+// and again watch later, stops it, and returns the difference and the
+// summary: what the run reports must hold at least what the test saw the
+// kernel count.
 func watchRun(t *testing.T, cfg Config, watch time.Duration) (seen Counters, s Summary) {
 	t.Helper()
+	cfg.Duration = 0
 	r, err := Start(cfg)
 	if err != nil {
 		t.Fatalf("Start(%+v): %v", cfg, err)
@@ -46,7 +48,7 @@ func watchRun(t *testing.T, cfg Config, watch time.Duration) (seen Counters, s S
 // (the kernel's schedstat) allows, and its reported involuntary switches
 // hold at least those the test saw the kernel count during the run.
 func TestPoolCounts(t *testing.T) {
-	cfg := Config{Mode: ModePool, Threads: 3, Work: 200 * time.Microsecond, Duration: 400 * time.Millisecond}
+	cfg := Config{Mode: ModePool, Threads: 3, Work: 200 * time.Microsecond}
 	seen, s := watchRun(t, cfg, 250*time.Millisecond)
 	t.Logf("%d items, %.0f/s, %.0f involuntary/s, cpu %.3fs, run-queue wait %.2f; test saw %d involuntary",
 		s.Items, s.ItemsPerSec, s.InvoluntaryPerSec, s.CPUS, deref(s.RunQueueWaitShare), seen.Involuntary)
@@ -78,7 +80,7 @@ func TestPoolCounts(t *testing.T) {
 // TestPollCounts: a poller wakes once per period per thread, no more, and
 // the kernel counts one voluntary switch (the sleep) per wake-up.
 func TestPollCounts(t *testing.T) {
-	cfg := Config{Mode: ModePoll, Threads: 4, Period: 5 * time.Millisecond, Duration: 500 * time.Millisecond}
+	cfg := Config{Mode: ModePoll, Threads: 4, Period: 5 * time.Millisecond}
 	seen, s := watchRun(t, cfg, 300*time.Millisecond)
 	t.Logf("%d wake-ups, %.0f/s (expected %.0f), %.1f voluntary/s per thread; test saw %d voluntary",
 		s.Wakeups, s.WakeupsPerSec, s.ExpectedWakeupsPerSec, s.VoluntaryPerSecPerThread, seen.Voluntary)
@@ -112,7 +114,7 @@ func TestWorkingSet(t *testing.T) {
 			s := runFor(t, Config{Mode: m, CPUs: []int{cpu}, WorkingSet: ws, Duration: short})
 			t.Logf("%s %s: %.0f ns per round trip, walks %.0f ns, net %.0f ns, %.2f switches each",
 				m, FormatSize(ws), s.NsPerRoundTrip, s.WalkNsPerRoundTrip, s.NsPerRoundTripNet, s.SwitchesPerRoundTrip)
-			if s.WorkingSet != ws || s.RoundTrips < 20 {
+			if s.WorkingSet != ws || s.RoundTrips == 0 {
 				t.Errorf("%s %s: working set %d, %d round trips", m, FormatSize(ws), s.WorkingSet, s.RoundTrips)
 				continue
 			}
@@ -124,8 +126,10 @@ func TestWorkingSet(t *testing.T) {
 				t.Errorf("%s: net %.0f ≠ %.0f − %.0f", m, s.NsPerRoundTripNet, s.NsPerRoundTrip, s.WalkNsPerRoundTrip)
 			}
 			// Each side blocks once a round trip; a walk of tens of µs is
-			// also preempted now and then on a busy machine, hence 5.
-			if s.SwitchesPerRoundTrip < 1.5 || s.SwitchesPerRoundTrip > 5 {
+			// also preempted now and then on a busy machine, hence 5. A
+			// machine so busy that only a few round trips ran in the time
+			// gives no ratio worth judging.
+			if s.RoundTrips >= 50 && (s.SwitchesPerRoundTrip < 1.5 || s.SwitchesPerRoundTrip > 5) {
 				t.Errorf("%s %s on one CPU: %.2f switches per round trip, want 1.5-5", m, FormatSize(ws), s.SwitchesPerRoundTrip)
 			}
 			if m == ModeFutex {
@@ -272,10 +276,10 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
-// TestCPUQuota runs a pool of four threads under half a CPU: it gets no
-// more than about half a CPU, the cgroup throttles it, and the cgroup is
-// gone afterwards. (On a busy machine the pool may not even reach its
-// quota in every period, so only some periods need be throttled.)
+// TestCPUQuota runs a pool of four threads under a twentieth of a CPU:
+// small enough that they exceed it even on a machine busy with other work,
+// so the cgroup throttles them in most periods and holds them to about
+// the quota; the cgroup is gone afterwards.
 func TestCPUQuota(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to make a cgroup")
@@ -283,7 +287,7 @@ func TestCPUQuota(t *testing.T) {
 	if _, _, err := cgroupRoot(); err != nil {
 		t.Skip(err)
 	}
-	cfg := Config{Mode: ModePool, Threads: 4, Work: 100 * time.Microsecond, CPUQuota: 0.5, Duration: 600 * time.Millisecond}
+	cfg := Config{Mode: ModePool, Threads: 4, Work: 100 * time.Microsecond, CPUQuota: 0.05, Duration: 600 * time.Millisecond}
 	r, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -295,17 +299,18 @@ func TestCPUQuota(t *testing.T) {
 	<-r.Done()
 	s := r.Stop()
 	t.Logf("%.0f items/s, %.2f CPU-s in %.2f s, throttled %.2f of %d periods, %.2f s", s.ItemsPerSec, s.CPUS, s.DurationS, deref(s.ThrottledShare), s.CgroupPeriods, s.ThrottledS)
-	if s.ThrottledShare == nil || *s.ThrottledShare <= 0 || s.CgroupPeriods < 3 {
-		t.Errorf("throttled share %.2f of %d periods under a 0.5 CPU quota for four busy threads", deref(s.ThrottledShare), s.CgroupPeriods)
+	if s.ThrottledShare == nil || *s.ThrottledShare < 0.5 || s.CgroupPeriods < 3 {
+		t.Errorf("throttled share %.2f of %d periods under a 0.05 CPU quota for four busy threads", deref(s.ThrottledShare), s.CgroupPeriods)
 	}
-	// Half a CPU, plus the period or so the quota is enforced late.
-	if cpus := s.CPUS / s.DurationS; cpus > 0.75 {
-		t.Errorf("pool used %.2f CPUs under a 0.5 CPU quota", cpus)
+	// A twentieth of a CPU, plus slack for the quota enforced a tick late
+	// and the threads' start before the first period.
+	if cpus := s.CPUS / s.DurationS; cpus > 0.2 {
+		t.Errorf("pool used %.2f CPUs under a 0.05 CPU quota", cpus)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("cgroup %s left behind: %v", dir, err)
 	}
-	if diff := cmp.Diff(0.5, s.CPUQuota); diff != "" {
+	if diff := cmp.Diff(0.05, s.CPUQuota); diff != "" {
 		t.Errorf("cpu quota (-want +got):\n%s", diff)
 	}
 }

@@ -85,8 +85,11 @@ type mark struct {
 }
 
 // startTimeout bounds the workload process's setup: a pool calibrates and
-// starts up to MaxThreads threads, a busy machine is slow.
-const startTimeout = 30 * time.Second
+// starts up to MaxThreads threads, and a busy machine is slow (512 threads
+// took 7 s to start on two CPUs at a load average of 400).
+func startTimeout(cfg Config) time.Duration {
+	return 30*time.Second + time.Duration(cfg.units())*20*time.Millisecond
+}
 
 // Start validates cfg and starts the workload in a process of its own; it
 // returns once every side is set up (threads named and pinned), so an
@@ -164,8 +167,8 @@ func Start(cfg Config) (*Run, error) {
 			return nil, fmt.Errorf("the workload process exited before starting: %s", r.childErr(nil))
 		}
 		r.threads, r.pids = msg.Threads, append([]int{cmd.Process.Pid}, msg.PIDs...)
-	case <-time.After(startTimeout):
-		return nil, fmt.Errorf("the workload process did not start within %v", startTimeout)
+	case <-time.After(startTimeout(cfg)):
+		return nil, fmt.Errorf("the workload process did not start within %v", startTimeout(cfg))
 	}
 	now := time.Now()
 	r.win = [2]mark{{t: now}, {t: now}}
