@@ -7,7 +7,14 @@ LDFLAGS  := -s -w -X github.com/ctxtop/ctxtop/internal/cli.version=$(VERSION) -X
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 5s
 
-.PHONY: build run test bench lint fuzz clean
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the binary, its man
+# pages and shell completions, all generated from the binary just built.
+PREFIX   ?= /usr/local
+BINDIR   ?= $(PREFIX)/bin
+MANDIR   ?= $(PREFIX)/share/man
+SHAREDIR ?= $(PREFIX)/share
+
+.PHONY: build run test bench lint fuzz clean install
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ctxtop
@@ -35,6 +42,17 @@ fuzz:
 	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+install: build
+	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MANDIR)/man1' \
+	  '$(DESTDIR)$(SHAREDIR)/bash-completion/completions' \
+	  '$(DESTDIR)$(SHAREDIR)/zsh/site-functions' \
+	  '$(DESTDIR)$(SHAREDIR)/fish/vendor_completions.d'
+	install -m 0755 '$(abspath $(BIN))' '$(DESTDIR)$(BINDIR)/ctxtop'
+	'$(abspath $(BIN))' gen-man '$(DESTDIR)$(MANDIR)/man1'
+	'$(abspath $(BIN))' completion bash > '$(DESTDIR)$(SHAREDIR)/bash-completion/completions/ctxtop'
+	'$(abspath $(BIN))' completion zsh > '$(DESTDIR)$(SHAREDIR)/zsh/site-functions/_ctxtop'
+	'$(abspath $(BIN))' completion fish > '$(DESTDIR)$(SHAREDIR)/fish/vendor_completions.d/ctxtop.fish'
 
 clean:
 	rm -rf bin

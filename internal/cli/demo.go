@@ -15,20 +15,21 @@ import (
 // newDemoCmd is the scripted tour for talks: the live monitor with the
 // load generator stepping through the classic context-switch experiments.
 func newDemoCmd() *cobra.Command {
-	step := 10 * time.Second
+	step := durationValue(10 * time.Second)
 	var noColor bool
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "A scripted tour of what context switches cost, for talks",
 		Long: `demo opens the live monitor and runs ctxtop's own ping-pong workloads in
-turn: idle, futex unpinned, futex on one CPU, futex on two CPUs, processes
-over pipes, goroutines. Each step shows its cost per round trip and the
+turn: idle, futex unpinned, futex on one CPU, futex on two CPUs, futex on
+one CPU with a 1 MiB working set per side (the indirect cost), processes over
+pipes, a CPU-bound pool of four threads per CPU, goroutines. Each step shows its cost per round trip and the
 system-wide switch rate, and the results accumulate in a table.
 
 Keys: n next step, N previous, space holds the current step, q quits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if step < time.Second {
+			if time.Duration(step) < time.Second {
 				return fmt.Errorf("--step must be at least 1s, got %v", step)
 			}
 			if !isTerminal(os.Stdout) {
@@ -49,11 +50,11 @@ Keys: n next step, N previous, space holds the current step, q quits.`,
 				NoColor:      noColor,
 				Version:      version,
 				Demo:         true,
-				DemoStep:     step,
+				DemoStep:     time.Duration(step),
 			})
 		},
 	}
-	cmd.Flags().DurationVar(&step, "step", step, "how long each step runs before the next")
+	cmd.Flags().Var(&step, "step", "how long each step runs before the next: seconds or a duration")
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "no colours (NO_COLOR is honoured too)")
 	return cmd
 }

@@ -2,16 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
-	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -24,15 +19,20 @@ import (
 type loadOptions struct {
 	mode       string
 	cpus       string
-	duration   time.Duration
+	duration   durationValue
 	roundTrips uint64
 	pairs      int
 	gomaxprocs int
 	output     outputValue
+	workingSet string
+	threads    int
+	work       durationValue
+	period     durationValue
+	cpuQuota   float64
 }
 
 func newLoadCmd() *cobra.Command {
-	o := loadOptions{mode: string(load.ModeFutex), duration: 10 * time.Second, pairs: 1, output: "text"}
+	o := loadOptions{mode: string(load.ModeFutex), duration: durationValue(10 * time.Second), pairs: 1, output: "text"}
 	cmd := &cobra.Command{
 		Use:   "load",
 		Short: "Run a ping-pong workload and measure what its switches cost",
@@ -45,15 +45,48 @@ Modes:
   futex      two OS threads, FUTEX_WAIT/FUTEX_WAKE on a shared word (Java's park/unpark)
   pipe       two OS threads over a pair of pipes (perf bench sched pipe -T)
   process    two processes over a pair of pipes (perf bench sched pipe)
-  goroutine  two goroutines over unbuffered channels: no kernel switch at all
+  goroutine  two goroutines over unbuffered channels: the hand-off never enters
+             the kernel, but the Go runtime's own threads still switch (a
+             goroutine made runnable wakes an idle P's thread to look for work;
+             it finds none and parks again in futex). Those are counted over
+             every thread of the process and shown as switches/s.
   syscall    one thread calling getppid: a mode switch, no context switch
+  pool       --threads CPU-bound threads doing fixed --work items: items/s,
+             involuntary switches/s and run-queue wait as the pool outgrows
+             the CPUs; --cpu-quota runs it in a cgroup with that CPU limit
+             (root), as a container's limit, and gives the throttled share
+  poll       --threads threads each sleeping --period and waking: wake-ups/s
+             and voluntary switches/s per thread, which match 1/period
+
+Every mode runs in a process of its own (this binary, re-executed), so a
+monitor that starts a load keeps its own threads quiet. Every summary gives
+rescheduling IPIs (/proc/interrupts RES, system-wide) and migrations per round
+trip, and, where the CPU's performance counters are available, instructions,
+cycles and cache misses per round trip.
+
+--working-set SIZE (futex, pipe, process) makes each side walk SIZE bytes of
+its own memory, one touch per cache line, every round trip (lmbench lat_ctx
+-s); the summary gives the round trip net of the walk measured without a
+switch in the same run: the switch's cost with the caches refilled.
 
 --cpus 0 puts both sides on CPU 0 (like taskset -c 0); --cpus 0,1 puts the
-first side on CPU 0 and the second on CPU 1. Without it the kernel places them.`,
+first side on CPU 0 and the second on CPU 1. Without it the kernel places them.
+Goroutine mode pins the whole workload process, every thread (taskset -c on a Go
+program); syscall mode has one thread and takes one CPU.
+
+ns per switch is per kernel-counted switch: ns per round trip divided by the
+switches the kernel counted per round trip. It is shown only where a round trip
+holds at least one switch (futex, pipe, process); in goroutine and syscall
+modes a round trip is not made of switches and the quotient would mean nothing.`,
 		Example: `  ctxtop load                         futex, unpinned, 10 s
   ctxtop load --cpus 0                both threads on CPU 0
   ctxtop load --mode process --cpus 0 compare: taskset -c 0 perf bench sched pipe
-  ctxtop load -o json --duration 2s`,
+  ctxtop load --mode goroutine --cpus 0   the whole Go process on CPU 0
+  ctxtop load -o json --duration 2
+  ctxtop load --working-set 1M --cpus 0   each side walks 1 MiB per round trip
+  ctxtop load --mode pool --threads 16    16 CPU-bound threads
+  sudo ctxtop load --mode pool --threads 4 --cpu-quota 0.5
+  ctxtop load --mode poll --threads 8 --period 5ms`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := o.config(cmd)
@@ -67,12 +100,97 @@ first side on CPU 0 and the second on CPU 1. Without it the kernel places them.`
 	f.SortFlags = false
 	f.StringVar(&o.mode, "mode", o.mode, "goroutine, futex, pipe, process or syscall")
 	f.StringVar(&o.cpus, "cpus", "", "pin: one CPU for both sides (0) or one each (0,1); default unpinned")
-	f.DurationVar(&o.duration, "duration", o.duration, "how long to run; 0 runs until interrupted")
+	f.Var(&o.duration, "duration", "seconds (2) or a duration (500ms); 0 runs until interrupted")
 	f.Uint64Var(&o.roundTrips, "round-trips", 0, "stop after this many round trips (over all pairs)")
 	f.IntVar(&o.pairs, "pairs", o.pairs, "independent ping-pong pairs")
-	f.IntVar(&o.gomaxprocs, "gomaxprocs", 0, "set GOMAXPROCS (default: Go's)")
+	f.IntVar(&o.gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS of goroutine mode's workload process (default: Go's)")
+	f.StringVar(&o.workingSet, "working-set", "0", "bytes each side walks per round trip: 64K, 1M, 8M (futex, pipe, process)")
+	f.IntVar(&o.threads, "threads", 0, "pool and poll threads (default: one per allowed CPU)")
+	f.Var(&o.work, "work", "one pool work item's CPU time (default 100µs)")
+	f.Var(&o.period, "period", "poll's sleep between wake-ups (default 5ms)")
+	f.Float64Var(&o.cpuQuota, "cpu-quota", 0, "pool: limit to this many CPUs in a cgroup ctxtop makes (root)")
 	f.VarP(&o.output, "output", "o", "text, or json: the summary as one JSON object")
 	return cmd
+}
+
+// experimentConfig reads the flags of the working-set, pool and poll
+// experiments into cfg; every error is one line naming the flag.
+func (o *loadOptions) experimentConfig(cmd *cobra.Command, cfg *load.Config) error {
+	fl := cmd.Flags()
+	m := cfg.Mode
+	if fl.Changed("working-set") {
+		ws, err := parseWorkingSet(o.workingSet)
+		if err != nil {
+			return err
+		}
+		if ws > 0 && m != load.ModeFutex && m != load.ModePipe && m != load.ModeProcess {
+			return fmt.Errorf("--working-set applies to futex, pipe and process modes, not %s", m)
+		}
+		cfg.WorkingSet = ws
+	}
+	threaded := m == load.ModePool || m == load.ModePoll
+	for _, name := range []string{"threads", "work", "period", "cpu-quota"} {
+		if fl.Changed(name) && !threaded {
+			return fmt.Errorf("--%s applies to pool and poll modes, not %s", name, m)
+		}
+	}
+	if !threaded {
+		return nil
+	}
+	if fl.Changed("pairs") || fl.Changed("round-trips") || fl.Changed("cpus") {
+		return fmt.Errorf("%s mode takes --threads and --duration, not --pairs, --round-trips or --cpus", m)
+	}
+	cfg.Threads = o.threads
+	if !fl.Changed("threads") {
+		allowed, err := load.AllowedCPUs()
+		if err != nil {
+			return err
+		}
+		cfg.Threads = max(len(allowed), 1)
+	}
+	if cfg.Threads < 1 || cfg.Threads > load.MaxThreads {
+		return fmt.Errorf("--threads must be 1 to %d, got %d", load.MaxThreads, cfg.Threads)
+	}
+	if fl.Changed("work") {
+		if m != load.ModePool {
+			return errors.New("--work applies to pool mode")
+		}
+		if d := time.Duration(o.work); d < load.MinWork || d > load.MaxWork {
+			return fmt.Errorf("--work must be %v to %v, got %v", load.MinWork, load.MaxWork, d)
+		}
+		cfg.Work = time.Duration(o.work)
+	}
+	if fl.Changed("period") {
+		if m != load.ModePoll {
+			return errors.New("--period applies to poll mode")
+		}
+		if d := time.Duration(o.period); d < load.MinPeriod || d > load.MaxPeriod {
+			return fmt.Errorf("--period must be %v to %v, got %v", load.MinPeriod, load.MaxPeriod, d)
+		}
+		cfg.Period = time.Duration(o.period)
+	}
+	if fl.Changed("cpu-quota") {
+		if m != load.ModePool {
+			return errors.New("--cpu-quota applies to pool mode")
+		}
+		if !(o.cpuQuota >= load.MinCPUQuota && o.cpuQuota <= load.MaxCPUQuota) {
+			return fmt.Errorf("--cpu-quota must be %g to %d CPUs, got %g", load.MinCPUQuota, load.MaxCPUQuota, o.cpuQuota)
+		}
+		cfg.CPUQuota = o.cpuQuota
+	}
+	return nil
+}
+
+// parseWorkingSet reads one --working-set size and checks its range.
+func parseWorkingSet(s string) (int64, error) {
+	ws, err := load.ParseSize(s)
+	if err != nil {
+		return 0, fmt.Errorf("--working-set: %w", err)
+	}
+	if ws > load.MaxWorkingSet {
+		return 0, fmt.Errorf("--working-set %s is more than the %s a side may walk", s, load.FormatSize(load.MaxWorkingSet))
+	}
+	return ws, nil
 }
 
 // config validates the flags into a load.Config; every error is one line.
@@ -81,12 +199,9 @@ func (o *loadOptions) config(cmd *cobra.Command) (load.Config, error) {
 	if err != nil {
 		return load.Config{}, fmt.Errorf("--mode: %w", err)
 	}
-	cfg := load.Config{Mode: m, Pairs: o.pairs, Duration: o.duration, RoundTrips: o.roundTrips}
+	cfg := load.Config{Mode: m, Pairs: o.pairs, Duration: time.Duration(o.duration), RoundTrips: o.roundTrips}
 	if o.pairs < 1 {
 		return cfg, fmt.Errorf("--pairs must be at least 1, got %d", o.pairs)
-	}
-	if o.duration < 0 {
-		return cfg, fmt.Errorf("--duration must not be negative, got %v", o.duration)
 	}
 	if cmd.Flags().Changed("round-trips") {
 		if o.roundTrips == 0 {
@@ -100,12 +215,16 @@ func (o *loadOptions) config(cmd *cobra.Command) (load.Config, error) {
 		if cfg.CPUs, err = parseCPUsFlag(o.cpus); err != nil {
 			return cfg, err
 		}
+		if m == load.ModeSyscall && len(cfg.CPUs) > 1 {
+			return cfg, errors.New("--cpus: syscall mode runs one thread, so it takes one CPU (--cpus 0), not two")
+		}
 	}
-	if o.gomaxprocs < 0 {
-		return cfg, fmt.Errorf("--gomaxprocs must be positive, got %d", o.gomaxprocs)
+	if o.gomaxprocs < 0 || o.gomaxprocs > load.MaxThreads {
+		return cfg, fmt.Errorf("--gomaxprocs must be 1 to %d, got %d", load.MaxThreads, o.gomaxprocs)
 	}
-	if o.gomaxprocs > 0 {
-		runtime.GOMAXPROCS(o.gomaxprocs)
+	cfg.GoMaxProcs = o.gomaxprocs
+	if err := o.experimentConfig(cmd, &cfg); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -129,390 +248,18 @@ func runLoad(ctx context.Context, w io.Writer, cfg load.Config, asJSON bool) err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	run, err := load.Start(cfg)
-	if err != nil {
-		return err
-	}
-	if !asJSON {
-		fmt.Fprintf(w, "%s, %s, %s\n", cfg.Mode, pinning(cfg.CPUs), plural(max(cfg.Pairs, 1), "pair"))
-		fmt.Fprintf(w, "%8s %13s %10s %12s %13s %9s\n", "elapsed", "round trips/s", "ns/trip", "voluntary/s", "involuntary/s", "migr/s")
-	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	var last lineMark
-	last.read(run.Progress(), cfg.Mode)
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case <-run.Done():
-			break loop
-		case <-tick.C:
-			if asJSON {
-				continue
-			}
-			var cur lineMark
-			cur.read(run.Progress(), cfg.Mode)
-			printLine(w, last, cur, max(cfg.Pairs, 1))
-			last = cur
-		}
-	}
-	sum := run.Stop()
-	if asJSON {
-		b, err := json.Marshal(sum)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(b))
-		return err
-	}
-	printSummary(w, sum)
-	return nil
+	return load.Report(ctx, w, cfg, asJSON)
 }
 
-// lineMark is what a per-second line is the difference of.
-type lineMark struct {
-	at         time.Duration
-	roundTrips uint64
-	c          load.Counters
-	ok         bool
-}
-
-// read sums the kernel counters of the workload's threads now: this
-// process's workload threads and the child's, or every thread of this
-// process in goroutine mode, whose goroutines have no thread of their own.
-func (m *lineMark) read(p load.Progress, mode load.Mode) {
-	m.at, m.roundTrips = p.Elapsed, p.RoundTrips
-	m.c = load.Counters{HasMigrations: true}
-	m.ok = true
-	add := func(c load.Counters, err error) {
-		if err != nil {
-			m.ok = false
-			return
-		}
-		m.c.Voluntary += c.Voluntary
-		m.c.Involuntary += c.Involuntary
-		m.c.Migrations += c.Migrations
-		m.c.HasMigrations = m.c.HasMigrations && c.HasMigrations
-	}
-	if mode == load.ModeGoroutine {
-		add(load.ProcessCounters(os.Getpid()))
-		return
-	}
-	for _, tid := range p.TIDs {
-		add(load.ReadCounters("/proc", os.Getpid(), tid))
-	}
-	if p.ChildPID > 0 {
-		add(load.ProcessCounters(p.ChildPID))
-	}
-}
-
-// printLine prints the second from a to b; ns/trip is one pair's, as in
-// the summary.
-func printLine(w io.Writer, a, b lineMark, pairs int) {
-	dt := (b.at - a.at).Seconds()
-	if dt <= 0 {
-		return
-	}
-	trips := b.roundTrips - a.roundTrips
-	ns := "-"
-	if trips > 0 {
-		ns = group(float64(b.at-a.at) * float64(pairs) / float64(trips))
-	}
-	vol, invol, migr := "-", "-", "-"
-	if a.ok && b.ok && b.c.Voluntary >= a.c.Voluntary && b.c.Involuntary >= a.c.Involuntary {
-		vol = group(float64(b.c.Voluntary-a.c.Voluntary) / dt)
-		invol = group(float64(b.c.Involuntary-a.c.Involuntary) / dt)
-		if a.c.HasMigrations && b.c.HasMigrations && b.c.Migrations >= a.c.Migrations {
-			migr = group(float64(b.c.Migrations-a.c.Migrations) / dt)
-		}
-	}
-	fmt.Fprintf(w, "%7.1fs %13s %10s %12s %13s %9s\n", b.at.Seconds(), group(float64(trips)/dt), ns, vol, invol, migr)
-}
-
-func printSummary(w io.Writer, s load.Summary) {
-	fmt.Fprintf(w, "\n%s, %s, %s, %.2fs: %s round trips\n", s.Mode, pinning(s.CPUs), plural(s.Pairs, "pair"), s.DurationS, group(float64(s.RoundTrips)))
-	if s.RoundTrips == 0 {
-		return
-	}
-	fmt.Fprintf(w, "  %s ns per round trip\n", group(s.NsPerRoundTrip))
-	fmt.Fprintf(w, "  %.2f switches per round trip (kernel-counted: %s voluntary, %s involuntary)\n",
-		s.SwitchesPerRoundTrip, group(float64(s.SwitchesVoluntary)), group(float64(s.SwitchesInvoluntary)))
-	if s.NsPerSwitch > 0 && s.SwitchesPerRoundTrip >= 0.5 {
-		fmt.Fprintf(w, "  %s ns per switch\n", group(s.NsPerSwitch))
-	}
-	if s.Migrations != nil {
-		fmt.Fprintf(w, "  %s CPU migrations\n", group(float64(*s.Migrations)))
-	} else {
-		fmt.Fprintln(w, "  CPU migrations: unknown (no se.nr_migrations in /proc/PID/task/TID/sched, or a thread's file could not be read)")
-	}
-	if s.Mode == load.ModeGoroutine {
-		fmt.Fprintln(w, "  (goroutine mode counts every thread of this process: the goroutines have none of their own)")
-	}
-}
-
-func pinning(cpus []int) string {
-	switch len(cpus) {
-	case 0:
-		return "unpinned"
-	case 1:
-		return "both on CPU " + strconv.Itoa(cpus[0])
-	}
-	return fmt.Sprintf("CPUs %d and %d", cpus[0], cpus[1])
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
-}
-
-// group formats a non-negative figure rounded to an integer with thousands
-// separators, so seven-digit rates stay readable.
-func group(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
-	}
-	s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
-// newLoadChildCmd is the other side of process mode: ctxtop re-executes
-// itself with it.
+// newLoadChildCmd is the workload process and process mode's partner:
+// ctxtop re-executes itself with it.
 func newLoadChildCmd() *cobra.Command {
-	cpu := -1
-	cmd := &cobra.Command{
-		Use:    load.ChildCommand,
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			return load.RunChild(cpu)
+	return &cobra.Command{
+		Use:                load.ChildCommand,
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return load.ChildMain(args)
 		},
 	}
-	cmd.Flags().IntVar(&cpu, "cpu", -1, "CPU to pin to; -1 unpinned")
-	return cmd
-}
-
-// benchOptions are ctxtop bench's flags.
-type benchOptions struct {
-	duration time.Duration
-	modes    string
-	output   outputValue
-}
-
-func newBenchCmd() *cobra.Command {
-	o := benchOptions{duration: 3 * time.Second, output: "text"}
-	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Measure what a context switch costs here: every mode, unpinned and pinned",
-		Long: `bench runs each load mode unpinned, with both sides on one CPU, and with one
-side on each of two CPUs (when two are allowed), --duration each, then prints
-nanoseconds per round trip and per kernel-counted switch, switches per round
-trip, the ratio to the unpinned run, and what the figures say.
-
-Goroutine mode runs unpinned only (the Go scheduler places goroutines) and
-the syscall baseline, one thread, never on two CPUs.`,
-		Example: `  ctxtop bench
-  ctxtop bench --modes futex,process --duration 5s
-  ctxtop bench -o json | jq '.[] | {mode, cpus, ns_per_round_trip}'`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.duration <= 0 {
-				return fmt.Errorf("--duration must be positive, got %v", o.duration)
-			}
-			modes := load.Modes()
-			if o.modes != "" {
-				modes = nil
-				for s := range strings.SplitSeq(o.modes, ",") {
-					m, err := load.ParseMode(strings.TrimSpace(s))
-					if err != nil {
-						return fmt.Errorf("--modes: %w", err)
-					}
-					modes = append(modes, m)
-				}
-			}
-			allowed, err := load.AllowedCPUs()
-			if err != nil {
-				return err
-			}
-			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), benchPlan(modes, allowed, o.duration), o.output == "json")
-		},
-	}
-	f := cmd.Flags()
-	f.SortFlags = false
-	f.DurationVar(&o.duration, "duration", o.duration, "how long each run lasts")
-	f.StringVar(&o.modes, "modes", "", "comma-separated modes to run (default: all)")
-	f.VarP(&o.output, "output", "o", "text, or json: the array of run summaries")
-	return cmd
-}
-
-// benchPlan is the matrix of runs, in the order the table shows them.
-func benchPlan(modes []load.Mode, allowed []int, d time.Duration) []load.Config {
-	var plan []load.Config
-	for _, m := range modes {
-		plan = append(plan, load.Config{Mode: m, Duration: d})
-		if m == load.ModeGoroutine || len(allowed) == 0 {
-			continue
-		}
-		plan = append(plan, load.Config{Mode: m, CPUs: []int{allowed[0]}, Duration: d})
-		if m != load.ModeSyscall && len(allowed) >= 2 {
-			plan = append(plan, load.Config{Mode: m, CPUs: []int{allowed[0], allowed[1]}, Duration: d})
-		}
-	}
-	return plan
-}
-
-func runBench(ctx context.Context, w, progress io.Writer, plan []load.Config, asJSON bool) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
-	sums := []load.Summary{}
-	for i, cfg := range plan {
-		if ctx.Err() != nil {
-			break
-		}
-		if !asJSON {
-			fmt.Fprintf(progress, "[%d/%d] %s, %s ...\n", i+1, len(plan), cfg.Mode, pinning(cfg.CPUs))
-		}
-		run, err := load.Start(cfg)
-		if err != nil {
-			return fmt.Errorf("%s, %s: %w", cfg.Mode, pinning(cfg.CPUs), err)
-		}
-		select {
-		case <-ctx.Done():
-		case <-run.Done():
-		}
-		sums = append(sums, run.Stop())
-	}
-	if asJSON {
-		b, err := json.Marshal(sums)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(b))
-		return err
-	}
-	printBench(w, sums)
-	return nil
-}
-
-func printBench(w io.Writer, sums []load.Summary) {
-	fmt.Fprintf(w, "%-10s %-16s %10s %10s %14s %12s\n", "mode", "pinning", "ns/trip", "ns/switch", "switches/trip", "vs unpinned")
-	for _, s := range sums {
-		nsSwitch := "-"
-		if s.SwitchesPerRoundTrip >= 0.5 {
-			nsSwitch = group(s.NsPerSwitch)
-		}
-		ratio := "-"
-		if u, ok := findRun(sums, s.Mode, 0); ok && u.NsPerRoundTrip > 0 && s.NsPerRoundTrip > 0 {
-			ratio = fmt.Sprintf("%.2f×", s.NsPerRoundTrip/u.NsPerRoundTrip)
-		}
-		fmt.Fprintf(w, "%-10s %-16s %10s %10s %14.2f %12s\n", s.Mode, pinning(s.CPUs), group(s.NsPerRoundTrip), nsSwitch, s.SwitchesPerRoundTrip, ratio)
-	}
-	lines := benchConclusions(sums)
-	if len(lines) > 0 {
-		fmt.Fprintln(w)
-	}
-	for _, l := range lines {
-		fmt.Fprintln(w, l)
-	}
-}
-
-// findRun is the run of mode with ncpus CPUs pinned.
-func findRun(sums []load.Summary, mode load.Mode, ncpus int) (load.Summary, bool) {
-	for _, s := range sums {
-		if s.Mode == mode && len(s.CPUs) == ncpus && s.RoundTrips > 0 {
-			return s, true
-		}
-	}
-	return load.Summary{}, false
-}
-
-// benchConclusions are sentences computed from the figures, in the words
-// of the classic experiments; a comparison whose runs are missing is left
-// out.
-func benchConclusions(sums []load.Summary) []string {
-	var out []string
-	for _, m := range []load.Mode{load.ModeFutex, load.ModePipe, load.ModeProcess} {
-		u, ok1 := findRun(sums, m, 0)
-		one, ok2 := findRun(sums, m, 1)
-		if ok1 && ok2 {
-			out = append(out, fmt.Sprintf("- pinning both %s sides to one CPU made a round trip %s (%s → %s ns)",
-				m, faster(u.NsPerRoundTrip, one.NsPerRoundTrip), group(u.NsPerRoundTrip), group(one.NsPerRoundTrip)))
-		}
-		two, ok3 := findRun(sums, m, 2)
-		if ok2 && ok3 {
-			out = append(out, fmt.Sprintf("- with one %s side on each of two CPUs a round trip was %s than on one CPU (%s vs %s ns)",
-				m, slower(one.NsPerRoundTrip, two.NsPerRoundTrip), group(two.NsPerRoundTrip), group(one.NsPerRoundTrip)))
-		}
-	}
-	if g, ok := findRun(sums, load.ModeGoroutine, 0); ok {
-		if f, ok := findRun(sums, load.ModeFutex, 0); ok {
-			out = append(out, fmt.Sprintf("- a goroutine hand-off round trip is %s than an OS thread round trip over futex, unpinned (%s vs %s ns)",
-				cheaper(f.NsPerRoundTrip, g.NsPerRoundTrip), group(g.NsPerRoundTrip), group(f.NsPerRoundTrip)))
-		}
-		if f, ok := findRun(sums, load.ModeFutex, 1); ok {
-			out = append(out, fmt.Sprintf("- and %s than the cheapest thread round trip, futex on one CPU (%s ns)",
-				cheaper(f.NsPerRoundTrip, g.NsPerRoundTrip), group(f.NsPerRoundTrip)))
-		}
-	}
-	p, ok1 := findRun(sums, load.ModeProcess, 1)
-	t, ok2 := findRun(sums, load.ModePipe, 1)
-	if ok1 && ok2 && p.NsPerSwitch > 0 && t.NsPerSwitch > 0 {
-		out = append(out, fmt.Sprintf("- on one CPU a switch between processes cost %.1f× one between threads (%s vs %s ns per switch)",
-			p.NsPerSwitch/t.NsPerSwitch, group(p.NsPerSwitch), group(t.NsPerSwitch)))
-	}
-	if sc, ok := findRun(sums, load.ModeSyscall, 0); ok {
-		if f, ok := findRun(sums, load.ModeFutex, 1); ok && f.NsPerSwitch > 0 && sc.NsPerRoundTrip > 0 {
-			out = append(out, fmt.Sprintf("- a system call took %s ns, with %.4f switches each; a futex switch on one CPU costs %.0f system calls",
-				group(sc.NsPerRoundTrip), sc.SwitchesPerRoundTrip, f.NsPerSwitch/sc.NsPerRoundTrip))
-		}
-	}
-	return out
-}
-
-func faster(before, after float64) string {
-	if after <= 0 || before <= 0 {
-		return "-"
-	}
-	if after <= before {
-		return fmt.Sprintf("%.1f× faster", before/after)
-	}
-	return fmt.Sprintf("%.1f× slower", after/before)
-}
-
-func slower(base, v float64) string {
-	if base <= 0 || v <= 0 {
-		return "-"
-	}
-	if v >= base {
-		return fmt.Sprintf("%.1f× slower", v/base)
-	}
-	return fmt.Sprintf("%.1f× faster", base/v)
-}
-
-func cheaper(dear, cheap float64) string {
-	if dear <= 0 || cheap <= 0 {
-		return "-"
-	}
-	if cheap <= dear {
-		return fmt.Sprintf("%.0f× cheaper", dear/cheap)
-	}
-	return fmt.Sprintf("%.1f× dearer", cheap/dear)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -80,7 +81,7 @@ terminal, it prints reports like pidstat -w -t.`,
 			return runTUI(o)
 		},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	root.SetFlagErrorFunc(flagError)
 	f := root.Flags()
 	f.SortFlags = false
 	f.BoolVarP(&o.batch, "batch", "b", false, "batch mode: print reports instead of the live monitor")
@@ -93,7 +94,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
 	f.VarP(&o.output, "output", "o", "batch output format: text or json")
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the live monitor (NO_COLOR is honoured too)")
-	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd())
+	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd(), newGenManCmd())
 	return root
 }
 
@@ -130,8 +131,23 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print version, commit and Go version",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "ctxtop %s (commit %s, %s)\n", version, commit, goVersion())
+			fmt.Fprintln(cmd.OutOrStdout(), versionLine(version, commit, goVersion()))
 		},
 		PostRun: printHostFacts,
 	}
+}
+
+// versionLine names the commit once. The Makefile stamps git describe's
+// version, which already holds it: "abc1234" or "abc1234-dirty" on an
+// untagged tree, "v1.2-3-gabc1234" past a tag.
+func versionLine(version, commit, goVersion string) string {
+	switch {
+	case commit == "" || commit == "unknown":
+		return fmt.Sprintf("ctxtop %s (commit unknown, %s)", version, goVersion)
+	case strings.HasPrefix(version, commit):
+		return fmt.Sprintf("ctxtop commit %s (%s)", version, goVersion)
+	case strings.Contains(version, commit):
+		return fmt.Sprintf("ctxtop %s (%s)", version, goVersion)
+	}
+	return fmt.Sprintf("ctxtop %s (commit %s, %s)", version, commit, goVersion)
 }

@@ -15,21 +15,38 @@ const (
 type futexPair struct {
 	p    *pair
 	cpus []int
-	word atomic.Uint32
+	wait sysFunc6
+	// ws are each side's working set, made on its own thread in setup.
+	wsSize int64
+	ws     [2]*workingSet
+	word   atomic.Uint32
 }
 
-func newFutexPair(cfg Config, p *pair) *futexPair { return &futexPair{p: p, cpus: cfg.CPUs} }
+func newFutexPair(cfg Config, p *pair, raw bool) *futexPair {
+	_, wait := blocking(raw)
+	return &futexPair{p: p, cpus: cfg.CPUs, wait: wait, wsSize: cfg.WorkingSet}
+}
 
 func (f *futexPair) sides() []sideSpec {
 	return []sideSpec{
-		{name: threadName("ping", ModeFutex), cpu: sideCPU(f.cpus, 0), body: f.ping},
-		{name: threadName("pong", ModeFutex), cpu: sideCPU(f.cpus, 1), body: f.pong},
+		{name: threadName("ping", ModeFutex), cpu: sideCPU(f.cpus, 0), setup: f.setupSide(0), body: f.ping},
+		{name: threadName("pong", ModeFutex), cpu: sideCPU(f.cpus, 1), setup: f.setupSide(1), body: f.pong},
 	}
 }
+
+func (f *futexPair) setupSide(i int) func() error {
+	return func() error {
+		f.ws[i] = newWorkingSet(f.wsSize)
+		return nil
+	}
+}
+
+func (f *futexPair) walks() [2]*workingSet { return f.ws }
 
 func (f *futexPair) ping() {
 	defer f.wake()
 	for !f.p.stop.Load() {
+		f.ws[0].walk()
 		// A CAS rather than a store, so that a concurrent "over" is never
 		// overwritten.
 		if !f.word.CompareAndSwap(turnPing, turnPong) {
@@ -38,7 +55,7 @@ func (f *futexPair) ping() {
 		futexWake(&f.word, 1)
 		v := f.word.Load()
 		for v == turnPong {
-			futexWait(&f.word, turnPong)
+			futexWait(f.wait, &f.word, turnPong)
 			v = f.word.Load()
 		}
 		if v == over {
@@ -54,10 +71,14 @@ func (f *futexPair) pong() {
 	for {
 		v := f.word.Load()
 		for v == turnPing {
-			futexWait(&f.word, turnPing)
+			futexWait(f.wait, &f.word, turnPing)
 			v = f.word.Load()
 		}
-		if v == over || !f.word.CompareAndSwap(turnPong, turnPing) {
+		if v == over {
+			return
+		}
+		f.ws[1].walk()
+		if !f.word.CompareAndSwap(turnPong, turnPing) {
 			return
 		}
 		futexWake(&f.word, 1)

@@ -27,22 +27,42 @@ const (
 	// ModeSyscall: one thread calling getppid in a loop: a mode switch, no
 	// context switch; the baseline.
 	ModeSyscall Mode = "syscall"
+	// ModePool: N CPU-bound threads doing fixed work items, the thread pool
+	// sized past the core count.
+	ModePool Mode = "pool"
+	// ModePoll: N threads each sleeping one period and waking, the polling
+	// service whose switch rate never drops.
+	ModePoll Mode = "poll"
 )
 
-// Modes are the workloads in the order bench shows them.
+// Modes are the ping-pong workloads in the order bench shows them.
 func Modes() []Mode {
 	return []Mode{ModeSyscall, ModeGoroutine, ModeFutex, ModePipe, ModeProcess}
 }
 
+// AllModes are the ping-pong workloads and the thread experiments.
+func AllModes() []Mode { return append(Modes(), ModePool, ModePoll) }
+
+// threaded reports whether m runs Config.Threads independent threads
+// rather than pairs.
+func (m Mode) threaded() bool { return m == ModePool || m == ModePoll }
+
+// Threaded reports whether m runs Config.Threads independent threads
+// (pool, poll) rather than ping-pong pairs; such a mode takes no pinning.
+func (m Mode) Threaded() bool { return m.threaded() }
+
+// walks reports whether m supports a working set.
+func (m Mode) walks() bool { return m == ModeFutex || m == ModePipe || m == ModeProcess }
+
 // ParseMode accepts a mode's name.
 func ParseMode(s string) (Mode, error) {
-	for _, m := range Modes() {
+	for _, m := range AllModes() {
 		if string(m) == s {
 			return m, nil
 		}
 	}
-	names := make([]string, 0, len(Modes()))
-	for _, m := range Modes() {
+	names := make([]string, 0, len(AllModes()))
+	for _, m := range AllModes() {
 		names = append(names, string(m))
 	}
 	return "", fmt.Errorf("unknown mode %q (want one of %s)", s, strings.Join(names, ", "))

@@ -2,7 +2,6 @@ package load
 
 import (
 	"fmt"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -10,14 +9,18 @@ import (
 // pipePair is perf bench sched pipe -T: two threads passing a byte back
 // and forth over two pipes, blocking in read(2) on plain blocking fds.
 type pipePair struct {
-	p    *pair
-	cpus []int
+	p      *pair
+	cpus   []int
+	sc     sysFunc
+	wsSize int64
+	ws     [2]*workingSet
 	// toPong carries ping's byte, toPing the answer; [0] read, [1] write.
 	toPong, toPing [2]int
 }
 
-func newPipePair(cfg Config, p *pair) (*pipePair, error) {
-	pp := &pipePair{p: p, cpus: cfg.CPUs, toPong: [2]int{-1, -1}, toPing: [2]int{-1, -1}}
+func newPipePair(cfg Config, p *pair, raw bool) (*pipePair, error) {
+	sc, _ := blocking(raw)
+	pp := &pipePair{p: p, cpus: cfg.CPUs, sc: sc, wsSize: cfg.WorkingSet, toPong: [2]int{-1, -1}, toPing: [2]int{-1, -1}}
 	if err := unix.Pipe2(pp.toPong[:], unix.O_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
@@ -30,19 +33,29 @@ func newPipePair(cfg Config, p *pair) (*pipePair, error) {
 
 func (pp *pipePair) sides() []sideSpec {
 	return []sideSpec{
-		{name: threadName("ping", ModePipe), cpu: sideCPU(pp.cpus, 0), body: pp.ping},
-		{name: threadName("pong", ModePipe), cpu: sideCPU(pp.cpus, 1), body: pp.pong},
+		{name: threadName("ping", ModePipe), cpu: sideCPU(pp.cpus, 0), setup: pp.setupSide(0), body: pp.ping},
+		{name: threadName("pong", ModePipe), cpu: sideCPU(pp.cpus, 1), setup: pp.setupSide(1), body: pp.pong},
 	}
 }
+
+func (pp *pipePair) setupSide(i int) func() error {
+	return func() error {
+		pp.ws[i] = newWorkingSet(pp.wsSize)
+		return nil
+	}
+}
+
+func (pp *pipePair) walks() [2]*workingSet { return pp.ws }
 
 func (pp *pipePair) ping() {
 	defer pp.wake()
 	var b [1]byte
 	for !pp.p.stop.Load() {
-		if writeByte(syscall.Syscall, pp.toPong[1], &b) != nil {
+		pp.ws[0].walk()
+		if writeByte(pp.sc, pp.toPong[1], &b) != nil {
 			return
 		}
-		if n, err := readByte(syscall.Syscall, pp.toPing[0], &b); n != 1 || err != nil || pp.p.stop.Load() {
+		if n, err := readByte(pp.sc, pp.toPing[0], &b); n != 1 || err != nil || pp.p.stop.Load() {
 			return
 		}
 		if n := pp.p.count.Add(1); n == pp.p.quota {
@@ -54,10 +67,11 @@ func (pp *pipePair) ping() {
 func (pp *pipePair) pong() {
 	var b [1]byte
 	for {
-		if n, err := readByte(syscall.Syscall, pp.toPong[0], &b); n != 1 || err != nil || pp.p.stop.Load() {
+		if n, err := readByte(pp.sc, pp.toPong[0], &b); n != 1 || err != nil || pp.p.stop.Load() {
 			return
 		}
-		if writeByte(syscall.Syscall, pp.toPing[1], &b) != nil {
+		pp.ws[1].walk()
+		if writeByte(pp.sc, pp.toPing[1], &b) != nil {
 			return
 		}
 	}

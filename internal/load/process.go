@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"strconv"
@@ -14,10 +15,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// ChildCommand is the hidden subcommand the process mode re-executes this
-// binary with; the command line must route it to RunChild.
-const ChildCommand = "__load-child"
 
 // childFD and parentFD are where the child finds its pipe ends.
 const (
@@ -31,8 +28,13 @@ const (
 // that forked the child exits, not the process, so forking from a thread
 // the runtime may retire would kill the child early.
 type processPair struct {
-	p    *pair
-	cpus []int
+	p      *pair
+	cpus   []int
+	sc     sysFunc
+	wsSize int64
+	// ws[0] is ping's working set; the child keeps its own, and reports
+	// only its hot walk time, as ws[1].
+	ws [2]*workingSet
 	// toChild is the write end of the child's stdin-like pipe, fromChild
 	// the read end of its answers; -1 once closed.
 	toChild, fromChild int
@@ -45,9 +47,12 @@ type processPair struct {
 	stderr     bytes.Buffer
 }
 
-func newProcessPair(cfg Config, p *pair) (*processPair, error) {
-	return &processPair{p: p, cpus: cfg.CPUs, toChild: -1, fromChild: -1}, nil
+func newProcessPair(cfg Config, p *pair, raw bool) (*processPair, error) {
+	sc, _ := blocking(raw)
+	return &processPair{p: p, cpus: cfg.CPUs, sc: sc, wsSize: cfg.WorkingSet, toChild: -1, fromChild: -1}, nil
 }
+
+func (pp *processPair) walks() [2]*workingSet { return pp.ws }
 
 func (pp *processPair) sides() []sideSpec {
 	return []sideSpec{{
@@ -78,7 +83,8 @@ func (pp *processPair) startChild() error {
 	}
 	childR := os.NewFile(uintptr(toChild[0]), "load-child-r")
 	childW := os.NewFile(uintptr(fromChild[1]), "load-child-w")
-	cmd := exec.Command(exe, ChildCommand, "--cpu", strconv.Itoa(sideCPU(pp.cpus, 1)))
+	pp.ws[0] = newWorkingSet(pp.wsSize)
+	cmd := exec.Command(exe, ChildCommand, "--cpu", strconv.Itoa(sideCPU(pp.cpus, 1)), "--working-set", strconv.FormatInt(pp.wsSize, 10))
 	cmd.ExtraFiles = []*os.File{childR, childW} // fds 3 and 4
 	cmd.Stderr = &lockedWriter{mu: &pp.mu, w: &pp.stderr}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -99,7 +105,8 @@ func (pp *processPair) startChild() error {
 		close(pp.waited)
 	}()
 
-	var buf [4]byte
+	// The child's thread ID, then its hot walk time in nanoseconds.
+	var buf [12]byte
 	for got := 0; got < len(buf); {
 		n, err := unix.Read(pp.fromChild, buf[got:])
 		if err == unix.EINTR {
@@ -112,6 +119,9 @@ func (pp *processPair) startChild() error {
 		got += n
 	}
 	pp.child = thread{pid: cmd.Process.Pid, tid: int(binary.LittleEndian.Uint32(buf[:]))}
+	if hot := math.Float64frombits(binary.LittleEndian.Uint64(buf[4:])); pp.wsSize > 0 {
+		pp.ws[1] = &workingSet{hotNs: hot}
+	}
 	pp.child.c0, pp.child.err = ReadCounters("/proc", pp.child.pid, pp.child.tid)
 	return pp.child.err
 }
@@ -132,10 +142,11 @@ func (pp *processPair) childErr() string {
 func (pp *processPair) ping() {
 	var b [1]byte
 	for !pp.p.stop.Load() {
-		if writeByte(syscall.Syscall, pp.toChild, &b) != nil {
+		pp.ws[0].walk()
+		if writeByte(pp.sc, pp.toChild, &b) != nil {
 			return
 		}
-		if n, err := readByte(syscall.Syscall, pp.fromChild, &b); n != 1 || err != nil {
+		if n, err := readByte(pp.sc, pp.fromChild, &b); n != 1 || err != nil {
 			return
 		}
 		if n := pp.p.count.Add(1); n == pp.p.quota {
@@ -193,6 +204,9 @@ func (pp *processPair) readChildFinal() {
 	if err != nil {
 		pp.child.err = err
 	}
+	if pp.child.hw != nil && pp.child.hwErr == nil {
+		pp.child.h1, pp.child.hwErr = pp.child.hw.read()
+	}
 }
 
 func (pp *processPair) close() {
@@ -209,18 +223,4 @@ func (pp *processPair) close() {
 			*fd = -1
 		}
 	}
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.w.Len() > 4096 {
-		return len(b), nil
-	}
-	return l.w.Write(b)
 }

@@ -2,8 +2,9 @@ package load
 
 import (
 	"errors"
+	"fmt"
 	"os"
-	"strconv"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -103,6 +104,9 @@ func TestSyscallBaseline(t *testing.T) {
 	if s.SwitchesPerRoundTrip > 0.1 {
 		t.Errorf("%.4f switches per system call, want far below 1", s.SwitchesPerRoundTrip)
 	}
+	if s.NsPerSwitch != 0 {
+		t.Errorf("%.0f ns per switch for system calls at %.4f switches each, want 0 (does not apply)", s.NsPerSwitch, s.SwitchesPerRoundTrip)
+	}
 }
 
 func TestGoroutine(t *testing.T) {
@@ -110,16 +114,34 @@ func TestGoroutine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := r.Progress(); len(p.TIDs) != 0 || p.ChildPID != 0 {
-		t.Errorf("goroutine mode reports threads %v, child %d", p.TIDs, p.ChildPID)
+	if p := r.Progress(); len(p.Threads) != 0 || len(p.PIDs) != 1 {
+		t.Errorf("goroutine mode reports threads %v, processes %v", p.Threads, p.PIDs)
 	}
 	<-r.Done()
 	s := r.Stop()
 	if s.RoundTrips < 1000 {
 		t.Errorf("%d goroutine round trips in %v", s.RoundTrips, short)
 	}
-	if _, err := Start(Config{Mode: ModeGoroutine, CPUs: []int{firstCPU(t)}}); err == nil {
-		t.Error("goroutine mode accepted a pinning it cannot honour")
+	if s.NsPerSwitch != 0 {
+		t.Errorf("goroutine mode: %.0f ns per switch at %.4f switches per round trip, want 0 (does not apply)", s.NsPerSwitch, s.SwitchesPerRoundTrip)
+	}
+	if s.SwitchesCounted != CountedProcess {
+		t.Errorf("goroutine mode counts %q, want %q", s.SwitchesCounted, CountedProcess)
+	}
+}
+
+func TestNsPerSwitch(t *testing.T) {
+	for _, c := range []struct{ ns, perTrip, want float64 }{
+		{6000, 2, 3000},
+		{6000, 1, 6000},
+		{300, 0.003, 0}, // goroutine hand-offs: not made of switches
+		{250, 0.0001, 0},
+		{250, 0, 0},
+		{0, 2, 0},
+	} {
+		if got := NsPerSwitch(c.ns, c.perTrip); got != c.want {
+			t.Errorf("NsPerSwitch(%v, %v) = %v, want %v", c.ns, c.perTrip, got, c.want)
+		}
 	}
 }
 
@@ -146,14 +168,18 @@ func TestStopUnblocks(t *testing.T) {
 		if p.RoundTrips == 0 || p.Elapsed <= 0 {
 			t.Errorf("%s: progress %+v after 50 ms", m, p)
 		}
-		// Threads in this process for two pairs: two sides each, one for
-		// syscall, and in process mode ping only (pong is in the child).
-		wantTIDs := map[Mode]int{ModeFutex: 4, ModePipe: 4, ModeProcess: 2, ModeSyscall: 2, ModeGoroutine: 0}[m]
-		if len(p.TIDs) != wantTIDs {
-			t.Errorf("%s with 2 pairs: TIDs %v", m, p.TIDs)
+		// Threads for two pairs: two sides each, one for syscall; process
+		// mode's pong sides are in partner processes of their own.
+		wantThreads := map[Mode]int{ModeFutex: 4, ModePipe: 4, ModeProcess: 4, ModeSyscall: 2, ModeGoroutine: 0}[m]
+		if len(p.Threads) != wantThreads {
+			t.Errorf("%s with 2 pairs: threads %v", m, p.Threads)
 		}
-		if (m == ModeProcess) != (p.ChildPID > 0) {
-			t.Errorf("%s: child PID %d", m, p.ChildPID)
+		wantPIDs := map[Mode]int{ModeProcess: 3}[m]
+		if wantPIDs == 0 {
+			wantPIDs = 1
+		}
+		if len(p.PIDs) != wantPIDs || slices.Contains(p.PIDs, os.Getpid()) {
+			t.Errorf("%s: workload processes %v, want %d other than this one", m, p.PIDs, wantPIDs)
 		}
 		t0 := time.Now()
 		s := r.Stop()
@@ -170,37 +196,11 @@ func TestStopUnblocks(t *testing.T) {
 		if again := r.Stop(); again.RoundTrips != s.RoundTrips {
 			t.Errorf("%s: second Stop %d round trips, first %d", m, again.RoundTrips, s.RoundTrips)
 		}
-		if p.ChildPID > 0 {
-			if err := syscall.Kill(p.ChildPID, 0); !errors.Is(err, syscall.ESRCH) {
-				t.Errorf("%s: child %d still there after Stop: %v", m, p.ChildPID, err)
+		for _, pid := range p.PIDs {
+			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("%s: workload process %d still there after Stop: %v", m, pid, err)
 			}
 		}
-		t1 := time.Now()
-		waitThreadsGone(t, m, p.TIDs)
-		t.Logf("%s: threads gone after %v", m, time.Since(t1))
-	}
-}
-
-// waitThreadsGone: a locked thread whose goroutine returns is destroyed by
-// the runtime shortly after, never handed back to the pool pinned.
-func waitThreadsGone(t *testing.T, m Mode, tids []int) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		var left []int
-		for _, tid := range tids {
-			if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(tid)); err == nil {
-				left = append(left, tid)
-			}
-		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("%s: workload threads %v still alive after Stop", m, left)
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -212,8 +212,8 @@ func TestThreadNames(t *testing.T) {
 	}
 	defer r.Stop()
 	var names []string
-	for _, tid := range r.Progress().TIDs {
-		b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/comm")
+	for _, th := range r.Progress().Threads {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/comm", th.PID, th.TID))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,10 +234,10 @@ func TestPinnedToTwoCPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Stop()
-	tids := r.Progress().TIDs
+	threads := r.Progress().Threads
 	for i, want := range []int{allowed[1], allowed[0]} {
 		var set = new(cpuSet)
-		if err := set.of(tids[i]); err != nil {
+		if err := set.of(threads[i].TID); err != nil {
 			t.Fatal(err)
 		}
 		if got := set.list(); len(got) != 1 || got[0] != want {
@@ -266,5 +266,61 @@ func TestSecondRun(t *testing.T) {
 		if s := runFor(t, Config{Mode: ModeFutex, RoundTrips: 500}); s.RoundTrips != 500 {
 			t.Errorf("%d round trips, want 500", s.RoundTrips)
 		}
+	}
+}
+
+// TestWorkloadProcessKilled: a workload process killed mid-run ends the
+// run; Stop still returns what is known, the round trips, and says why the
+// kernel's counts are missing.
+func TestWorkloadProcessKilled(t *testing.T) {
+	r, err := Start(Config{Mode: ModeFutex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	pid := r.Progress().PIDs[0]
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done still open 5 s after the workload process was killed")
+	}
+	s := r.Stop()
+	if s.RoundTrips == 0 || s.Err == "" || strings.Contains(s.Err, "\n") {
+		t.Errorf("summary after a kill: %d round trips, error %q", s.RoundTrips, s.Err)
+	}
+	if p := r.Progress(); p.RoundTrips != s.RoundTrips {
+		t.Errorf("progress after Stop: %d round trips, summary %d", p.RoundTrips, s.RoundTrips)
+	}
+}
+
+// TestWorkloadProcessSetup: the workload process runs with its collector
+// off and no preemption signals, and no thread of it is this process's.
+func TestWorkloadProcessSetup(t *testing.T) {
+	r, err := Start(Config{Mode: ModePipe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	pid := r.Progress().PIDs[0]
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := strings.Split(string(env), "\x00")
+	for _, want := range []string{"GOGC=off"} {
+		if !slices.Contains(vars, want) {
+			t.Errorf("workload environment lacks %s", want)
+		}
+	}
+	if !slices.ContainsFunc(vars, func(v string) bool {
+		return strings.HasPrefix(v, "GODEBUG=") && strings.Contains(v, "asyncpreemptoff=1")
+	}) {
+		t.Errorf("workload environment has no GODEBUG=asyncpreemptoff=1")
+	}
+	if pid == os.Getpid() {
+		t.Errorf("the workload runs in this process")
 	}
 }

@@ -15,6 +15,10 @@ type Counters struct {
 	// HasMigrations is false when the kernel has no /proc/.../sched (built
 	// without CONFIG_SCHED_DEBUG) or the file lacks the field.
 	HasMigrations bool
+	// RunNs and WaitNs are schedstat's time on a CPU and time runnable but
+	// waiting on a run queue; valid when HasSchedstat.
+	RunNs, WaitNs uint64
+	HasSchedstat  bool
 }
 
 // ReadCounters reads the counters of thread tid of process pid under root
@@ -34,6 +38,11 @@ func ReadCounters(root string, pid, tid int) (Counters, error) {
 	if s, err := procfs.ReadFile(dir+"/sched", procfs.LimitStatus); err == nil {
 		c.Migrations, c.HasMigrations = procfs.ParseTaskSchedMigrations(s)
 	}
+	if s, err := os.ReadFile(dir + "/schedstat"); err == nil {
+		if ss, err := procfs.ParseTaskSchedstat(s, dir+"/schedstat"); err == nil {
+			c.RunNs, c.WaitNs, c.HasSchedstat = ss.RunNs, ss.WaitNs, true
+		}
+	}
 	return c, nil
 }
 
@@ -50,6 +59,9 @@ func (c Counters) sub(c0 Counters) Counters {
 		Involuntary:   c.Involuntary - c0.Involuntary,
 		Migrations:    c.Migrations - c0.Migrations,
 		HasMigrations: c.HasMigrations && c0.HasMigrations,
+		RunNs:         c.RunNs - c0.RunNs,
+		WaitNs:        c.WaitNs - c0.WaitNs,
+		HasSchedstat:  c.HasSchedstat && c0.HasSchedstat,
 	}
 }
 
@@ -59,5 +71,8 @@ func (c Counters) add(d Counters) Counters {
 		Involuntary:   c.Involuntary + d.Involuntary,
 		Migrations:    c.Migrations + d.Migrations,
 		HasMigrations: c.HasMigrations && d.HasMigrations,
+		RunNs:         c.RunNs + d.RunNs,
+		WaitNs:        c.WaitNs + d.WaitNs,
+		HasSchedstat:  c.HasSchedstat && d.HasSchedstat,
 	}
 }

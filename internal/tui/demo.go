@@ -22,8 +22,10 @@ var demoSteps = []demoStep{
 	{"futex, unpinned", "Two threads wake each other with a futex; the scheduler may put them on different CPUs, so each wake-up can cost an IPI.", "futex", pinNone},
 	{"futex, one CPU", "The same pair pinned to one CPU: a wake-up is a plain switch on the same run queue, far cheaper.", "futex", pinOne},
 	{"futex, two CPUs", "One thread per CPU: every hand-off crosses CPUs — watch the rescheduling IPIs climb.", "futex", pinTwo},
+	{"working set, one CPU", "The pair on one CPU again, each side now walking 1 MiB of its own memory per round trip: a switch also costs refilling the caches — the indirect cost.", "futex working-set=1M", pinOne},
 	{"processes over pipes", "Two processes ping-pong a byte through pipes: the classic lmbench and perf bench sched pipe test.", "process", pinNone},
-	{"goroutines", "Two goroutines over a channel: the Go runtime switches them without the kernel — no context switch at all.", "goroutine", pinNone},
+	{"thread pool, 4 per CPU", "Four CPU-bound threads per CPU: no more work gets done than with one per CPU, but the kernel now preempts them — watch NVCSW/s climb.", "pool threads=4x", pinNone},
+	{"goroutines", "Goroutine hand-offs skip the kernel; the runtime's own threads still switch.", "goroutine", pinNone},
 }
 
 type demoState struct {

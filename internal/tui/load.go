@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -146,14 +145,11 @@ func (l *loadState) ownRates(s *model.Snapshot) (cpu, cs float64) {
 func (m *Model) startLoad(mode string, pin int) {
 	l := m.load
 	m.stopLoad()
-	if m.procs > 1 {
-		// The workload's threads must not wait for the monitor's one P.
-		runtime.GOMAXPROCS(m.procs)
-	}
+	// The workload runs in a process of its own: the monitor keeps its one
+	// P, and its threads stay as quiet as when idle.
 	run, err := l.loader.Start(mode, l.pinCPUs(pin))
 	if err != nil {
 		l.err = err.Error()
-		m.lowerProcs()
 		return
 	}
 	l.err, l.run, l.pin = "", run, pin
@@ -170,14 +166,7 @@ func (m Model) stopLoad() (LoadSummary, bool) {
 	}
 	sum := l.run.Stop()
 	l.run, l.tids, l.switches = nil, nil, 0
-	m.lowerProcs()
 	return sum, true
-}
-
-func (m Model) lowerProcs() {
-	if m.procs > 0 {
-		runtime.GOMAXPROCS(1)
-	}
 }
 
 func (l *loadState) markTIDs() {

@@ -90,7 +90,7 @@ func TestDemoStepsRecordResults(t *testing.T) {
 	src := &fakeSource{}
 	m := New(Options{Source: src, Interval: time.Second, HotThreshold: 1000, NoColor: true, FixedBackground: true, Load: ld, Demo: true, DemoStep: time.Hour}, "h", "k").handleResize(100, 40)
 	m = sampled(t, m)
-	if !strings.Contains(m.Render(), "DEMO 1/6") || !strings.Contains(m.Render(), "idle baseline") {
+	if !strings.Contains(m.Render(), "DEMO 1/8") || !strings.Contains(m.Render(), "idle baseline") {
 		t.Fatalf("demo should open on the baseline:\n%s", m.Render())
 	}
 	m, _ = step(t, m, press("n"))

@@ -1,8 +1,15 @@
 package tui
 
-import "github.com/ctxtop/ctxtop/internal/load"
+import (
+	"fmt"
+	"strconv"
+	"strings"
 
-// loadLoader runs the workloads of package load inside this process.
+	"github.com/ctxtop/ctxtop/internal/load"
+)
+
+// loadLoader runs the workloads of package load, each in a process of its
+// own, so the monitor's own threads stay as quiet as when idle.
 type loadLoader struct{ cpus []int }
 
 // NewLoader returns the Loader backed by ctxtop's own workloads.
@@ -23,23 +30,74 @@ func (l loadLoader) Modes() []string {
 
 func (l loadLoader) AllowedCPUs() []int { return l.cpus }
 
+// Start runs mode, which may carry options after its name, as the demo's
+// steps do: "futex working-set=1M", "pool threads=4x" (four per CPU).
 func (l loadLoader) Start(mode string, cpus []int) (LoadRun, error) {
-	m, err := load.ParseMode(mode)
+	cfg, err := l.config(mode)
 	if err != nil {
 		return nil, err
 	}
-	r, err := load.Start(load.Config{Mode: m, CPUs: cpus})
+	if !cfg.Mode.Threaded() {
+		cfg.CPUs = cpus
+	}
+	r, err := load.Start(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return loadRun{r}, nil
 }
 
+func (l loadLoader) config(spec string) (load.Config, error) {
+	f := strings.Fields(spec)
+	if len(f) == 0 {
+		return load.Config{}, fmt.Errorf("no mode given")
+	}
+	m, err := load.ParseMode(f[0])
+	if err != nil {
+		return load.Config{}, err
+	}
+	cfg := load.Config{Mode: m}
+	if m.Threaded() {
+		cfg.Threads = max(len(l.cpus), 1)
+	}
+	for _, opt := range f[1:] {
+		k, v, _ := strings.Cut(opt, "=")
+		switch k {
+		case "working-set":
+			if cfg.WorkingSet, err = load.ParseSize(v); err != nil {
+				return cfg, err
+			}
+		case "threads":
+			per, n := strings.CutSuffix(v, "x")
+			k, err := strconv.Atoi(per)
+			if err != nil || k < 1 {
+				return cfg, fmt.Errorf("threads=%q", v)
+			}
+			if n {
+				k *= max(len(l.cpus), 1)
+			}
+			cfg.Threads = k
+		default:
+			return cfg, fmt.Errorf("unknown load option %q", opt)
+		}
+	}
+	return cfg, nil
+}
+
 type loadRun struct{ r *load.Run }
 
 func (x loadRun) Progress() LoadProgress {
 	p := x.r.Progress()
-	return LoadProgress{Elapsed: p.Elapsed, RoundTrips: p.RoundTrips, NsPerRoundTrip: p.NsPerRoundTrip, TIDs: p.TIDs, ChildPID: p.ChildPID}
+	lp := LoadProgress{Elapsed: p.Elapsed, RoundTrips: p.RoundTrips, NsPerRoundTrip: p.NsPerRoundTrip}
+	// Every thread of the workload process is the load's (its runtime's
+	// too); process mode's partner is marked by its thread.
+	if len(p.PIDs) > 0 {
+		lp.ChildPID = p.PIDs[0]
+	}
+	for _, t := range p.Threads {
+		lp.TIDs = append(lp.TIDs, t.TID)
+	}
+	return lp
 }
 
 func (x loadRun) Stop() LoadSummary {

@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"testing"
+	"time"
+)
+
+func TestVersionLineNamesCommitOnce(t *testing.T) {
+	for _, c := range []struct{ version, commit, want string }{
+		{"e6bacff", "e6bacff", "ctxtop commit e6bacff (go1.26)"},
+		{"e6bacff-dirty", "e6bacff", "ctxtop commit e6bacff-dirty (go1.26)"},
+		{"v1.2.0-3-ge6bacff", "e6bacff", "ctxtop v1.2.0-3-ge6bacff (go1.26)"},
+		{"v1.2.0", "e6bacff", "ctxtop v1.2.0 (commit e6bacff, go1.26)"},
+		{"dev", "unknown", "ctxtop dev (commit unknown, go1.26)"},
+	} {
+		if got := versionLine(c.version, c.commit, "go1.26"); got != c.want {
+			t.Errorf("versionLine(%q, %q) = %q, want %q", c.version, c.commit, got, c.want)
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"2": 2 * time.Second, "0.5": 500 * time.Millisecond, "500ms": 500 * time.Millisecond, "0": 0, "1m": time.Minute,
+	} {
+		got, err := parseDuration(in)
+		if err != nil || got != want {
+			t.Errorf("parseDuration(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "soon", "-1", "-1s", "NaN", "1e300", "99999999h"} {
+		if got, err := parseDuration(in); err == nil {
+			t.Errorf("parseDuration(%q) = %v, want an error", in, got)
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package load
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// cfsPeriodUs is the CFS bandwidth period ctxtop sets: the kernel's
+// default, 100 ms, so that throttling behaves as in a container.
+const cfsPeriodUs = 100000
+
+// cgroup is one CPU-limited cgroup ctxtop made for a pool, on whichever
+// hierarchy has the cpu controller: cgroup v2 (cpu.max) or v1
+// (cpu.cfs_quota_us).
+type cgroup struct {
+	dir   string
+	v2    bool
+	quota float64
+}
+
+// cgroupRoot finds a hierarchy with a usable cpu controller: cgroup v2 when
+// its root delegates cpu to children, else the v1 hierarchy that has cpu
+// mounted, at this process's own place in it.
+func cgroupRoot() (dir string, v2 bool, err error) {
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", false, err
+	}
+	own, _ := os.ReadFile("/proc/self/cgroup")
+	var v1 string
+	for line := range strings.SplitSeq(string(mounts), "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 3 {
+			continue
+		}
+		mnt := f[4]
+		switch g[0] {
+		case "cgroup2":
+			ctl, _ := os.ReadFile(filepath.Join(mnt, "cgroup.subtree_control"))
+			if hasWord(string(ctl), "cpu") {
+				return mnt, true, nil
+			}
+		case "cgroup":
+			opts := strings.Split(g[2], ",")
+			for _, o := range opts {
+				if o == "cpu" && v1 == "" {
+					v1 = filepath.Join(mnt, ownPath(string(own), f[3], "cpu"))
+				}
+			}
+		}
+	}
+	if v1 != "" {
+		return v1, false, nil
+	}
+	return "", false, errors.New("--cpu-quota: no usable cgroup cpu controller (neither cgroup v2 with cpu enabled nor a v1 cpu hierarchy is mounted)")
+}
+
+// ownPath is this process's path in the v1 hierarchy with controller ctl,
+// relative to the mount's root (the mount may itself be a subtree).
+func ownPath(procCgroup, mountRoot, ctl string) string {
+	for line := range strings.SplitSeq(procCgroup, "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) == 3 && hasWord(strings.ReplaceAll(parts[1], ",", " "), ctl) {
+			p := strings.TrimPrefix(parts[2], mountRoot)
+			return "/" + strings.TrimPrefix(p, "/")
+		}
+	}
+	return "/"
+}
+
+func hasWord(s, w string) bool {
+	for _, f := range strings.Fields(s) {
+		if f == w {
+			return true
+		}
+	}
+	return false
+}
+
+// newCgroup makes a cgroup limited to quota CPUs.
+func newCgroup(quota float64) (*cgroup, error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("--cpu-quota makes a cgroup, which needs root: run ctxtop as root (sudo)")
+	}
+	root, v2, err := cgroupRoot()
+	if err != nil {
+		return nil, err
+	}
+	cg := &cgroup{dir: filepath.Join(root, fmt.Sprintf("ctxtop-pool-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)), v2: v2, quota: quota}
+	if err := os.Mkdir(cg.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--cpu-quota: making the cgroup: %w", err)
+	}
+	q := int64(quota * cfsPeriodUs)
+	if v2 {
+		err = cg.write("cpu.max", fmt.Sprintf("%d %d", q, cfsPeriodUs))
+	} else {
+		err = cg.write("cpu.cfs_period_us", strconv.Itoa(cfsPeriodUs))
+		if err == nil {
+			err = cg.write("cpu.cfs_quota_us", strconv.FormatInt(q, 10))
+		}
+	}
+	if err != nil {
+		cg.remove()
+		return nil, fmt.Errorf("--cpu-quota: setting the limit: %w", err)
+	}
+	return cg, nil
+}
+
+func (cg *cgroup) write(file, v string) error {
+	return os.WriteFile(filepath.Join(cg.dir, file), []byte(v), 0)
+}
+
+// add moves process pid, every thread of it, into the cgroup.
+func (cg *cgroup) add(pid int) error {
+	if err := cg.write("cgroup.procs", strconv.Itoa(pid)); err != nil {
+		return fmt.Errorf("--cpu-quota: moving the pool into its cgroup: %w", err)
+	}
+	return nil
+}
+
+// summarize adds the cgroup's throttling figures to s.
+func (cg *cgroup) summarize(s *Summary) {
+	s.CPUQuota = cg.quota
+	b, err := os.ReadFile(filepath.Join(cg.dir, "cpu.stat"))
+	if err != nil {
+		return
+	}
+	st := parseCPUStat(b)
+	s.CgroupPeriods = st["nr_periods"]
+	if p := st["nr_periods"]; p > 0 {
+		v := float64(st["nr_throttled"]) / float64(p)
+		s.ThrottledShare = &v
+	}
+	if ns, ok := st["throttled_time"]; ok { // v1: nanoseconds
+		s.ThrottledS = float64(ns) / 1e9
+	} else {
+		s.ThrottledS = float64(st["throttled_usec"]) / 1e6
+	}
+}
+
+// parseCPUStat reads cpu.stat's "key value" lines.
+func parseCPUStat(b []byte) map[string]uint64 {
+	out := map[string]uint64{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil {
+			out[k] = n
+		}
+	}
+	return out
+}
+
+// remove deletes the cgroup once its processes are gone; an exiting
+// process can keep it busy for a moment.
+func (cg *cgroup) remove() {
+	for range 50 {
+		if err := os.Remove(cg.dir); err == nil || os.IsNotExist(err) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,161 @@
+package load
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+)
+
+// headline is the first line ctxtop load prints: what runs.
+func headline(cfg Config) string {
+	switch cfg.Mode {
+	case ModePool:
+		return fmt.Sprintf("pool, %s, %v work items%s", plural(cfg.Threads, "thread"), workOrDefault(cfg.Work), quotaText(cfg.CPUQuota))
+	case ModePoll:
+		return fmt.Sprintf("poll, %s, each waking every %v", plural(cfg.Threads, "thread"), periodOrDefault(cfg.Period))
+	}
+	h := fmt.Sprintf("%s, %s, %s", cfg.Mode, Pinning(cfg.CPUs), plural(max(cfg.Pairs, 1), "pair"))
+	if cfg.WorkingSet > 0 {
+		h += ", working set " + FormatSize(cfg.WorkingSet) + " per side"
+	}
+	return h
+}
+
+func workOrDefault(d time.Duration) time.Duration {
+	if d == 0 {
+		return DefaultWork
+	}
+	return d
+}
+
+func periodOrDefault(d time.Duration) time.Duration {
+	if d == 0 {
+		return DefaultPeriod
+	}
+	return d
+}
+
+func quotaText(q float64) string {
+	if q <= 0 {
+		return ""
+	}
+	return ", CPU quota " + strconv.FormatFloat(q, 'g', -1, 64) + " CPUs"
+}
+
+// unitName is what a mode counts, plural; unitShort for a column.
+func unitName(m Mode) string {
+	switch m {
+	case ModePool:
+		return "items"
+	case ModePoll:
+		return "wake-ups"
+	}
+	return "round trips"
+}
+
+func unitShort(m Mode) string {
+	switch m {
+	case ModePool:
+		return "item"
+	case ModePoll:
+		return "wake"
+	}
+	return "trip"
+}
+
+// writeThreaded is the summary of a pool or a poller.
+func writeThreaded(w io.Writer, s Summary) {
+	cfg := Config{Mode: s.Mode, Threads: s.Threads, Work: time.Duration(s.WorkNs), Period: time.Duration(s.PeriodNs), CPUQuota: s.CPUQuota}
+	fmt.Fprintf(w, "\n%s, %.2fs: %s %s\n", headline(cfg), s.DurationS, model.Thousands(float64(s.Units())), unitName(s.Mode))
+	secs := s.DurationS
+	if secs <= 0 {
+		writeErr(w, s)
+		return
+	}
+	switch s.Mode {
+	case ModePool:
+		fmt.Fprintf(w, "  %s items/s (%s per thread)\n", model.Thousands(s.ItemsPerSec), model.Thousands(s.ItemsPerSec/float64(max(s.Threads, 1))))
+		fmt.Fprintf(w, "  %s involuntary switches/s over the pool's threads (kernel-counted; %s voluntary/s)\n",
+			model.Thousands(s.InvoluntaryPerSec), model.Thousands(float64(s.SwitchesVoluntary)/secs))
+		if s.RunQueueWaitShare != nil {
+			fmt.Fprintf(w, "  run-queue wait: %.1f%% of the threads' time runnable but waiting for a CPU (schedstat)\n", 100**s.RunQueueWaitShare)
+		}
+		if s.CPUQuota > 0 {
+			if s.ThrottledShare != nil {
+				fmt.Fprintf(w, "  CPU quota %s CPUs: throttled in %.0f%% of %s periods of 100 ms, %.2f s held back (cgroup cpu.stat)\n",
+					strconv.FormatFloat(s.CPUQuota, 'g', -1, 64), 100**s.ThrottledShare, model.Thousands(float64(s.CgroupPeriods)), s.ThrottledS)
+			} else {
+				fmt.Fprintln(w, "  CPU quota: the cgroup's cpu.stat could not be read")
+			}
+		}
+	case ModePoll:
+		fmt.Fprintf(w, "  %s wake-ups/s, %s per thread (the period promises %s, %s per thread)\n",
+			model.Thousands(s.WakeupsPerSec), model.Thousands(s.WakeupsPerSecPerThread),
+			model.Thousands(s.ExpectedWakeupsPerSec), model.Thousands(s.ExpectedWakeupsPerSec/float64(max(s.Threads, 1))))
+		perWake := 0.0
+		if s.Wakeups > 0 {
+			perWake = float64(s.SwitchesVoluntary) / float64(s.Wakeups)
+		}
+		fmt.Fprintf(w, "  %s voluntary switches/s per thread (kernel-counted), %.2f per wake-up; %s involuntary/s in all\n",
+			model.Thousands(s.VoluntaryPerSecPerThread), perWake, model.Thousands(float64(s.SwitchesInvoluntary)/secs))
+	}
+	unit := unitShort(s.Mode)
+	if s.Mode == ModePoll {
+		unit = "wake-up"
+	}
+	writeCrossCPU(w, s, unit)
+	writeHW(w, s, unit)
+	writeErr(w, s)
+}
+
+// writeWalk gives the working set's figures: the walk alone, and the round
+// trip net of it.
+func writeWalk(w io.Writer, s Summary) {
+	if s.WorkingSet == 0 || s.WalkNsPerRoundTrip == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  working set %s per side: both walks take %s ns with no switch between them (measured in this run)\n",
+		FormatSize(s.WorkingSet), model.Thousands(s.WalkNsPerRoundTrip))
+	fmt.Fprintf(w, "  %s ns per round trip net of the walks: the switches with their caches refilled\n", model.Thousands(s.NsPerRoundTripNet))
+}
+
+// writeCrossCPU gives the rescheduling IPIs and migrations per unit.
+func writeCrossCPU(w io.Writer, s Summary, unit string) {
+	if s.ReschedIPIsPerRoundTrip == nil && s.MigrationsPerRoundTrip == nil {
+		return
+	}
+	ipi := "unknown (/proc/interrupts unreadable)"
+	if s.ReschedIPIsPerRoundTrip != nil {
+		ipi = fmt.Sprintf("%.2f per %s (%s system-wide)", *s.ReschedIPIsPerRoundTrip, unit, model.Thousands(float64(*s.ReschedIPIs)))
+	}
+	migr := "migrations unknown"
+	if s.MigrationsPerRoundTrip != nil {
+		migr = fmt.Sprintf("%.4f migrations per %s", *s.MigrationsPerRoundTrip, unit)
+	}
+	fmt.Fprintf(w, "  rescheduling IPIs: %s; %s\n", ipi, migr)
+}
+
+// writeHW gives the hardware counters per unit, or says why there are none.
+func writeHW(w io.Writer, s Summary, unit string) {
+	if s.HW == nil {
+		if s.HWNote != "" {
+			fmt.Fprintf(w, "  hardware counters: n/a: %s\n", s.HWNote)
+		}
+		return
+	}
+	scope := ""
+	if s.HW.UserOnly {
+		scope = " (user space only: perf_event_paranoid hides the kernel's part)"
+	}
+	fmt.Fprintf(w, "  per %s: %s instructions, %s cycles, %s cache misses%s\n", unit,
+		model.Thousands(s.HW.InstructionsPerRoundTrip), model.Thousands(s.HW.CyclesPerRoundTrip), fmt.Sprintf("%.1f", s.HW.CacheMissesPerRoundTrip), scope)
+}
+
+func writeErr(w io.Writer, s Summary) {
+	if s.Err != "" {
+		fmt.Fprintf(w, "  note: %s\n", s.Err)
+	}
+}

@@ -1,0 +1,78 @@
+package load
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// cacheLine is the stride of a working-set walk: one touch per line is
+// what makes the caches refill, and no more work than that.
+const cacheLine = 64
+
+// workingSet is one side's own memory, walked once per round trip.
+type workingSet struct {
+	buf []byte
+	// sink keeps the walk's loads from being optimised away.
+	sink byte
+	// hotNs is one walk's time with the lines already cached, measured on
+	// the side's own thread and CPU before the run starts.
+	hotNs float64
+}
+
+// newWorkingSet allocates size bytes on the calling thread (so on its
+// NUMA node) and measures the hot walk; nil for size 0.
+func newWorkingSet(size int64) *workingSet {
+	if size <= 0 {
+		return nil
+	}
+	w := &workingSet{buf: make([]byte, size)}
+	for i := range w.buf {
+		w.buf[i] = byte(i) // fault every page in before anything is timed
+	}
+	w.walk()
+	w.hotNs = w.measure()
+	return w
+}
+
+// walk reads one byte of every cache line; the only work a side does per
+// round trip besides the hand-off.
+func (w *workingSet) walk() {
+	if w == nil {
+		return
+	}
+	var s byte
+	b := w.buf
+	for i := 0; i < len(b); i += cacheLine {
+		s += b[i]
+	}
+	w.sink += s
+}
+
+// measure times back-to-back walks, no switch in between, for at least
+// 20 ms and 3 walks, and returns the mean. The thread's CPU time is the
+// clock: a preemption in between must not count as walking.
+func (w *workingSet) measure() float64 {
+	const minTime = 20 * time.Millisecond
+	t0 := threadCPUNanos()
+	n := 0
+	for {
+		w.walk()
+		n++
+		if d := threadCPUNanos() - t0; n >= 3 && d >= minTime.Nanoseconds() {
+			return float64(d) / float64(n)
+		}
+	}
+}
+
+func threadCPUNanos() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return ts.Nano()
+}
+
+func monoNanos() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
