@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -320,4 +321,35 @@ func deref(p *float64) float64 {
 		return -1
 	}
 	return *p
+}
+
+// TestThreadExperimentNames: a monitor finds a pool's and a poller's
+// threads by name.
+func TestThreadExperimentNames(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Mode: ModePool, Threads: 2}, "pool-worker"},
+		{Config{Mode: ModePoll, Threads: 2}, "poll-sleeper"},
+	} {
+		r, err := Start(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		threads := r.Progress().Threads
+		for _, th := range threads {
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(th.PID) + "/task/" + strconv.Itoa(th.TID) + "/comm")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSpace(string(b)); got != c.want {
+				t.Errorf("%s thread named %q, want %q", c.cfg.Mode, got, c.want)
+			}
+		}
+		if len(threads) != 2 {
+			t.Errorf("%s with 2 threads: %v", c.cfg.Mode, threads)
+		}
+		r.Stop()
+	}
 }
