@@ -40,6 +40,10 @@ type Series struct {
 	Points []Point
 }
 
+// whiskerRoom is how far above the tallest median the axis reaches; a
+// slower run is drawn to there and labelled with its figure.
+const whiskerRoom = 2
+
 // BarColors fill the bars by pinning (unpinned, one CPU, two CPUs), so a
 // test can count the bars in the SVG.
 var BarColors = [3]color.RGBA{
@@ -77,7 +81,7 @@ func ChartOf(cells []*Cell) Chart {
 	ch := Chart{
 		XLabel: "mode, pinning",
 		YLabel: "ns per round trip",
-		Title:  "What a round trip costs: median of " + runsLabel(cells) + ", whiskers span the runs",
+		Title:  "What a round trip costs: median of " + runsLabel(cells) + ", whiskers span the runs (one cut at the axis says its max)",
 	}
 	index := map[string]int{}
 	series := map[string]int{}
@@ -143,13 +147,27 @@ func (ch Chart) WriteSVG(w io.Writer) error {
 	}
 	var labels plotter.XYLabels
 	barWidth := width * 0.7 / vg.Length(len(ch.Categories)+1)
+	// The axis ends a little above the tallest median, not at the slowest
+	// run: one run held up on a busy machine would otherwise flatten every
+	// bar. A whisker cut there says where it went.
+	limit := 0.0
+	for _, b := range ch.Bars {
+		limit = math.Max(limit, b.Median)
+	}
+	for _, l := range ch.Lines {
+		for _, pt := range l.Points {
+			if !math.IsNaN(pt.Median) {
+				limit = math.Max(limit, pt.Median)
+			}
+		}
+	}
+	limit *= whiskerRoom
 	top := 0.0
 	var legend [3]bool
 	for i, b := range ch.Bars {
 		if b.Median == 0 {
 			continue
 		}
-		top = math.Max(top, b.Max)
 		// One bar chart per bar: a bar's colour says its pinning.
 		bc, err := plotter.NewBarChart(plotter.Values{b.Median}, barWidth)
 		if err != nil {
@@ -163,12 +181,19 @@ func (ch Chart) WriteSVG(w io.Writer) error {
 			legend[b.Pinned] = true
 			p.Legend.Add(pinningNames[b.Pinned], bc)
 		}
-		if b.Max > b.Min {
+		hi := math.Min(b.Max, limit)
+		if hi > b.Min {
 			whiskers.XYs = append(whiskers.XYs, plotter.XY{X: float64(i), Y: b.Median})
-			whiskers.YErrors = append(whiskers.YErrors, struct{ Low, High float64 }{b.Median - b.Min, b.Max - b.Median})
+			whiskers.YErrors = append(whiskers.YErrors, struct{ Low, High float64 }{b.Median - b.Min, math.Max(hi-b.Median, 0)})
 		}
-		labels.XYs = append(labels.XYs, plotter.XY{X: float64(i), Y: math.Max(b.Max, b.Median)})
-		labels.Labels = append(labels.Labels, thousands(b.Median))
+		label := thousands(b.Median)
+		if b.Max > limit {
+			label = "max " + thousands(b.Max) + "\n" + label
+		}
+		at := math.Max(hi, b.Median)
+		top = math.Max(top, at)
+		labels.XYs = append(labels.XYs, plotter.XY{X: float64(i), Y: at})
+		labels.Labels = append(labels.Labels, label)
 	}
 	for _, l := range ch.Lines {
 		for _, pt := range l.Points {

@@ -174,3 +174,35 @@ func TestChartLines(t *testing.T) {
 		t.Errorf("no path stroked %s: the first series' line is missing", stroke)
 	}
 }
+
+// TestWriteSVGClipsOutlier: one run held up for ten times the others sets
+// neither the axis nor hides it: its whisker stops at the axis and its
+// figure is written there.
+func TestWriteSVGClipsOutlier(t *testing.T) {
+	cells := []*Cell{
+		cell(load.ModeFutex, nil, 2, 8000, 7200, 11700),
+		cell(load.ModeFutex, []int{0}, 2, 4400, 4300, 5700),
+		cell(load.ModeFutex, []int{0, 1}, 1.5, 43000, 12800, 586000),
+	}
+	cells = append(matrix()[:7], cells[2]) // among the rest of the matrix
+	var b bytes.Buffer
+	if err := WriteSVG(&b, cells); err != nil {
+		t.Fatal(err)
+	}
+	if *svgOut != "" {
+		if err := os.WriteFile(*svgOut, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doc := parseSVG(t, b.Bytes())
+	all := strings.Join(doc.texts, "\n")
+	if !strings.Contains(all, "max 586,000") {
+		t.Errorf("no label for the clipped run; texts:\n%s", all)
+	}
+	// The axis: ticks go no further than about twice the tallest median.
+	for _, tx := range doc.texts {
+		if tx == "500,000" || tx == "400,000" || tx == "200,000" {
+			t.Errorf("axis reaches %s for medians of at most 43,000", tx)
+		}
+	}
+}

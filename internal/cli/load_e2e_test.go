@@ -265,9 +265,12 @@ func TestBenchJSON(t *testing.T) {
 			t.Errorf("runs %d and %d are not one cell's repeats: %+v, %+v", i, i+1, runs[i], runs[i+1])
 		}
 	}
-	for _, r := range runs {
-		if r.RoundTrips == 0 {
-			t.Errorf("%s on %v: no round trips", r.Mode, r.CPUs)
+	// A 100 ms run across two CPUs of a machine at a load average in the
+	// hundreds can end before its first round trip; a cell none of whose
+	// runs made one cannot.
+	for i := 0; i < len(runs); i += 2 {
+		if runs[i].RoundTrips == 0 && runs[i+1].RoundTrips == 0 {
+			t.Errorf("%s on %v: no round trips in either run", runs[i].Mode, runs[i].CPUs)
 		}
 	}
 }
@@ -282,16 +285,18 @@ func TestBenchMarkdownAndPlot(t *testing.T) {
 		t.Fatalf("bench -o markdown --plot: %v", err)
 	}
 	text := string(out)
+	// Rows of the main tables only: each experiment's second table (IPIs,
+	// counters) repeats the cells.
 	var headers, rows int
-	inMain := false // the figures table, not the IPIs and counters under it
+	main := false
 	for line := range strings.SplitSeq(text, "\n") {
 		switch {
 		case strings.HasPrefix(line, "| mode | pinning | ns/trip | range |"):
 			headers++
-			inMain = true
-		case strings.HasPrefix(line, "| mode | pinning | IPIs/trip |"):
-			inMain = false
-		case inMain && (strings.HasPrefix(line, "| syscall |") || strings.HasPrefix(line, "| futex |")):
+			main = true
+		case strings.HasPrefix(line, "| mode |"), line == "":
+			main = false
+		case main && (strings.HasPrefix(line, "| syscall |") || strings.HasPrefix(line, "| futex |")):
 			rows++
 		}
 	}
