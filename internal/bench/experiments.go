@@ -72,13 +72,14 @@ func (c *Cell) any(f func(load.Summary) (float64, bool)) Spread {
 	return spreadOf(v)
 }
 
-// IPIs is rescheduling IPIs per round trip (work item, wake-up).
+// IPIs is the wake-up IPIs (rescheduling and function-call) per round
+// trip (work item, wake-up).
 func (c *Cell) IPIs() Spread {
 	return c.any(func(s load.Summary) (float64, bool) {
-		if s.ReschedIPIsPerRoundTrip == nil {
+		if s.WakeupIPIsPerRoundTrip == nil {
 			return 0, false
 		}
-		return *s.ReschedIPIsPerRoundTrip, true
+		return *s.WakeupIPIsPerRoundTrip, true
 	})
 }
 
@@ -373,7 +374,7 @@ func ipiConclusion(cells []*Cell) []string {
 			continue
 		}
 		a, b := u.IPIs().Median, one.IPIs().Median
-		line := fmt.Sprintf("%s unpinned: %.2f rescheduling IPIs per round trip; pinned to one CPU: %.2f", m, a, b)
+		line := fmt.Sprintf("%s unpinned: %.2f wake-up IPIs (rescheduling and function-call) per round trip; pinned to one CPU: %.2f", m, a, b)
 		switch {
 		case a >= 0.1 && b < a/4:
 			line += " — the wake-up no longer crosses CPUs"

@@ -129,7 +129,7 @@ func TestWorkingSetConclusions(t *testing.T) {
 func withIPIs(c *Cell, ipis float64) *Cell {
 	for i := range c.Runs {
 		v := ipis
-		c.Runs[i].ReschedIPIsPerRoundTrip = &v
+		c.Runs[i].WakeupIPIsPerRoundTrip = &v
 	}
 	return c
 }
@@ -142,7 +142,7 @@ func TestIPIConclusion(t *testing.T) {
 		withIPIs(cell(load.ModeFutex, []int{0, 1}, 1.5, 30000, 28000, 33000), 1.0),
 	}
 	got := Conclusions(cells, Switches)
-	want := "futex unpinned: 0.98 rescheduling IPIs per round trip; pinned to one CPU: 0.00 — the wake-up no longer crosses CPUs; one side on each of two CPUs: 1.00"
+	want := "futex unpinned: 0.98 wake-up IPIs (rescheduling and function-call) per round trip; pinned to one CPU: 0.00 — the wake-up no longer crosses CPUs; one side on each of two CPUs: 1.00"
 	if diff := cmp.Diff(want, got[len(got)-1]); diff != "" {
 		t.Errorf("IPI conclusion (-want +got):\n%s", diff)
 	}

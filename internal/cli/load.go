@@ -32,7 +32,8 @@ type loadOptions struct {
 }
 
 func newLoadCmd() *cobra.Command {
-	o := loadOptions{mode: string(load.ModeFutex), duration: durationValue(10 * time.Second), pairs: 1, output: "text"}
+	o := loadOptions{mode: string(load.ModeFutex), duration: durationValue(10 * time.Second), pairs: 1, output: "text",
+		work: durationValue(load.DefaultWork), period: durationValue(load.DefaultPeriod)}
 	cmd := &cobra.Command{
 		Use:   "load",
 		Short: "Run a ping-pong workload and measure what its switches cost",
@@ -98,7 +99,7 @@ modes a round trip is not made of switches and the quotient would mean nothing.`
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	f.StringVar(&o.mode, "mode", o.mode, "goroutine, futex, pipe, process or syscall")
+	f.StringVar(&o.mode, "mode", o.mode, "goroutine, futex, pipe, process, syscall, pool or poll")
 	f.StringVar(&o.cpus, "cpus", "", "pin: one CPU for both sides (0) or one each (0,1); default unpinned")
 	f.Var(&o.duration, "duration", "seconds (2) or a duration (500ms); 0 runs until interrupted")
 	f.Uint64Var(&o.roundTrips, "round-trips", 0, "stop after this many round trips (over all pairs)")
@@ -106,8 +107,8 @@ modes a round trip is not made of switches and the quotient would mean nothing.`
 	f.IntVar(&o.gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS of goroutine mode's workload process (default: Go's)")
 	f.StringVar(&o.workingSet, "working-set", "0", "bytes each side walks per round trip: 64K, 1M, 8M (futex, pipe, process)")
 	f.IntVar(&o.threads, "threads", 0, "pool and poll threads (default: one per allowed CPU)")
-	f.Var(&o.work, "work", "one pool work item's CPU time (default 100µs)")
-	f.Var(&o.period, "period", "poll's sleep between wake-ups (default 5ms)")
+	f.Var(&o.work, "work", "one pool work item's CPU time")
+	f.Var(&o.period, "period", "poll's sleep between wake-ups")
 	f.Float64Var(&o.cpuQuota, "cpu-quota", 0, "pool: limit to this many CPUs in a cgroup ctxtop makes (root)")
 	f.VarP(&o.output, "output", "o", "text, or json: the summary as one JSON object")
 	return cmd

@@ -159,8 +159,8 @@ func TestLoadJSON(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := []string{"cpus", "duration_s", "hw", "hw_note", "migrations", "migrations_per_round_trip", "mode", "ns_per_round_trip", "ns_per_switch", "pairs",
-		"resched_ipis", "resched_ipis_per_round_trip", "round_trips", "switches_counted", "switches_involuntary", "switches_per_round_trip", "switches_voluntary"}
+	want := []string{"call_ipis", "cpus", "duration_s", "hw", "hw_note", "migrations", "migrations_per_round_trip", "mode", "ns_per_round_trip", "ns_per_switch", "pairs",
+		"resched_ipis", "resched_ipis_per_round_trip", "round_trips", "switches_counted", "switches_involuntary", "switches_per_round_trip", "switches_voluntary", "wakeup_ipis_per_round_trip"}
 	if diff := cmp.Diff(want, keys); diff != "" {
 		t.Errorf("JSON keys (-want +got):\n%s", diff)
 	}
@@ -506,9 +506,9 @@ func TestLoadExperiments(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--mode", "pool", "--threads", "3", "--duration", "0.3"}, []string{"items/s", "involuntary switches/s", "run-queue wait", "rescheduling IPIs"}},
+		{[]string{"--mode", "pool", "--threads", "3", "--duration", "0.3"}, []string{"items/s", "involuntary switches/s", "run-queue wait", "wake-up IPIs"}},
 		{[]string{"--mode", "poll", "--threads", "2", "--period", "5ms", "--duration", "0.3"}, []string{"wake-ups/s", "the period promises 400", "voluntary switches/s per thread"}},
-		{[]string{"--working-set", "64K", "--cpus", "0", "--duration", "0.3"}, []string{"working set 64K per side", "net of the walks", "rescheduling IPIs"}},
+		{[]string{"--working-set", "64K", "--cpus", "0", "--duration", "0.3"}, []string{"working set 64K per side", "net of the walks", "wake-up IPIs"}},
 	} {
 		out, err := exec.Command(bin, append([]string{"load"}, c.args...)...).CombinedOutput()
 		if err != nil {
@@ -549,7 +549,7 @@ func TestBenchAxes(t *testing.T) {
 		} else if len(r.CPUs) == 1 {
 			sizes = append(sizes, r.WorkingSet)
 		}
-		if r.ReschedIPIsPerRoundTrip == nil && r.Units() > 0 {
+		if r.WakeupIPIsPerRoundTrip == nil && r.Units() > 0 {
 			t.Errorf("%s: %d round trips (items) but no IPIs per round trip", r.Mode, r.Units())
 		}
 	}

@@ -34,8 +34,16 @@ func cgroupRoot() (dir string, v2 bool, err error) {
 		return "", false, err
 	}
 	own, _ := os.ReadFile("/proc/self/cgroup")
+	return findCPUCgroup(string(mounts), string(own), os.ReadFile)
+}
+
+// findCPUCgroup is cgroupRoot on the contents of /proc/self/mountinfo and
+// /proc/self/cgroup; readFile reads a v2 root's cgroup.subtree_control.
+// On a hybrid system (v1 controllers, cgroup2 mounted beside them with no
+// controllers of its own) it picks v1.
+func findCPUCgroup(mounts, own string, readFile func(string) ([]byte, error)) (dir string, v2 bool, err error) {
 	var v1 string
-	for line := range strings.SplitSeq(string(mounts), "\n") {
+	for line := range strings.SplitSeq(mounts, "\n") {
 		pre, post, ok := strings.Cut(line, " - ")
 		f, g := strings.Fields(pre), strings.Fields(post)
 		if !ok || len(f) < 5 || len(g) < 3 {
@@ -44,15 +52,14 @@ func cgroupRoot() (dir string, v2 bool, err error) {
 		mnt := f[4]
 		switch g[0] {
 		case "cgroup2":
-			ctl, _ := os.ReadFile(filepath.Join(mnt, "cgroup.subtree_control"))
+			ctl, _ := readFile(filepath.Join(mnt, "cgroup.subtree_control"))
 			if hasWord(string(ctl), "cpu") {
 				return mnt, true, nil
 			}
 		case "cgroup":
-			opts := strings.Split(g[2], ",")
-			for _, o := range opts {
+			for _, o := range strings.Split(g[2], ",") {
 				if o == "cpu" && v1 == "" {
-					v1 = filepath.Join(mnt, ownPath(string(own), f[3], "cpu"))
+					v1 = filepath.Join(mnt, ownPath(own, f[3], "cpu"))
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -142,26 +143,45 @@ func TestWorkingSet(t *testing.T) {
 	}
 }
 
-// TestIPIsCounted: the run's rescheduling IPIs are a share of the
-// machine's over the same time, never more.
+// TestIPIsCounted: the run's wake-up IPIs are a share of the machine's
+// over the same time, never more, and per round trip is their sum over
+// the round trips.
 func TestIPIsCounted(t *testing.T) {
-	before, ok := readReschedIPIs()
+	before, ok := readIPIs()
 	if !ok {
 		t.Skip("no RES line in /proc/interrupts")
 	}
 	s := runFor(t, Config{Mode: ModeFutex, Duration: short})
-	after, _ := readReschedIPIs()
-	if s.ReschedIPIs == nil || s.ReschedIPIsPerRoundTrip == nil {
+	after, _ := readIPIs()
+	if s.ReschedIPIs == nil || s.CallIPIs == nil || s.WakeupIPIsPerRoundTrip == nil {
 		t.Fatalf("no IPI figures: %+v", s)
 	}
-	if *s.ReschedIPIs > after-before {
-		t.Errorf("run reports %d IPIs, the machine had %d over a longer span", *s.ReschedIPIs, after-before)
+	if *s.ReschedIPIs > after.res-before.res || *s.CallIPIs > after.cal-before.cal {
+		t.Errorf("run reports %d RES, %d CAL; the machine had %d, %d over a longer span",
+			*s.ReschedIPIs, *s.CallIPIs, after.res-before.res, after.cal-before.cal)
 	}
-	if got, want := *s.ReschedIPIsPerRoundTrip, float64(*s.ReschedIPIs)/float64(s.RoundTrips); got != want {
-		t.Errorf("IPIs per round trip %v, want %v", got, want)
+	if got, want := *s.WakeupIPIsPerRoundTrip, float64(*s.ReschedIPIs+*s.CallIPIs)/float64(s.RoundTrips); got != want {
+		t.Errorf("wake-up IPIs per round trip %v, want %v", got, want)
 	}
 	if s.MigrationsPerRoundTrip == nil && s.Migrations != nil {
 		t.Errorf("migrations %d but none per round trip", *s.Migrations)
+	}
+}
+
+func TestSumIPIRow(t *testing.T) {
+	const in = `           CPU0       CPU1
+ 24:          1          0  IO-APIC   5-edge      ACPI:Ged
+RES:       6739       6350   Rescheduling interrupts
+CAL:     100000         20   Function call interrupts
+ERR:          0
+`
+	for _, c := range []struct {
+		label string
+		want  uint64
+	}{{"RES:", 13089}, {"CAL:", 100020}, {"TLB:", 0}, {"ERR:", 0}} {
+		if got := sumIPIRow([]byte(in), c.label, 2); got != c.want {
+			t.Errorf("sumIPIRow(%s) = %d, want %d", c.label, got, c.want)
+		}
 	}
 }
 
@@ -320,4 +340,35 @@ func deref(p *float64) float64 {
 		return -1
 	}
 	return *p
+}
+
+// TestThreadExperimentNames: a monitor finds a pool's and a poller's
+// threads by name.
+func TestThreadExperimentNames(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Mode: ModePool, Threads: 2}, "pool-worker"},
+		{Config{Mode: ModePoll, Threads: 2}, "poll-sleeper"},
+	} {
+		r, err := Start(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		threads := r.Progress().Threads
+		for _, th := range threads {
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(th.PID) + "/task/" + strconv.Itoa(th.TID) + "/comm")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSpace(string(b)); got != c.want {
+				t.Errorf("%s thread named %q, want %q", c.cfg.Mode, got, c.want)
+			}
+		}
+		if len(threads) != 2 {
+			t.Errorf("%s with 2 threads: %v", c.cfg.Mode, threads)
+		}
+		r.Stop()
+	}
 }

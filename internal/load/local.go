@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -49,7 +50,7 @@ type localRun struct {
 	haltMu sync.Mutex
 	closed bool
 
-	ipi0, ipi1 uint64
+	ipi0, ipi1 ipiCounts
 	ipiOK      bool
 	hwErr      error
 	// spinIters is one pool work item, calibrated before the start.
@@ -195,7 +196,7 @@ func startLocal(cfg Config, counts []*atomic.Uint64, raw bool) (*localRun, error
 			}()
 		}
 	}
-	r.ipi0, r.ipiOK = readReschedIPIs()
+	r.ipi0, r.ipiOK = readIPIs()
 	r.start = time.Now()
 	r.startNs = monoNanos()
 	gate.open()
@@ -205,7 +206,7 @@ func startLocal(cfg Config, counts []*atomic.Uint64, raw bool) (*localRun, error
 	go func() {
 		r.wg.Wait()
 		var ok bool
-		r.ipi1, ok = readReschedIPIs()
+		r.ipi1, ok = readIPIs()
 		r.ipiOK = r.ipiOK && ok
 		close(r.done)
 	}()
@@ -237,16 +238,48 @@ func (r *localRun) openHW() {
 	}
 }
 
-func readReschedIPIs() (uint64, bool) {
-	fs, err := procfs.NewFS("/proc")
+// ipiCounts are the system's interprocessor interrupts that carry a
+// wake-up to another CPU, summed over CPUs: RES (rescheduling: the target
+// must run its scheduler) and CAL (function call: since Linux 5.8 a
+// wake-up for a CPU that shares no cache with the waker is queued on the
+// target's wake list and sent this way). Which one a cross-CPU wake-up
+// uses depends on the CPUs' topology, so both are counted.
+type ipiCounts struct{ res, cal uint64 }
+
+// readIPIs reads RES and CAL from /proc/interrupts; ok is false when the
+// file or RES is missing (CAL may be absent on other architectures).
+func readIPIs() (ipiCounts, bool) {
+	b, err := os.ReadFile("/proc/interrupts")
 	if err != nil {
-		return 0, false
+		return ipiCounts{}, false
 	}
-	in, err := fs.Interrupts()
-	if err != nil {
-		return 0, false
+	var in procfs.Interrupts
+	if procfs.ParseInterrupts(b, "/proc/interrupts", &in) != nil {
+		return ipiCounts{}, false
 	}
-	return in.ReschedIPIs, true
+	c := ipiCounts{res: in.ReschedIPIs, cal: sumIPIRow(b, "CAL:", in.CPUs)}
+	return c, true
+}
+
+// sumIPIRow sums the per-CPU counts of the /proc/interrupts row labelled
+// label, which has one column per CPU; 0 when there is no such row.
+func sumIPIRow(b []byte, label string, cpus int) uint64 {
+	for line := range strings.SplitSeq(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != label {
+			continue
+		}
+		var sum uint64
+		for _, v := range f[1:min(len(f), cpus+1)] {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				break
+			}
+			sum += n
+		}
+		return sum
+	}
+	return 0
 }
 
 // startGate holds every side until all are set up. In a process set up
@@ -551,12 +584,13 @@ func (r *localRun) summarize() Summary {
 			s.MigrationsPerRoundTrip = &v
 		}
 	}
-	if r.ipiOK && r.ipi1 >= r.ipi0 {
-		ipi := r.ipi1 - r.ipi0
-		s.ReschedIPIs = &ipi
+	if r.ipiOK && r.ipi1.res >= r.ipi0.res && r.ipi1.cal >= r.ipi0.cal {
+		res, cal := r.ipi1.res-r.ipi0.res, r.ipi1.cal-r.ipi0.cal
+		s.ReschedIPIs, s.CallIPIs = &res, &cal
 		if units > 0 {
-			v := float64(ipi) / float64(units)
-			s.ReschedIPIsPerRoundTrip = &v
+			v := float64(res) / float64(units)
+			w := float64(res+cal) / float64(units)
+			s.ReschedIPIsPerRoundTrip, s.WakeupIPIsPerRoundTrip = &v, &w
 		}
 	}
 	switch {

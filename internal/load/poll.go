@@ -26,7 +26,7 @@ type pollThread struct {
 }
 
 func (pt *pollThread) sides() []sideSpec {
-	return []sideSpec{{name: threadName("poll", ModePoll), cpu: -1, body: pt.loop}}
+	return []sideSpec{{name: "poll-sleeper", cpu: -1, body: pt.loop}}
 }
 
 func (pt *pollThread) loop() {

@@ -15,7 +15,7 @@ type poolThread struct {
 }
 
 func (pt *poolThread) sides() []sideSpec {
-	return []sideSpec{{name: threadName("pool", ModePool), cpu: -1, body: pt.loop}}
+	return []sideSpec{{name: "pool-worker", cpu: -1, body: pt.loop}}
 }
 
 // spinChunk bounds how long a thread goes without looking at the stop

@@ -122,20 +122,22 @@ func writeWalk(w io.Writer, s Summary) {
 	fmt.Fprintf(w, "  %s ns per round trip net of the walks: the switches with their caches refilled\n", model.Thousands(s.NsPerRoundTripNet))
 }
 
-// writeCrossCPU gives the rescheduling IPIs and migrations per unit.
+// writeCrossCPU gives the IPIs that carry wake-ups across CPUs, and the
+// migrations, per unit.
 func writeCrossCPU(w io.Writer, s Summary, unit string) {
-	if s.ReschedIPIsPerRoundTrip == nil && s.MigrationsPerRoundTrip == nil {
+	if s.WakeupIPIsPerRoundTrip == nil && s.MigrationsPerRoundTrip == nil {
 		return
 	}
 	ipi := "unknown (/proc/interrupts unreadable)"
-	if s.ReschedIPIsPerRoundTrip != nil {
-		ipi = fmt.Sprintf("%.2f per %s (%s system-wide)", *s.ReschedIPIsPerRoundTrip, unit, model.Thousands(float64(*s.ReschedIPIs)))
+	if s.WakeupIPIsPerRoundTrip != nil && s.ReschedIPIs != nil && s.CallIPIs != nil {
+		ipi = fmt.Sprintf("%.2f per %s (rescheduling %s + function-call %s, system-wide)", *s.WakeupIPIsPerRoundTrip, unit,
+			model.Thousands(float64(*s.ReschedIPIs)), model.Thousands(float64(*s.CallIPIs)))
 	}
 	migr := "migrations unknown"
 	if s.MigrationsPerRoundTrip != nil {
 		migr = fmt.Sprintf("%.4f migrations per %s", *s.MigrationsPerRoundTrip, unit)
 	}
-	fmt.Fprintf(w, "  rescheduling IPIs: %s; %s\n", ipi, migr)
+	fmt.Fprintf(w, "  wake-up IPIs: %s; %s\n", ipi, migr)
 }
 
 // writeHW gives the hardware counters per unit, or says why there are none.

@@ -60,10 +60,16 @@ type Summary struct {
 	MigrationsPerRoundTrip *float64 `json:"migrations_per_round_trip"`
 	// ReschedIPIs are the rescheduling interrupts (/proc/interrupts RES,
 	// all CPUs) over the run: one CPU telling another to run its
-	// scheduler, typically to run a task it woke. They are system-wide, so
-	// they include whatever else ran. Nil when the file is unreadable.
+	// scheduler, typically to run a task it woke. CallIPIs are the
+	// function-call interrupts (CAL), which carry a wake-up to a CPU that
+	// shares no cache with the waker (the kernel's wake list). Both are
+	// system-wide, so they include whatever else ran; nil when
+	// /proc/interrupts is unreadable. WakeupIPIsPerRoundTrip is both
+	// together per round trip: what crossing CPUs costs in interrupts.
 	ReschedIPIs             *uint64  `json:"resched_ipis"`
 	ReschedIPIsPerRoundTrip *float64 `json:"resched_ipis_per_round_trip"`
+	CallIPIs                *uint64  `json:"call_ipis"`
+	WakeupIPIsPerRoundTrip  *float64 `json:"wakeup_ipis_per_round_trip"`
 	// HW are hardware counters over the workload's threads; nil where the
 	// PMU is not usable, and HWNote says why ("" when it is).
 	HW     *HWCounts `json:"hw"`
