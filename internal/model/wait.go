@@ -46,6 +46,21 @@ func attachWaits(t *ThreadRates, w *WaitTally) {
 	}
 }
 
+// AttachWaits applies tallies taken after Compute (a first look at a
+// thread that just became hot) to the matching threads of s, as Compute
+// applies Sample.Waits.
+func AttachWaits(s *Snapshot, tallies []WaitTally) {
+	for i := range tallies {
+		w := &tallies[i]
+		for j := range s.Threads {
+			if t := &s.Threads[j]; t.PID == w.PID && t.TID == w.TID {
+				attachWaits(t, w)
+				break
+			}
+		}
+	}
+}
+
 // blockingReason formats shares in the WHY column's short words, adding up
 // reasons that share one ("pipe read" and "pipe write" are both "pipe").
 func blockingReason(shares []WaitShare) string {
