@@ -38,7 +38,7 @@ type waitSampler struct {
 	looks   int
 	targets []waitTarget
 
-	path, buf, link []byte
+	path, buf, link, raw []byte
 }
 
 type waitTarget struct {
@@ -182,7 +182,9 @@ func (w *waitSampler) look(t *waitTarget) {
 				t.tally.Looks++
 				return
 			}
-			raw = trimSyscall(w.buf[:n])
+			// Copied now: the wchan read below reuses the buffer.
+			raw = append(w.raw[:0], trimSyscall(w.buf[:n])...)
+			w.raw = raw
 			obs.Syscall = sc.Number
 			if wait.TakesFD(sc.Number) && sc.Args[0] < 1<<31 {
 				obs.FD = w.fdKind(t.pid, int(sc.Args[0]))

@@ -193,7 +193,7 @@ func TestWaitLooksOnlyWhileHotBlockingThreads(t *testing.T) {
 	w := newWaitSampler(-1)
 	snap := &model.Snapshot{Interval: time.Second, Threads: []model.ThreadRates{
 		{PID: 1, TID: 1, Hot: true, VoluntaryPerSec: 10, InvoluntaryPerSec: 5000}, // preempted
-		{PID: 1, TID: 2, VoluntaryPerSec: 10},                                      // not hot
+		{PID: 1, TID: 2, VoluntaryPerSec: 10},                                     // not hot
 	}}
 	w.arm(snap)
 	if w.timer != nil || len(w.targets) != 0 {
