@@ -24,13 +24,13 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
-	mon, err := sampler.NewMonitor(sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot})
+	mon, err := sampler.NewMonitor(sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot})
 	if err != nil {
 		return err
 	}
 	defer mon.Close()
 
-	oo := output.Options{Top: o.top, Processes: o.processes}
+	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups}
 	var write func(*model.Snapshot) error
 	if o.output == "json" {
 		write = output.NewJSON(w, oo).Write

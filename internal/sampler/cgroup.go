@@ -1,6 +1,9 @@
 package sampler
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
@@ -123,8 +126,14 @@ func (s *Sampler) readCgroups(dst *model.Sample) {
 func (c *cgroups) readCounters(st *cgroupState, v1 bool, cc *model.CgroupCounters) {
 	if st.limitAge == 0 {
 		st.limit, st.limitOK = procfs.CPULimit{}, false
-		if l, err := c.fs.CPULimit(st.dir, v1); err == nil {
+		l, err := c.fs.CPULimit(st.dir, v1)
+		switch {
+		case err == nil:
 			st.limit, st.limitOK = l, true
+		case errors.Is(err, fs.ErrNotExist) && dirExists(st.dir):
+			// No cpu.max in a v2 group whose parent did not enable the cpu
+			// controller (or the root): it cannot have a quota.
+			st.limit, st.limitOK = procfs.CPULimit{QuotaUs: -1}, true
 		}
 		st.limitAge = limitRereadPasses
 	}
@@ -144,4 +153,9 @@ func (c *cgroups) readCounters(st *cgroupState, v1 bool, cc *model.CgroupCounter
 	}
 	cc.HasThrottling = true
 	cc.Periods, cc.Throttled, cc.ThrottledNs = stat.Periods, stat.Throttled, stat.ThrottledNs
+}
+
+func dirExists(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
 }

@@ -176,7 +176,7 @@ func TestWaitReasonsOfKnownWorkloads(t *testing.T) {
 		if !strings.HasPrefix(th.Reason, w.why) {
 			t.Errorf("%s: WHY %q, want it to start %q", th.Comm, th.Reason, w.why)
 		}
-		if th.Wchan == "" || th.Syscall == "" {
+		if th.Wchan == "" || th.Syscall == "" || !strings.ContainsAny(th.Syscall[:1], "0123456789") {
 			t.Errorf("%s: raw looks missing: wchan %q syscall %q", th.Comm, th.Wchan, th.Syscall)
 		}
 	}
