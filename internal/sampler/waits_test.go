@@ -208,6 +208,3 @@ func TestWaitLooksOnlyWhileHotBlockingThreads(t *testing.T) {
 	}
 	w.collect(nil)
 }
-
-// spinThreads is a placeholder until the cgroup test's workload lands.
-func spinThreads() { os.Exit(2) }
