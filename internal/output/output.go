@@ -72,6 +72,10 @@ func (t *Text) Write(s *model.Snapshot) error {
 			line(w, "%8d %s %7d %11s %11s %11s %7s %7s  %s", p.PID, pad(clip(p.Comm), commWidth), p.Threads,
 				dec(p.VoluntaryPerSec), dec(p.InvoluntaryPerSec), dec(p.TotalPerSec()), dec(p.CPUPercent), dec(p.WaitPercent), hot(p.Hot, p.Reason))
 		}
+		if s.UnattributedPerSec > 0 {
+			line(w, "%8s %s %7s %11s %11s %11s %7s %7s  %s", "-", pad(unattributedComm, commWidth), "-", "-", "-",
+				dec(s.UnattributedPerSec), "-", "-", model.UnattributedWhy)
+		}
 	} else {
 		line(w, "%8s %8s %-*s %11s %11s %11s %7s %7s %-9s %s", "PID", "TID", commWidth, "COMM", "CSWCH/s", "NVCSWCH/s", "TOTAL/s", "%CPU", "WAIT%", "CPUS", "HOT")
 		for i, th := range s.Threads {
@@ -81,6 +85,10 @@ func (t *Text) Write(s *model.Snapshot) error {
 			line(w, "%8d %8d %s %11s %11s %11s %7s %7s %s %s", th.PID, th.TID, pad(clip(th.Comm), commWidth),
 				dec(th.VoluntaryPerSec), dec(th.InvoluntaryPerSec), dec(th.TotalPerSec()), dec(th.CPUPercent), dec(th.WaitPercent),
 				pad(cpus(th), 9), hot(th.Hot, th.Reason))
+		}
+		if s.UnattributedPerSec > 0 {
+			line(w, "%8s %8s %s %11s %11s %11s %7s %7s %s %s", "-", "-", pad(unattributedComm, commWidth), "-", "-",
+				dec(s.UnattributedPerSec), "-", "-", pad("-", 9), model.UnattributedWhy)
 		}
 	}
 	return w.Flush()
@@ -111,6 +119,10 @@ func (t *Text) writeCgroups(s *model.Snapshot) {
 			pad(hot(c.Hot, c.Reason), hotWidth), c.Name)
 	}
 }
+
+// The last row of a text report holds the switches no thread row holds, so
+// the rows add up to the system line's cs/s.
+const unattributedComm = "(no thread row)"
 
 // line writes one row without trailing blanks, which paste badly.
 func line(w *bufio.Writer, format string, args ...any) {
@@ -221,6 +233,8 @@ type jsonSystem struct {
 	ProcsBlocked uint64   `json:"procs_blocked"`
 	CPUs         int      `json:"cpus"`
 	PSI          *float64 `json:"psi_cpu_some_avg10,omitempty"`
+	// Unattributed is cs_per_s minus the sum over every thread row.
+	Unattributed float64 `json:"unattributed_cs_per_s"`
 }
 
 type jsonProcess struct {
@@ -263,6 +277,7 @@ func (j *JSON) Write(s *model.Snapshot) error {
 			ProcsRunning: s.System.ProcsRunning,
 			ProcsBlocked: s.System.ProcsBlocked,
 			CPUs:         s.System.CPUs,
+			Unattributed: round2(s.UnattributedPerSec),
 		},
 		Processes: []jsonProcess{},
 		Threads:   []jsonThread{},

@@ -27,7 +27,7 @@ func NewMonitor(cfg Config) (*Monitor, error) {
 	}
 	m := &Monitor{
 		s:      s,
-		opts:   model.Options{HotThreshold: cfg.HotThreshold},
+		opts:   model.Options{HotThreshold: cfg.HotThreshold, Partial: len(cfg.PIDs) > 0},
 		spikes: model.NewSpikeDetector(5 * time.Minute),
 		waits:  newWaitSampler(s.rootFD),
 	}

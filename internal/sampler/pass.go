@@ -19,7 +19,8 @@ func (s *Sampler) sampleProcess(p *proc) (bad int) {
 		s.releaseProc(p)
 		return 0
 	}
-	if err := s.threadSet(p, skip); err != nil {
+	listed, err := s.threadSet(p, skip)
+	if err != nil {
 		if !isGone(err) {
 			bad++
 		}
@@ -29,6 +30,13 @@ func (s *Sampler) sampleProcess(p *proc) (bad int) {
 	p.mustList = false
 	group := len(s.next)
 	bad += s.readThreads(p, skip)
+	if p.mustList && !listed {
+		// A thread vanished though num_threads did not change, so another
+		// took its place (a pool replaced a worker, a load restarted). Read
+		// the newcomer now: a thread needs two reads for a rate, and waiting
+		// for the next pass to list would cost a refresh without its row.
+		bad += s.readNewcomers(p, group)
+	}
 	p.threads = len(s.next) - group
 	if p.threads == 0 {
 		s.releaseProc(p)
@@ -85,26 +93,63 @@ func (s *Sampler) gate(p *proc) (skip, ok bool) {
 // directory when the thread count is what we saw last time and none of our
 // threads vanished: getdents over a 10,000-entry task directory costs as
 // much as reading every one of its threads.
-func (s *Sampler) threadSet(p *proc, skip bool) error {
+func (s *Sampler) threadSet(p *proc, skip bool) (listed bool, err error) {
 	list := !skip && (p.mustList || p.statFD < 0)
 	if !list && !skip {
 		n, err := s.numThreads(p)
 		if err != nil {
-			return err
+			return false, err
 		}
 		list = n != p.threads
 	}
 	if !list {
 		s.tids = s.knownTIDs(p.pid, s.tids[:0])
-		return nil
+		return false, nil
 	}
-	s.path = append(appendInt(s.path[:0], p.pid), "/task\x00"...)
+	return true, s.listThreads(p.pid)
+}
+
+// listThreads sets s.tids to pid's task directory, sorted.
+func (s *Sampler) listThreads(pid int) error {
+	s.path = append(appendInt(s.path[:0], pid), "/task\x00"...)
 	var err error
 	s.tids, err = readDirInts(s.rootFD, s.path, s.dirBuf, s.tids[:0])
 	if err == nil && !slices.IsSorted(s.tids) {
 		slices.Sort(s.tids)
 	}
 	return err
+}
+
+// readNewcomers lists p's task directory again and reads the threads that
+// s.next[group:] does not hold yet, keeping s.next sorted.
+func (s *Sampler) readNewcomers(p *proc, group int) (bad int) {
+	if err := s.listThreads(p.pid); err != nil {
+		return 0 // the process is on its way out; next pass settles it
+	}
+	p.mustList = false
+	known := s.next[group:]
+	added := false
+	for _, tid := range s.tids {
+		// known is sorted by TID, as the pass appends it.
+		if _, ok := slices.BinarySearchFunc(known, tid, func(t *task, tid int) int { return t.tid - tid }); ok {
+			continue
+		}
+		t := s.alloc(p.pid, tid)
+		switch s.update(t) {
+		case updated:
+			s.next = append(s.next, t)
+			added = true
+			continue
+		case unreadable:
+			bad++
+		}
+		p.mustList = true
+		s.release(t)
+	}
+	if added {
+		slices.SortFunc(s.next[group:], func(a, b *task) int { return a.tid - b.tid })
+	}
+	return bad
 }
 
 // readThreads refreshes every thread in s.tids and appends the live ones to

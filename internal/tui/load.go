@@ -239,12 +239,12 @@ func (m Model) handleLoadKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd, bool) {
 		if l.running() {
 			m.startLoad(l.modeName(), l.pin)
 		}
-	case k.String() == "m" && l.visible && len(l.modes) > 0:
+	case key.Matches(k, m.keys.LoadMode) && l.visible && len(l.modes) > 0:
 		l.mode = (l.mode + 1) % len(l.modes)
 		if l.running() {
 			m.startLoad(l.modeName(), l.pin)
 		}
-	case k.String() == "s" && l.visible:
+	case key.Matches(k, m.keys.LoadStart) && l.visible:
 		if l.running() {
 			m.stopLoad()
 			m.table.SetLoad(nil)

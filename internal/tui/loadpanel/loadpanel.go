@@ -45,8 +45,10 @@ type Demo struct {
 	Caption     string
 	Remaining   string
 	Held        bool
-	SystemCS    float64
-	Results     []Result
+	// Finished: the tour is over and no workload runs.
+	Finished bool
+	SystemCS float64
+	Results  []Result
 }
 
 // Model is the panel component.
@@ -124,7 +126,7 @@ func (m Model) demoLines() []string {
 		caption = th.Error.Render("this step's workload did not start: " + s.Err)
 	}
 	lines := []string{
-		textutil.Truncate(th.Title.Render(fmt.Sprintf("DEMO %d/%d", d.Step+1, d.Steps))+" "+th.Value.Render(d.Title)+" "+th.Dim.Render(d.Remaining)+hold, m.width),
+		textutil.Truncate(th.Title.Render(m.demoCounter())+" "+th.Value.Render(d.Title)+" "+th.Dim.Render(d.Remaining)+hold, m.width),
 		textutil.Truncate(caption, m.width),
 	}
 	nsText := "-"
@@ -154,8 +156,19 @@ func (m Model) demoLines() []string {
 			lines = append(lines, textutil.Truncate(fmt.Sprintf("%-30s %12s %10s %12s", textutil.Truncate(r.Step, 30), ns, sw, cs), m.width))
 		}
 	}
-	lines = append(lines, th.Dim.Render(textutil.Truncate("n next  N back  space hold  q quit", m.width)))
+	keys := "n next  N back  space hold  q quit"
+	if d.Finished {
+		keys = "N run the last step again  q quit"
+	}
+	lines = append(lines, th.Dim.Render(textutil.Truncate(keys, m.width)))
 	return lines
+}
+
+func (m Model) demoCounter() string {
+	if m.demo.Finished {
+		return fmt.Sprintf("DEMO %d/%d done", m.demo.Steps, m.demo.Steps)
+	}
+	return fmt.Sprintf("DEMO %d/%d", m.demo.Step+1, m.demo.Steps)
 }
 
 // bigFigures sets the two key numbers side by side in block digits, or
