@@ -74,7 +74,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		c := &cur.Tasks[j]
 		if !open || procs[len(procs)-1].PID != c.PID {
 			procs = closeProcess(procs, open, hot)
-			procs = append(procs, ProcessRates{PID: c.PID, Comm: c.ProcessComm})
+			procs = append(procs, ProcessRates{PID: c.PID, Comm: c.ProcessComm, Cgroup: c.Cgroup})
 			open = true
 		}
 		pr := &procs[len(procs)-1]

@@ -73,6 +73,8 @@ type ProcessRates struct {
 	WaitPercent       float64
 	Hot               bool
 	Reason            string
+	// Cgroup is the process's cgroup path, "" when unknown.
+	Cgroup string
 }
 
 // TotalPerSec is voluntary plus involuntary switches per second.

@@ -31,8 +31,12 @@ func TestCgroupRowsOpenTheirThreads(t *testing.T) {
 	if screen := ansi.Strip(m.Render()); !strings.Contains(screen, "in pod 1d2e3f4a") {
 		t.Errorf("header does not say which cgroup:\n%s", screen)
 	}
+	m, _ = step(t, m, press("H"))
+	if rows := m.table.Rows(); len(rows) != 1 || rows[0].PID != 901 {
+		t.Errorf("processes of the pod: %d rows, want java alone", len(rows))
+	}
 	m, _ = step(t, m, press("esc"))
-	if m.table.CgroupFilter() != "" || len(m.table.Rows()) < 5 {
-		t.Errorf("Esc should show every thread again: filter %q, %d rows", m.table.CgroupFilter(), len(m.table.Rows()))
+	if m.table.CgroupFilter() != "" || len(m.table.Rows()) != 4 {
+		t.Errorf("Esc should show every process again: filter %q, %d rows", m.table.CgroupFilter(), len(m.table.Rows()))
 	}
 }

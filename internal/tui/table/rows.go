@@ -69,7 +69,7 @@ func processRows(ps []model.ProcessRates, load isLoad) []Row {
 			Key: ProcessKey(p.PID), PID: p.PID, Count: p.Threads, Comm: p.Comm,
 			Voluntary: p.VoluntaryPerSec, Involuntary: p.InvoluntaryPerSec,
 			CPUPercent: p.CPUPercent, WaitPercent: p.WaitPercent,
-			Hot: p.Hot, Reason: p.Reason,
+			Hot: p.Hot, Reason: p.Reason, Cgroup: p.Cgroup,
 			Load: load != nil && load(p.PID, 0),
 		})
 	}

@@ -24,6 +24,17 @@ func WithCgroups() model.Snapshot {
 			t.Cgroup = "/"
 		}
 	}
+	for i := range s.Processes {
+		p := &s.Processes[i]
+		switch p.PID {
+		case 4242:
+			p.Cgroup = ServiceCgroup
+		case 901:
+			p.Cgroup = PodCgroup
+		default:
+			p.Cgroup = "/"
+		}
+	}
 	s.Threads[0].WaitOn = []model.WaitShare{{Reason: "pipe read", Share: 0.8}, {Reason: "futex wait", Share: 0.2}}
 	s.Threads[0].Reason = "blocking: pipe 80%, futex 20%"
 	s.Threads[0].Wchan, s.Threads[0].Syscall = "anon_pipe_read", "0 0x5 0x7ffd1b5c8a60 0x1"
