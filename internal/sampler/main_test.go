@@ -22,6 +22,11 @@ func TestMain(m *testing.M) {
 		waitWorkload()
 		return
 	}
+	if v := os.Getenv("CTXTOP_SLEEPERS"); v != "" {
+		n, _ := strconv.Atoi(v)
+		sleepers(n)
+		return
+	}
 	if os.Getenv("CTXTOP_SPIN_THREADS") != "" {
 		spinThreads()
 		return

@@ -208,3 +208,70 @@ func TestWaitLooksOnlyWhileHotBlockingThreads(t *testing.T) {
 	}
 	w.collect(nil)
 }
+
+// sleepers is a workload of n threads that each sleep 500 µs at a time in
+// nanosleep: n hot blocking threads that cost little CPU.
+func sleepers(n int) {
+	started := make(chan struct{})
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			started <- struct{}{}
+			ts := unix.Timespec{Nsec: 500_000}
+			for {
+				unix.Nanosleep(&ts, nil)
+			}
+		}()
+		<-started
+	}
+	fmt.Println("ready")
+	bufio.NewReader(os.Stdin).ReadString('\n')
+	os.Exit(0)
+}
+
+// BenchmarkWaitLooks20HotThreads is the wait-reason sampling's own cost:
+// with 20 hot blocking threads on the box, one refresh's worth of looks
+// (WaitLooks rounds over the WaitThreads hottest), as CPU time of this
+// process per refresh.
+func BenchmarkWaitLooks20HotThreads(b *testing.B) {
+	pid := startChild(b, "CTXTOP_SLEEPERS=20", nil)
+	mon, err := NewMonitor(Config{Root: "/proc", PIDs: []int{pid}, HotThreshold: 200})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mon.Close()
+	var snap model.Snapshot
+	for range 2 {
+		time.Sleep(200 * time.Millisecond)
+		if snap, err = mon.Next(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	w := mon.waits
+	w.collect(nil)
+	hot := 0
+	for _, t := range snap.Threads {
+		if t.Hot {
+			hot++
+		}
+	}
+	if hot < WaitThreads {
+		b.Fatalf("%d hot threads, want at least %d", hot, WaitThreads)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := cpuTime()
+	for range b.N {
+		w.arm(&snap)
+		w.timer.Stop()
+		w.mu.Lock()
+		for range WaitLooks {
+			w.lookAll()
+		}
+		w.mu.Unlock()
+		w.collect(nil)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/refresh")
+	b.ReportMetric(float64(hot), "hot-threads")
+}
