@@ -16,15 +16,19 @@ import (
 // Bounds of wait-reason sampling: between two refreshes the hottest
 // blocking threads (at most WaitThreads of them, hot in the last snapshot
 // with mostly voluntary switches) are looked at WaitLooks times, evenly
-// spread over the interval. A look reads the thread's syscall file, its
-// wchan when the thread is not running, and for a read- or write-like call
-// the target of the fd it is blocked on: at most 3 reads and one readlink,
-// so at most 80 looks and 320 small reads per refresh. Nothing is armed
+// spread over the interval; a thread that just became hot also gets up to
+// firstLooks looks at the refresh itself. A look reads the thread's syscall
+// file, its wchan when the thread is not running, and for a read- or
+// write-like call the target of the fd it is blocked on: at most 3 reads
+// and one readlink. So at most 10 × 8 + 3 × 8 = 104 looks per refresh. Nothing is armed
 // while no thread is hot and blocking, so an idle host sees no extra
 // wake-up.
 const (
 	WaitLooks   = 10
 	WaitThreads = 8
+	// firstLooks bounds the back-to-back looks at a thread that just
+	// became hot (see Monitor.Next).
+	firstLooks = 3
 )
 
 // waitSampler takes the looks. Its timer callback runs on its own
@@ -106,7 +110,11 @@ func (w *waitSampler) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 			continue
 		}
 		tg := waitTarget{pid: t.PID, tid: t.TID, tally: model.WaitTally{PID: t.PID, TID: t.TID}}
-		w.look(&tg)
+		// A busy thread is often on a CPU at the one moment looked at:
+		// a few looks in a row, until one finds it asleep.
+		for k := 0; k < firstLooks && len(tg.tally.Reasons) == 0; k++ {
+			w.look(&tg)
+		}
 		if tg.tally.Looks > 0 {
 			tg.tally.Wchan, tg.tally.Syscall = string(tg.wchan), string(tg.syscall)
 			cur.Waits = append(cur.Waits, tg.tally)
