@@ -1,9 +1,6 @@
 package procfs
 
-import (
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // ProcCgroup is what ctxtop takes from /proc/PID/cgroup, one line per
 // hierarchy, "ID:controllers:path":
@@ -54,6 +51,47 @@ func (fs FS) ProcCgroup(pid int) (ProcCgroup, error) {
 // fields and a path starting with '/'; a file with no line is malformed.
 func ParseProcCgroup(b []byte, path string) (ProcCgroup, error) {
 	var c ProcCgroup
+	err := scanProcCgroup(b, path, func(v2 bool, p []byte) {
+		if v2 {
+			c.V2, c.HasV2 = string(p), true
+		} else {
+			c.CPU, c.HasCPU = string(p), true
+		}
+	})
+	if err != nil {
+		return ProcCgroup{}, err
+	}
+	return c, nil
+}
+
+// ParseProcCgroupPath is ParseProcCgroup then Path, without allocating:
+// the path is a slice of b. The sampler calls it for every process.
+func ParseProcCgroupPath(b []byte, path string) (p []byte, v1 bool, err error) {
+	var v2Path, cpuPath []byte
+	var hasV2, hasCPU bool
+	err = scanProcCgroup(b, path, func(v2 bool, p []byte) {
+		if v2 {
+			v2Path, hasV2 = p, true
+		} else {
+			cpuPath, hasCPU = p, true
+		}
+	})
+	switch {
+	case err != nil:
+		return nil, false, err
+	case hasCPU && string(cpuPath) != "/":
+		return cpuPath, true, nil
+	case hasV2:
+		return v2Path, false, nil
+	case hasCPU:
+		return cpuPath, true, nil
+	}
+	return nil, false, nil
+}
+
+// scanProcCgroup calls found for the unified line (v2 true) and for the v1
+// line whose controllers include cpu.
+func scanProcCgroup(b []byte, path string, found func(v2 bool, p []byte)) error {
 	lines := 0
 	for i := 0; i < len(b); {
 		var line []byte
@@ -64,37 +102,42 @@ func ParseProcCgroup(b []byte, path string) (ProcCgroup, error) {
 		lines++
 		c1 := indexByte(line, ':')
 		if c1 < 0 {
-			return ProcCgroup{}, parseErr(path, "cgroup line")
+			return parseErr(path, "cgroup line")
 		}
 		c2 := indexByte(line[c1+1:], ':')
 		if c2 < 0 {
-			return ProcCgroup{}, parseErr(path, "cgroup line")
+			return parseErr(path, "cgroup line")
 		}
 		c2 += c1 + 1
 		id, ok := parseUint(line[:c1])
 		ctl, p := line[c1+1:c2], line[c2+1:]
 		if !ok || len(p) == 0 || p[0] != '/' {
-			return ProcCgroup{}, parseErr(path, "cgroup line")
+			return parseErr(path, "cgroup line")
 		}
 		switch {
 		case id == 0 && len(ctl) == 0:
-			c.V2, c.HasV2 = string(p), true
+			found(true, p)
 		case hasController(ctl, "cpu"):
-			c.CPU, c.HasCPU = string(p), true
+			found(false, p)
 		}
 	}
 	if lines == 0 {
-		return ProcCgroup{}, parseErr(path, "cgroup")
+		return parseErr(path, "cgroup")
 	}
-	return c, nil
+	return nil
 }
 
 // hasController reports whether the comma-separated list holds name.
 func hasController(list []byte, name string) bool {
-	for _, f := range strings.Split(string(list), ",") {
-		if f == name {
+	for len(list) > 0 {
+		i := indexByte(list, ',')
+		if i < 0 {
+			return string(list) == name
+		}
+		if string(list[:i]) == name {
 			return true
 		}
+		list = list[i+1:]
 	}
 	return false
 }

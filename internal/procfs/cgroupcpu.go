@@ -39,6 +39,7 @@ type CgroupCPUStat struct {
 // skipped, as the kernel adds new ones (nr_bursts, burst_usec, ...).
 func ParseCgroupCPUStat(b []byte, path string) (CgroupCPUStat, error) {
 	var s CgroupCPUStat
+	var usage uint64
 	known := 0
 	for i := 0; i < len(b); {
 		var line []byte
@@ -49,7 +50,7 @@ func ParseCgroupCPUStat(b []byte, path string) (CgroupCPUStat, error) {
 		mul := uint64(1)
 		switch string(key) {
 		case "usage_usec":
-			dst = new(uint64)
+			dst = &usage
 		case "nr_periods":
 			dst, s.HasThrottling = &s.Periods, true
 		case "nr_throttled":

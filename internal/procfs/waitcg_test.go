@@ -127,6 +127,21 @@ func TestParseProcCgroup(t *testing.T) {
 	}
 }
 
+func TestParseProcCgroupPathMatchesPath(t *testing.T) {
+	for _, in := range []string{"0::/u\n1:cpu:/c\n", "0::/u\n1:cpu:/\n", "1:cpu,cpuacct:/\n", "0::/u\n", "3:memory:/m\n", "x", ""} {
+		c, err := ParseProcCgroup([]byte(in), "cgroup")
+		p, v1, err2 := ParseProcCgroupPath([]byte(in), "cgroup")
+		wantP, wantV1 := c.Path()
+		if (err == nil) != (err2 == nil) || string(p) != wantP || v1 != wantV1 {
+			t.Errorf("%q: ParseProcCgroupPath = %q, %v, %v; Path() = %q, %v, %v", in, p, v1, err2, wantP, wantV1, err)
+		}
+	}
+	b := []byte("12:pids:/a\n4:cpu,cpuacct:/docker/x\n0::/y\n")
+	if n := testing.AllocsPerRun(100, func() { _, _, _ = ParseProcCgroupPath(b, "cgroup") }); n != 0 {
+		t.Errorf("ParseProcCgroupPath allocates %v times", n)
+	}
+}
+
 func TestProcCgroupPath(t *testing.T) {
 	tests := []struct {
 		name   string

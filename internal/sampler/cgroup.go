@@ -4,8 +4,11 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/procfs"
@@ -28,6 +31,7 @@ type cgroups struct {
 	byPath map[string]*cgroupState
 	pass   uint64
 	paths  []cgroupKey
+	buf    [4096]byte
 }
 
 type cgroupKey struct {
@@ -37,6 +41,8 @@ type cgroupKey struct {
 
 type cgroupState struct {
 	dir string
+	// statPath is dir/cpu.stat, NUL-terminated for the raw open.
+	statPath []byte
 	// dirOK is false when the group has no directory here (not mounted,
 	// or a path we refuse to join).
 	dirOK    bool
@@ -73,14 +79,13 @@ func (s *Sampler) processCgroup(p *proc) {
 		p.cgroup, p.cgroupV1 = "", false
 		return
 	}
-	pc, err := procfs.ParseProcCgroup(s.buf[:n], "cgroup")
+	path, v1, err := procfs.ParseProcCgroupPath(s.buf[:n], "cgroup")
 	if err != nil {
 		p.cgroup, p.cgroupV1 = "", false
 		return
 	}
-	path, v1 := pc.Path()
-	if path != p.cgroup {
-		p.cgroup = path
+	if string(path) != p.cgroup {
+		p.cgroup = string(path)
 	}
 	p.cgroupV1 = v1
 }
@@ -104,6 +109,7 @@ func (s *Sampler) readCgroups(dst *model.Sample) {
 			st = &cgroupState{}
 			if dir, err := c.fs.Dir(k.path, k.v1); err == nil {
 				st.dir, st.dirOK = dir, true
+				st.statPath = cstr(nil, filepath.Join(dir, "cpu.stat"))
 			}
 			c.byPath[k.path] = st
 		}
@@ -147,7 +153,18 @@ func (c *cgroups) readCounters(st *cgroupState, v1 bool, cc *model.CgroupCounter
 		cc.HasThrottling = true
 		return
 	}
-	stat, err := c.fs.CPUStat(st.dir)
+	// Read every pass: raw, into a kept buffer, so a steady state
+	// allocates nothing; O_NONBLOCK and one bounded read, as in procfs.
+	fd, err := openat(unix.AT_FDCWD, st.statPath, unix.O_NONBLOCK)
+	if err != nil {
+		return
+	}
+	n, err := preadRaw(fd, c.buf[:])
+	closeFD(fd)
+	if err != nil || n == len(c.buf) {
+		return // unreadable, or not a cpu.stat
+	}
+	stat, err := procfs.ParseCgroupCPUStat(c.buf[:n], "cpu.stat")
 	if err != nil || !stat.HasThrottling {
 		return
 	}

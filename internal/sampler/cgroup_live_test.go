@@ -85,11 +85,15 @@ func makeQuotaCgroup(t *testing.T) testCgroup {
 		}
 		t.Errorf("could not remove test cgroup %s", cg.dir)
 	})
+	// The greatest weight, so that on a machine busy with other work the
+	// spinners still get past their quota and are throttled.
 	if cg.v1 {
 		write(t, filepath.Join(cg.dir, "cpu.cfs_period_us"), "100000")
 		write(t, filepath.Join(cg.dir, "cpu.cfs_quota_us"), "50000")
+		write(t, filepath.Join(cg.dir, "cpu.shares"), "262144")
 	} else {
 		write(t, filepath.Join(cg.dir, "cpu.max"), "50000 100000")
+		write(t, filepath.Join(cg.dir, "cpu.weight"), "10000")
 	}
 	return cg
 }
