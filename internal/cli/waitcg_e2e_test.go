@@ -54,8 +54,7 @@ func TestCgroupsOnFixtureTree(t *testing.T) {
 
 // TestThrottledAndFutexEndToEnd is the case the feature is for: a
 // CPU-bound workload in a cgroup with a quota of 5% of a CPU (throttled even
-// on a busy machine), and a
-// futex ping-pong pinned to CPU 0 (so the spinners have CPU time to lose). One JSON report must say "throttled" for the
+// on a busy machine), and a futex ping-pong. One JSON report must say "throttled" for the
 // first and "futex" for the second.
 func TestThrottledAndFutexEndToEnd(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -105,18 +104,33 @@ func TestThrottledAndFutexEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	load := exec.Command(bin, "load", "--mode", "futex", "--cpus", "0", "--duration", "20s")
+	load := exec.Command(bin, "load", "--mode", "futex", "--duration", "20s")
 	if err := load.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = load.Process.Kill(); _ = load.Wait() })
 	time.Sleep(500 * time.Millisecond)
 
-	out, err := exec.Command(bin, "-b", "-o", "json", "-d", "1", "-n", "2").Output()
+	out, err := exec.Command(bin, "-b", "-o", "json", "-d", "1", "-n", "3").Output()
 	if err != nil {
 		t.Fatalf("ctxtop: %v\n%s", err, exitStderr(err))
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	// On a loaded machine a side may be on a CPU at every look of one
+	// interval; the last two reports are judged together.
+	futex := 0
+	for _, line := range lines[1:] {
+		futex += checkThrottledAndFutex(t, line, name, spinners)
+	}
+	if futex == 0 {
+		t.Errorf("neither futex ping-pong thread says futex in the last two reports:\n%s", lines[len(lines)-1])
+	}
+}
+
+// checkThrottledAndFutex checks one JSON report and returns how many of the
+// ping-pong threads said futex.
+func checkThrottledAndFutex(t *testing.T, line, name string, spinners []*exec.Cmd) int {
+	t.Helper()
 	var r struct {
 		Threads []struct {
 			PID    int                `json:"pid"`
@@ -130,7 +144,7 @@ func TestThrottledAndFutexEndToEnd(t *testing.T) {
 			ThrottledPct *float64 `json:"throttled_pct"`
 		} `json:"cgroups"`
 	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
 		t.Fatal(err)
 	}
 	found, throttled := false, false
@@ -144,7 +158,7 @@ func TestThrottledAndFutexEndToEnd(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Errorf("no row for /%s in %s", name, lines[len(lines)-1])
+		t.Errorf("no row for /%s in %s", name, line)
 	}
 	spinning := map[int]bool{}
 	for _, c := range spinners {
@@ -163,11 +177,7 @@ func TestThrottledAndFutexEndToEnd(t *testing.T) {
 			t.Errorf("spinner in the throttled cgroup says %q", th.Reason)
 		}
 	}
-	// A look can land while a side runs; one side clearly on the futex is
-	// the proof, both usually are.
-	if futex == 0 {
-		t.Errorf("neither futex ping-pong thread says futex:\n%s", lines[len(lines)-1])
-	}
+	return futex
 }
 
 func deref(p *float64) any {

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 )
 
@@ -24,6 +25,8 @@ type Options struct {
 	Processes bool
 	// Cgroups prints one row per cgroup (text); wins over Processes.
 	Cgroups bool
+	// Host, when set, goes into every JSON line as "host".
+	Host *hostinfo.Facts
 }
 
 // Text writes pidstat-style reports.
@@ -210,6 +213,7 @@ type jsonReport struct {
 	Processes []jsonProcess `json:"processes"`
 	Threads   []jsonThread  `json:"threads"`
 	Cgroups   []jsonCgroup  `json:"cgroups"`
+	Host      *jsonHost     `json:"host,omitempty"`
 }
 
 type jsonCgroup struct {
@@ -223,6 +227,16 @@ type jsonCgroup struct {
 	// null when the group's cpu.stat could not be read.
 	ThrottledPct  *float64 `json:"throttled_pct"`
 	ThrottledMsPS *float64 `json:"throttled_ms_per_s"`
+}
+
+// jsonHost is what the figures were measured on (gopsutil's host facts).
+type jsonHost struct {
+	Hostname string  `json:"hostname"`
+	Kernel   string  `json:"kernel"`
+	CPUModel string  `json:"cpu_model"`
+	CPUs     int     `json:"cpus"`
+	MemTotal uint64  `json:"mem_total_bytes"`
+	Uptime   float64 `json:"uptime_s"`
 }
 
 type jsonSystem struct {
@@ -286,6 +300,9 @@ func (j *JSON) Write(s *model.Snapshot) error {
 	if s.System.HasPSI {
 		v := round2(s.System.PSICPUSomeAvg10)
 		r.System.PSI = &v
+	}
+	if h := j.opts.Host; h != nil {
+		r.Host = &jsonHost{h.Hostname, h.Kernel, h.CPUModel, h.CPUs, h.MemTotal, math.Floor(h.Uptime(s.Time).Seconds())}
 	}
 	for i, p := range s.Processes {
 		if j.opts.Top > 0 && i >= j.opts.Top {

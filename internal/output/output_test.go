@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 )
 
@@ -275,5 +276,26 @@ func TestTextShowsUnattributed(t *testing.T) {
 				t.Errorf("processes=%v: last line %q lacks %q", procs, last, want)
 			}
 		}
+	}
+}
+
+// With host facts, each JSON line carries them as "host", uptime at the
+// report's time; the other keys stay as they were.
+func TestJSONHost(t *testing.T) {
+	s := snapshot()
+	h := hostinfo.Facts{Hostname: "db-7", Kernel: "6.18.0", CPUModel: "AMD EPYC", CPUs: 2, BootTime: s.Time.Add(-90 * time.Second), MemTotal: 8 << 30}
+	var b bytes.Buffer
+	if err := NewJSON(&b, Options{Host: &h}).Write(s); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Host map[string]any `json:"host"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"hostname": "db-7", "kernel": "6.18.0", "cpu_model": "AMD EPYC", "cpus": 2.0, "mem_total_bytes": float64(8 << 30), "uptime_s": 90.0}
+	if diff := cmp.Diff(want, got.Host); diff != "" {
+		t.Errorf("host (-want +got)\n%s", diff)
 	}
 }

@@ -265,8 +265,9 @@ func (m Model) panelHeight() int {
 	return m.panelModel().Height()
 }
 
+// panelShown: the help screen takes the whole body, so the legend fits.
 func (m Model) panelShown() bool {
-	return m.demo != nil || (m.load != nil && m.load.visible)
+	return m.view != viewHelp && (m.demo != nil || (m.load != nil && m.load.visible))
 }
 
 func (m Model) panelView() string {

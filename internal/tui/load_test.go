@@ -172,3 +172,23 @@ func TestDemoEndsCleanly(t *testing.T) {
 	}
 	tuitest.CheckFits(t, m.Render(), 100, 40)
 }
+
+// Help takes the whole body even with the load panel open, so the legend
+// still fits 80x24.
+func TestHelpFitsWithLoadPanelOpen(t *testing.T) {
+	m := New(Options{Source: &fakeSource{}, Interval: time.Second, NoColor: true, FixedBackground: true, Load: &fakeLoader{}}, "h", "k").handleResize(80, 24)
+	m = sampled(t, m)
+	m, _ = step(t, m, press("L"))
+	m, _ = step(t, m, press("?"))
+	out := ansi.Strip(m.Render())
+	for _, want := range []string{"load: start/stop", "highlighted, stronger at 10×"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("help with the panel open lacks %q:\n%s", want, out)
+		}
+	}
+	m, _ = step(t, m, press("x"))
+	if out := ansi.Strip(m.Render()); !strings.Contains(out, "LOAD") {
+		t.Errorf("leaving help should bring the panel back:\n%s", out)
+	}
+	tuitest.CheckFits(t, m.Render(), 80, 24)
+}

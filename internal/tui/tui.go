@@ -256,6 +256,7 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	if m.view == viewHelp {
 		m.view = m.prevView
+		m.layout()
 		return m, nil
 	}
 	if m.demo != nil {
@@ -274,6 +275,7 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	case key.Matches(k, km.Help):
 		m.prevView, m.view = m.view, viewHelp
+		m.layout()
 	case key.Matches(k, km.Pause):
 		return m.togglePause()
 	case key.Matches(k, km.Faster):

@@ -126,7 +126,7 @@ func (m Model) demoLines() []string {
 		caption = th.Error.Render("this step's workload did not start: " + s.Err)
 	}
 	lines := []string{
-		textutil.Truncate(th.Title.Render(m.demoCounter())+" "+th.Value.Render(d.Title)+" "+th.Dim.Render(d.Remaining)+hold, m.width),
+		textutil.Truncate(th.Title.Render(fmt.Sprintf("DEMO %d/%d", d.Step+1, d.Steps))+" "+th.Value.Render(d.Title)+" "+th.Dim.Render(d.Remaining)+hold, m.width),
 		textutil.Truncate(caption, m.width),
 	}
 	nsText := "-"
@@ -162,13 +162,6 @@ func (m Model) demoLines() []string {
 	}
 	lines = append(lines, th.Dim.Render(textutil.Truncate(keys, m.width)))
 	return lines
-}
-
-func (m Model) demoCounter() string {
-	if m.demo.Finished {
-		return fmt.Sprintf("DEMO %d/%d done", m.demo.Steps, m.demo.Steps)
-	}
-	return fmt.Sprintf("DEMO %d/%d", m.demo.Step+1, m.demo.Steps)
 }
 
 // bigFigures sets the two key numbers side by side in block digits, or

@@ -340,7 +340,8 @@ func (m *Model) sortRows(rows []Row) {
 // remainderShown says whether the last line holds the switches no row
 // holds, so the rows and the header's cs/s reconcile on screen.
 func (m Model) remainderShown() bool {
-	return m.snap != nil && m.snap.UnattributedPerSec >= 0.5 && m.height >= 4
+	// A small table keeps its rows: the line is context, not the answer.
+	return m.snap != nil && m.snap.UnattributedPerSec >= 0.5 && m.height >= 8
 }
 
 // bodyRows is how many rows fit under the header line.

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/keys"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
@@ -347,9 +348,45 @@ func TestRemainderLine(t *testing.T) {
 		t.Errorf("remainder ends at column %d, TOTAL/s at %d:\n%s\n%s", b, a, lines[0], last)
 	}
 	// Too small a table keeps its rows instead.
-	m = newTable(80, 3)
+	m = newTable(80, 7)
 	if v := m.View(); strings.Contains(v, "no thread row") {
-		t.Errorf("3-line table shows the remainder:\n%s", v)
+		t.Errorf("7-line table shows the remainder:\n%s", v)
+	}
+}
+
+// Grouping keeps a lone kernel thread's own name, and kworkers of every
+// CPU and queue, each a process of its own, make one kworker/* row.
+func TestGroupKernelThreads(t *testing.T) {
+	m := New(theme.New(true, true), keys.New(), 1000)
+	m.SetSize(120, 20)
+	s := tuitest.Snapshot()
+	kt := func(pid int, comm string, vol float64) model.ThreadRates {
+		return model.ThreadRates{PID: pid, TID: pid, Comm: comm, ProcessComm: comm, VoluntaryPerSec: vol, CPUsAllowed: "0"}
+	}
+	s.Threads = append(s.Threads, kt(11, "kworker/0:1-events", 40), kt(33, "kworker/u8:1-flush-252:0", 20),
+		kt(54, "kworker/0:1H-kblockd", 10), kt(14, "ksoftirqd/0", 8), kt(15, "rcu_preempt", 50))
+	m.SetSnapshot(&s)
+	m.SetGrouped(true)
+	byComm := map[string]Row{}
+	for _, r := range m.Rows() {
+		byComm[r.Comm] = r
+	}
+	kw, ok := byComm["kworker/*"]
+	if !ok {
+		t.Fatalf("no kworker/* row in %v", m.Rows())
+	}
+	got := Row{Count: kw.Count, Voluntary: kw.Voluntary, PID: kw.PID, TID: kw.TID}
+	if diff := cmp.Diff(Row{Count: 3, Voluntary: 70}, got); diff != "" {
+		t.Errorf("kworker/* group (-want +got)\n%s", diff)
+	}
+	for _, name := range []string{"ksoftirqd/0", "rcu_preempt", "systemd"} {
+		r, ok := byComm[name]
+		if !ok || r.Grouped || r.TID == 0 {
+			t.Errorf("lone %s should keep its own row and name: %+v (found %v)", name, r, ok)
+		}
+	}
+	if _, ok := byComm["ksoftirqd/*"]; ok {
+		t.Errorf("a one-member pattern was shown as a pattern")
 	}
 }
 
