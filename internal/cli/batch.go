@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
@@ -22,12 +20,12 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := stopOnSignal(ctx, stuckGrace)
 	defer stop()
 
 	mon, err := sampler.NewMonitor(sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot})
 	if err != nil {
-		return err
+		return procError(err)
 	}
 	defer mon.Close()
 

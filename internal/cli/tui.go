@@ -14,7 +14,7 @@ import (
 func runTUI(o options) error {
 	mon, err := sampler.NewMonitor(sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot})
 	if err != nil {
-		return err
+		return procError(err)
 	}
 	defer mon.Close()
 	err = tui.Run(tui.Options{

@@ -22,7 +22,7 @@ type Counters struct {
 // /proc/PID/task/TID/sched for migrations.
 func ReadCounters(root string, pid, tid int) (Counters, error) {
 	dir := root + "/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid)
-	b, err := os.ReadFile(dir + "/status")
+	b, err := procfs.ReadFile(dir+"/status", procfs.LimitStatus)
 	if err != nil {
 		return Counters{}, err
 	}
@@ -31,7 +31,7 @@ func ReadCounters(root string, pid, tid int) (Counters, error) {
 		return Counters{}, err
 	}
 	c := Counters{Voluntary: st.VoluntarySwitches, Involuntary: st.InvoluntarySwitches}
-	if s, err := os.ReadFile(dir + "/sched"); err == nil {
+	if s, err := procfs.ReadFile(dir+"/sched", procfs.LimitStatus); err == nil {
 		c.Migrations, c.HasMigrations = procfs.ParseTaskSchedMigrations(s)
 	}
 	return c, nil

@@ -11,10 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
 )
 
 // Options choose the rows of a report.
@@ -133,30 +135,19 @@ func line(w *bufio.Writer, format string, args ...any) {
 	w.WriteByte('\n')
 }
 
-// clip makes a name safe for one table cell: control characters (a comm is
-// whatever a program set) become '?', and it is cut to commWidth runes, not
-// bytes, so a UTF-8 name is never split mid-character.
+// clip makes a name safe for one table cell: sanitize.Name replaces what a
+// terminal would act on (names arrive sanitized from the sampler; this
+// guards any other source), and it is cut to commWidth terminal cells, so a
+// wide CJK or emoji character counts two and is never split.
 func clip(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, s)
-	n := 0
-	for i := range s {
-		if n == commWidth {
-			return s[:i]
-		}
-		n++
-	}
-	return s
+	return ansi.Truncate(sanitize.Name(s), commWidth, "")
 }
 
-// pad left-aligns s in width columns, counting runes: fmt's %-9s counts
-// bytes, so a cell holding "…" came out two columns short.
+// pad left-aligns s in width terminal cells: fmt's %-9s counts bytes, so a
+// cell holding "…" came out two columns short, and one holding "数据" two
+// columns long.
 func pad(s string, width int) string {
-	if n := utf8.RuneCountInString(s); n < width {
+	if n := ansi.StringWidth(s); n < width {
 		return s + strings.Repeat(" ", width-n)
 	}
 	return s
@@ -179,9 +170,9 @@ func hot(isHot bool, reason string) string {
 }
 
 func cpus(t model.ThreadRates) string {
-	s := t.CPUsAllowed
-	if len(s) > 8 {
-		s = s[:7] + "…"
+	s := sanitize.Name(t.CPUsAllowed)
+	if ansi.StringWidth(s) > 8 {
+		s = ansi.Truncate(s, 8, "…")
 	}
 	if t.Pinned {
 		return s + "*"

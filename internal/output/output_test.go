@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
@@ -97,6 +98,17 @@ func TestText(t *testing.T) {
 			s.Threads[2].CPUsAllowed = "0-3,8-11,16-19"
 			s.Threads[3].Reason = "stale"
 		}},
+		{"wide", Options{}, func(s *model.Snapshot) {
+			// Two cells per CJK character or emoji: a name of 9 CJK
+			// characters is cut to 8 (16 cells), one of 1+8 to 1+7 and a
+			// space. Names that did not come through the sampler are
+			// sanitized all the same.
+			s.Threads[0].Comm = "数据库连接池线程池"
+			s.Threads[1].Comm = "a数据库连接池线程"
+			s.Threads[2].Comm = "🔥hot\x1b[31m"
+			s.Threads[3].Comm = "\u202eevil\x9b"
+			s.Threads[3].CPUsAllowed = "\x1b]0;x\x07"
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
@@ -114,6 +126,26 @@ func TestText(t *testing.T) {
 			}
 			golden(t, tc.name, b.Bytes())
 		})
+	}
+}
+
+// TestTextAlignsInCells: whatever the name, every row's TOTAL/s ends in the
+// same terminal cell as the header's.
+func TestTextAlignsInCells(t *testing.T) {
+	for _, name := range []string{"数据库连接池线程池", "a数据库连接池线程", "🔥🔥🔥", "e\u0301te\u0301", "\x1b[2J\x1b[H", "ｆｕｌｌｗｉｄｔｈ-name"} {
+		var b bytes.Buffer
+		s := snapshot()
+		s.Threads[0].Comm = name
+		if err := NewText(&b, Options{}).Write(s); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(b.String(), "\n")
+		want := ansi.StringWidth(lines[1][:strings.Index(lines[1], "TOTAL/s")+len("TOTAL/s")])
+		row := lines[2]
+		end := strings.Index(row, "98012.96") + len("98012.96")
+		if got := ansi.StringWidth(row[:end]); got != want {
+			t.Errorf("name %q: TOTAL/s ends at cell %d, header at %d:\n%s\n%s", name, got, want, lines[1], row)
+		}
 	}
 }
 

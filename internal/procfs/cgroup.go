@@ -40,7 +40,7 @@ func (c ProcCgroup) Path() (path string, v1 bool) {
 // ProcCgroup reads <root>/PID/cgroup.
 func (fs FS) ProcCgroup(pid int) (ProcCgroup, error) {
 	p := fs.Path(strconv.Itoa(pid), "cgroup")
-	b, err := readSmall(p)
+	b, err := ReadFile(p, LimitStatus)
 	if err != nil {
 		return ProcCgroup{}, err
 	}

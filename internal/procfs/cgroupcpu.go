@@ -165,7 +165,7 @@ func (c CgroupFS) Dir(path string, v1 bool) (string, error) {
 // CPUStat reads dir/cpu.stat.
 func (c CgroupFS) CPUStat(dir string) (CgroupCPUStat, error) {
 	p := filepath.Join(dir, "cpu.stat")
-	b, err := readSmall(p)
+	b, err := ReadFile(p, LimitLine)
 	if err != nil {
 		return CgroupCPUStat{}, err
 	}
@@ -177,7 +177,7 @@ func (c CgroupFS) CPUStat(dir string) (CgroupCPUStat, error) {
 func (c CgroupFS) CPULimit(dir string, v1 bool) (CPULimit, error) {
 	if !v1 {
 		p := filepath.Join(dir, "cpu.max")
-		b, err := readSmall(p)
+		b, err := ReadFile(p, LimitLine)
 		if err != nil {
 			return CPULimit{}, err
 		}
@@ -189,7 +189,7 @@ func (c CgroupFS) CPULimit(dir string, v1 bool) (CPULimit, error) {
 		dst  *int64
 	}{{"cpu.cfs_quota_us", &l.QuotaUs}, {"cpu.cfs_period_us", &l.PeriodUs}} {
 		p := filepath.Join(dir, f.name)
-		b, err := readSmall(p)
+		b, err := ReadFile(p, LimitLine)
 		if err != nil {
 			return CPULimit{}, err
 		}

@@ -6,8 +6,13 @@ package procfs
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/sanitize"
 )
 
 var (
@@ -24,20 +29,44 @@ type FS struct {
 }
 
 // NewFS checks that root holds a readable stat file with a ctxt line, which
-// every procfs since Linux 2.6 has, and returns an FS for it.
+// every procfs since Linux 2.6 has, and returns an FS for it. Its errors
+// match ErrNotProcfs and read "ROOT: no such directory", "ROOT: not a
+// directory" or "ROOT: not a procfs (...)".
 func NewFS(root string) (FS, error) {
 	fi, err := os.Stat(root)
-	if err != nil {
-		return FS{}, fmt.Errorf("%w: %s", ErrNotProcfs, root)
-	}
-	if !fi.IsDir() {
-		return FS{}, fmt.Errorf("%w: %s is not a directory", ErrNotProcfs, root)
+	switch {
+	case errors.Is(err, iofs.ErrNotExist):
+		return FS{}, &RootError{Root: root, Problem: "no such directory"}
+	case err != nil:
+		return FS{}, &RootError{Root: root, Problem: errnoText(err)}
+	case !fi.IsDir():
+		return FS{}, &RootError{Root: root, Problem: "not a directory"}
 	}
 	fs := FS{root: filepath.Clean(root)}
 	if _, err := fs.Stat(); err != nil {
-		return FS{}, fmt.Errorf("%w: %s (no usable stat file)", ErrNotProcfs, root)
+		return FS{}, &RootError{Root: root, Problem: "not a procfs (no usable stat file: " + errnoText(err) + ")"}
 	}
 	return fs, nil
+}
+
+// RootError is a procfs root that cannot be used. It matches ErrNotProcfs.
+type RootError struct {
+	Root, Problem string
+}
+
+func (e *RootError) Error() string        { return sanitize.Name(e.Root) + ": " + e.Problem }
+func (e *RootError) Is(target error) bool { return target == ErrNotProcfs }
+
+// errnoText is the bare reason of a file error, without the path it names.
+func errnoText(err error) string {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	if errors.Is(err, ErrNotRegular) || errors.Is(err, ErrTooLarge) {
+		return errors.Unwrap(err).Error()
+	}
+	return sanitize.Name(err.Error())
 }
 
 // Root is the directory the FS reads from.

@@ -1,7 +1,5 @@
 package procfs
 
-import "os"
-
 // Interrupts is what ctxtop takes from /proc/interrupts: one header line of
 // CPU columns (online CPUs only), then a row per interrupt source:
 //
@@ -24,7 +22,7 @@ type Interrupts struct {
 // Interrupts reads <root>/interrupts.
 func (fs FS) Interrupts() (Interrupts, error) {
 	p := fs.Path("interrupts")
-	b, err := os.ReadFile(p)
+	b, err := ReadFile(p, LimitInterrupts)
 	if err != nil {
 		return Interrupts{}, err
 	}

@@ -1,12 +1,10 @@
 package procfs
 
-import "os"
-
 // LoadAvg reads <root>/loadavg: "0.00 0.02 0.00 1/85 5767", the 1, 5 and 15
 // minute run-queue averages, then running/total tasks and the last PID.
 func (fs FS) LoadAvg() ([3]float64, error) {
 	p := fs.Path("loadavg")
-	b, err := os.ReadFile(p)
+	b, err := ReadFile(p, LimitLine)
 	if err != nil {
 		return [3]float64{}, err
 	}

@@ -17,7 +17,7 @@ import (
 // list the hierarchy's controllers.
 func (fs FS) CgroupMounts() (CgroupFS, error) {
 	p := fs.Path("self", "mountinfo")
-	b, err := readSmall(p)
+	b, err := ReadFile(p, LimitStat)
 	if err != nil {
 		return CgroupFS{}, err
 	}

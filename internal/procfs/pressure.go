@@ -3,7 +3,6 @@ package procfs
 import (
 	"errors"
 	"io/fs"
-	"os"
 )
 
 // PressureCPU reads <root>/pressure/cpu (pressure stall information, Linux
@@ -16,7 +15,7 @@ import (
 // that is not an error.
 func (fsys FS) PressureCPU() (avg10 float64, ok bool, err error) {
 	p := fsys.Path("pressure", "cpu")
-	b, err := os.ReadFile(p)
+	b, err := ReadFile(p, LimitLine)
 	if err != nil {
 		// EOPNOTSUPP: built with PSI but booted with psi=0.
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotSupported) {

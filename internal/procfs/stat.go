@@ -1,7 +1,5 @@
 package procfs
 
-import "os"
-
 // Stat holds the system-wide lines of /proc/stat that ctxtop uses.
 //
 //	ctxt N            context switches on all CPUs since boot (vmstat "cs")
@@ -21,7 +19,7 @@ type Stat struct {
 // Stat reads <root>/stat.
 func (fs FS) Stat() (Stat, error) {
 	p := fs.Path("stat")
-	b, err := os.ReadFile(p)
+	b, err := ReadFile(p, LimitStat)
 	if err != nil {
 		return Stat{}, err
 	}

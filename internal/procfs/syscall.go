@@ -25,7 +25,7 @@ type TaskSyscall struct {
 // TaskSyscall reads <root>/PID/task/TID/syscall.
 func (fs FS) TaskSyscall(pid, tid int) (TaskSyscall, error) {
 	p := fs.Path(strconv.Itoa(pid), "task", strconv.Itoa(tid), "syscall")
-	b, err := readSmall(p)
+	b, err := ReadFile(p, LimitLine)
 	if err != nil {
 		return TaskSyscall{}, err
 	}

@@ -1,7 +1,6 @@
 package procfs
 
 import (
-	"os"
 	"strconv"
 )
 
@@ -22,7 +21,7 @@ type TaskSchedstat struct {
 // TaskSchedstat reads <root>/PID/task/TID/schedstat.
 func (fs FS) TaskSchedstat(pid, tid int) (TaskSchedstat, error) {
 	p := fs.Path(strconv.Itoa(pid), "task", strconv.Itoa(tid), "schedstat")
-	b, err := os.ReadFile(p)
+	b, err := ReadFile(p, LimitLine)
 	if err != nil {
 		return TaskSchedstat{}, err
 	}

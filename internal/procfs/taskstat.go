@@ -1,7 +1,6 @@
 package procfs
 
 import (
-	"os"
 	"strconv"
 )
 
@@ -24,7 +23,7 @@ type TaskStat struct {
 // TaskStat reads <root>/PID/task/TID/stat.
 func (fs FS) TaskStat(pid, tid int) (TaskStat, error) {
 	p := fs.Path(strconv.Itoa(pid), "task", strconv.Itoa(tid), "stat")
-	b, err := os.ReadFile(p)
+	b, err := ReadFile(p, LimitLine)
 	if err != nil {
 		return TaskStat{}, err
 	}

@@ -1,7 +1,6 @@
 package procfs
 
 import (
-	"os"
 	"strconv"
 )
 
@@ -26,7 +25,7 @@ type TaskStatus struct {
 // TaskStatus reads <root>/PID/task/TID/status.
 func (fs FS) TaskStatus(pid, tid int) (TaskStatus, error) {
 	p := fs.Path(strconv.Itoa(pid), "task", strconv.Itoa(tid), "status")
-	b, err := os.ReadFile(p)
+	b, err := ReadFile(p, LimitStatus)
 	if err != nil {
 		return TaskStatus{}, err
 	}

@@ -295,25 +295,39 @@ func TestCgroupDir(t *testing.T) {
 	}
 }
 
-func TestReadSmallDoesNotBlockOnAFIFO(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "wchan")
-	if err := syscall.Mkfifo(p, 0o600); err != nil {
+// A FIFO or a device in a fixture tree where a kernel file should be is
+// refused at once, never waited on or read without end.
+func TestWaitAndCgroupReadersRefuseNonRegularFiles(t *testing.T) {
+	root := t.TempDir()
+	task := filepath.Join(root, "1", "task", "1")
+	if err := os.MkdirAll(task, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// With no writer a blocking open would wait forever; the test would
-	// time out rather than fail, which is the bug this guards.
-	b, err := readSmall(p)
-	if err != nil || len(b) != 0 {
-		t.Errorf("readSmall(fifo) = %q, %v; want empty, nil", b, err)
+	for _, f := range []string{filepath.Join(task, "wchan"), filepath.Join(task, "syscall"), filepath.Join(root, "1", "cgroup"), filepath.Join(root, "cpu.stat")} {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-}
-
-func TestReadSmallIsBounded(t *testing.T) {
-	if _, err := os.Stat("/dev/zero"); err != nil {
-		t.Skip("no /dev/zero")
+	fs := FS{root: root}
+	if _, err := fs.TaskWchan(1, 1); err == nil {
+		t.Error("TaskWchan on a FIFO: no error")
 	}
-	if _, err := readSmall("/dev/zero"); !errors.Is(err, errTooLarge) {
-		t.Errorf("readSmall(/dev/zero) err = %v, want errTooLarge", err)
+	if _, err := fs.TaskSyscall(1, 1); err == nil {
+		t.Error("TaskSyscall on a FIFO: no error")
+	}
+	if _, err := fs.ProcCgroup(1); err == nil {
+		t.Error("ProcCgroup on a FIFO: no error")
+	}
+	if _, err := (CgroupFS{}).CPUStat(root); err == nil {
+		t.Error("CPUStat on a FIFO: no error")
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		if err := os.Symlink("/dev/zero", filepath.Join(root, "cpu.max")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (CgroupFS{}).CPULimit(root, false); err == nil {
+			t.Error("CPULimit on /dev/zero: no error")
+		}
 	}
 }
 

@@ -10,7 +10,7 @@ import "strconv"
 // TaskWchan returns "" for it.
 func (fs FS) TaskWchan(pid, tid int) (string, error) {
 	p := fs.Path(strconv.Itoa(pid), "task", strconv.Itoa(tid), "wchan")
-	b, err := readSmall(p)
+	b, err := ReadFile(p, LimitLine)
 	if err != nil {
 		return "", err
 	}

@@ -31,7 +31,7 @@ type cgroups struct {
 	byPath map[string]*cgroupState
 	pass   uint64
 	paths  []cgroupKey
-	buf    [4096]byte
+	buf    []byte
 }
 
 type cgroupKey struct {
@@ -53,7 +53,7 @@ type cgroupState struct {
 }
 
 func newCgroups(fs procfs.FS, root string) cgroups {
-	c := cgroups{byPath: map[string]*cgroupState{}}
+	c := cgroups{byPath: map[string]*cgroupState{}, buf: make([]byte, 1024)}
 	switch {
 	case root != "":
 		c.fs = procfs.ProbeCgroupRoot(root)
@@ -74,7 +74,7 @@ func (s *Sampler) processCgroup(p *proc) {
 	}
 	p.cgroupAge = cgroupRereadPasses
 	s.path = append(appendInt(s.path[:0], p.pid), "/cgroup\x00"...)
-	n, err := readFileAt(s.rootFD, s.path, &s.buf)
+	n, err := readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitStatus)
 	if err != nil {
 		p.cgroup, p.cgroupV1 = "", false
 		return
@@ -154,15 +154,10 @@ func (c *cgroups) readCounters(st *cgroupState, v1 bool, cc *model.CgroupCounter
 		return
 	}
 	// Read every pass: raw, into a kept buffer, so a steady state
-	// allocates nothing; O_NONBLOCK and one bounded read, as in procfs.
-	fd, err := openat(unix.AT_FDCWD, st.statPath, unix.O_NONBLOCK)
+	// allocates nothing, and bounded as every procfs read is.
+	n, err := readFileAt(unix.AT_FDCWD, st.statPath, &c.buf, procfs.LimitLine)
 	if err != nil {
 		return
-	}
-	n, err := preadRaw(fd, c.buf[:])
-	closeFD(fd)
-	if err != nil || n == len(c.buf) {
-		return // unreadable, or not a cpu.stat
 	}
 	stat, err := procfs.ParseCgroupCPUStat(c.buf[:n], "cpu.stat")
 	if err != nil || !stat.HasThrottling {

@@ -9,6 +9,10 @@ type task struct {
 	// and the file is opened afresh each pass.
 	fd int
 	c  model.TaskCounters
+	// statusName and comm are the raw Name line of status and the raw comm
+	// file: c.Comm is sanitized and may differ from both. Comparing raw
+	// bytes keeps a renamed thread's comm re-read once, not every pass.
+	statusName, comm string
 }
 
 // proc is the sampler's memory of one process.
@@ -51,7 +55,7 @@ func (s *Sampler) allocProc(pid int) *proc {
 	*p = proc{pid: pid, statFD: -1, mustList: true}
 	if s.kept < s.keepBudget {
 		s.path = append(appendInt(s.path[:0], pid), "/stat\x00"...)
-		if fd, err := openat(s.rootFD, s.path, 0); err == nil {
+		if fd, err := openFile(s.rootFD, s.path); err == nil {
 			p.statFD = fd
 			s.kept++
 		}

@@ -104,7 +104,7 @@ func New(cfg Config) (*Sampler, error) {
 		s.sysFD[i] = -1
 	}
 	if s.rootFD, err = openat(unix.AT_FDCWD, cstr(nil, fs.Root()), unix.O_DIRECTORY); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", procfs.ErrNotProcfs, root, err)
+		return nil, &procfs.RootError{Root: root, Problem: err.Error()}
 	}
 	if err := s.openSystem(); err != nil {
 		s.Close()
@@ -116,7 +116,7 @@ func New(cfg Config) (*Sampler, error) {
 			return nil, fmt.Errorf("invalid pid %d", pid)
 		}
 		s.path = append(appendInt(s.path[:0], pid), "/task\x00"...)
-		fd, err := openat(s.rootFD, s.path, unix.O_DIRECTORY)
+		fd, err := openDir(s.rootFD, s.path)
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("no such process: %d", pid)
@@ -254,7 +254,7 @@ func (s *Sampler) anyLive() bool {
 		if p.statFD < 0 {
 			return true // cannot tell cheaply; it was listed, so keep going
 		}
-		n, err := readAll(p.statFD, &s.buf)
+		n, err := readAll(p.statFD, &s.buf, procfs.LimitLine)
 		if err != nil {
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/procfs"
 )
 
 // Thin syscall wrappers over NUL-terminated byte paths. unix.Open copies its
@@ -15,14 +17,21 @@ import (
 // when the program was idle, which then polls every 20 µs for a while. A
 // monitor polling once a second paid ~16 context switches a second for that;
 // raw calls leave sysmon asleep.
+//
+// Raw calls must never block, so a file is opened with procfs.OpenFlags
+// (O_NONBLOCK: a FIFO's open does not wait for a writer; O_NOFOLLOW: no
+// symlink to /dev/zero or to itself), refused unless fstat says it is a
+// regular file, and read only up to the cap for its kind (procfs.Limit*).
 
+// openat opens path relative to dirfd with flags, always read-only,
+// close-on-exec and non-blocking.
 func openat(dirfd int, path []byte, flags int) (int, error) {
 	if len(path) == 0 || path[len(path)-1] != 0 {
 		return -1, unix.EINVAL
 	}
 	for {
 		fd, _, e := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&path[0])),
-			uintptr(flags|unix.O_RDONLY|unix.O_CLOEXEC), 0, 0, 0)
+			uintptr(flags|unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK), 0, 0, 0)
 		if e == unix.EINTR {
 			continue
 		}
@@ -33,7 +42,37 @@ func openat(dirfd int, path []byte, flags int) (int, error) {
 	}
 }
 
-func pread(fd int, buf []byte) (int, error) { return preadRaw(fd, buf) }
+// openFile opens a procfs file relative to dirfd and checks that it is a
+// regular file.
+func openFile(dirfd int, path []byte) (int, error) {
+	fd, err := openat(dirfd, path, procfs.OpenFlags)
+	if err != nil {
+		return -1, err
+	}
+	if err := checkRegular(fd); err != nil {
+		closeFD(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// openDir opens a directory relative to dirfd; a symlink in its place is
+// refused, as none of the directories ctxtop lists is one in a real procfs.
+func openDir(dirfd int, path []byte) (int, error) {
+	return openat(dirfd, path, unix.O_DIRECTORY|unix.O_NOFOLLOW)
+}
+
+func checkRegular(fd int) error {
+	var st unix.Stat_t
+	_, _, e := unix.RawSyscall(unix.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(&st)), 0)
+	if e != 0 {
+		return e
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return procfs.ErrNotRegular
+	}
+	return nil
+}
 
 func closeFD(fd int) { unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0) }
 
@@ -64,28 +103,41 @@ func preadRaw(fd int, buf []byte) (int, error) {
 	}
 }
 
-// readAll preads fd from offset 0 into *buf, growing it until the file fits.
-// procfs files are generated on read, so a short read means the end.
-func readAll(fd int, buf *[]byte) (int, error) {
+// readAll preads fd from offset 0 into *buf, growing it until the file fits
+// or is found to be over limit bytes (procfs.ErrTooLarge). procfs files are
+// generated on read, so a short read means the end.
+func readAll(fd int, buf *[]byte, limit int) (int, error) {
 	for {
-		n, err := pread(fd, *buf)
+		b := *buf
+		if len(b) > limit+1 {
+			b = b[:limit+1]
+		}
+		n, err := preadRaw(fd, b)
 		if err != nil {
 			return 0, err
 		}
-		if n < len(*buf) {
+		if n > limit {
+			return 0, procfs.ErrTooLarge
+		}
+		if n < len(b) {
 			return n, nil
 		}
-		*buf = make([]byte, 2*len(*buf))
+		grow := 2 * len(*buf)
+		if grow >= limit {
+			grow = limit + 1
+		}
+		*buf = make([]byte, grow)
 	}
 }
 
-// readFileAt opens path relative to dirfd, reads it whole and closes it.
-func readFileAt(dirfd int, path []byte, buf *[]byte) (int, error) {
-	fd, err := openat(dirfd, path, 0)
+// readFileAt opens path relative to dirfd, reads it whole (up to limit
+// bytes) and closes it.
+func readFileAt(dirfd int, path []byte, buf *[]byte, limit int) (int, error) {
+	fd, err := openFile(dirfd, path)
 	if err != nil {
 		return 0, err
 	}
-	n, err := readAll(fd, buf)
+	n, err := readAll(fd, buf, limit)
 	closeFD(fd)
 	return n, err
 }
@@ -93,7 +145,7 @@ func readFileAt(dirfd int, path []byte, buf *[]byte) (int, error) {
 // readDirInts lists the decimal names in the directory at path (relative to
 // dirfd), appending them to dst. Other names (self, net, ...) are skipped.
 func readDirInts(dirfd int, path []byte, buf []byte, dst []int) ([]int, error) {
-	fd, err := openat(dirfd, path, unix.O_DIRECTORY)
+	fd, err := openDir(dirfd, path)
 	if err != nil {
 		return dst, err
 	}
@@ -113,6 +165,10 @@ func readDirInts(dirfd int, path []byte, buf []byte, dst []int) ([]int, error) {
 	}
 }
 
+// maxPID is the kernel's PID_MAX_LIMIT on 64-bit: no PID or TID is larger,
+// so a directory can list at most this many tasks and a larger name is junk.
+const maxPID = 4 << 20
+
 // appendDirentInts walks linux_dirent64 records: ino u64, off s64,
 // reclen u16, type u8, then the NUL-terminated name.
 func appendDirentInts(b []byte, dst []int) []int {
@@ -127,13 +183,14 @@ func appendDirentInts(b []byte, dst []int) []int {
 			if c == 0 {
 				break
 			}
-			if c < '0' || c > '9' || v > 1<<30 {
+			// A leading zero would name the same task twice ("0100").
+			if c < '0' || c > '9' || v > maxPID || (c == '0' && v == 0) {
 				ok = false
 				break
 			}
 			v, ok = v*10+int(c-'0'), true
 		}
-		if ok {
+		if ok && v <= maxPID {
 			dst = append(dst, v)
 		}
 		b = b[reclen:]

@@ -23,10 +23,10 @@ var sysNames = [sysFiles]string{"stat", "interrupts", "loadavg", "pressure/cpu"}
 // kernels, containers) is left at -1.
 func (s *Sampler) openSystem() error {
 	for i, name := range sysNames {
-		fd, err := openat(s.rootFD, cstr(nil, name), 0)
+		fd, err := openFile(s.rootFD, cstr(nil, name))
 		if err != nil {
 			if i == sysStat {
-				return fmt.Errorf("%w: %s: %v", procfs.ErrNotProcfs, s.fs.Root(), err)
+				return &procfs.RootError{Root: s.fs.Root(), Problem: "not a procfs (no usable stat file: " + err.Error() + ")"}
 			}
 			continue
 		}
@@ -47,7 +47,7 @@ func (s *Sampler) closeSystem() {
 // readSystem fills sys from the system-wide files. Only a failure of stat is
 // an error; the optional files leave their fields zero.
 func (s *Sampler) readSystem(sys *model.SystemCounters) error {
-	n, err := readAll(s.sysFD[sysStat], &s.buf)
+	n, err := readAll(s.sysFD[sysStat], &s.buf, procfs.LimitStat)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", s.fs.Path("stat"), err)
 	}
@@ -62,7 +62,7 @@ func (s *Sampler) readSystem(sys *model.SystemCounters) error {
 	sys.ReschedIPIs = 0
 	sys.ReschedPerCPU, sys.InterruptsPerCPU = sys.ReschedPerCPU[:0], sys.InterruptsPerCPU[:0]
 	if fd := s.sysFD[sysInterrupts]; fd >= 0 {
-		if n, err = readAll(fd, &s.buf); err == nil {
+		if n, err = readAll(fd, &s.buf, procfs.LimitInterrupts); err == nil {
 			err = procfs.ParseInterrupts(s.buf[:n], "interrupts", &s.intr)
 		}
 		if err == nil {
@@ -74,13 +74,13 @@ func (s *Sampler) readSystem(sys *model.SystemCounters) error {
 	}
 	sys.LoadAvg = [3]float64{}
 	if fd := s.sysFD[sysLoadAvg]; fd >= 0 {
-		if n, err = readAll(fd, &s.buf); err == nil {
+		if n, err = readAll(fd, &s.buf, procfs.LimitLine); err == nil {
 			sys.LoadAvg, _ = procfs.ParseLoadAvg(s.buf[:n], "loadavg")
 		}
 	}
 	sys.HasPSI, sys.PSICPUSomeAvg10 = false, 0
 	if fd := s.sysFD[sysPressure]; fd >= 0 {
-		if n, err = readAll(fd, &s.buf); err == nil {
+		if n, err = readAll(fd, &s.buf, procfs.LimitLine); err == nil {
 			if v, err := procfs.ParsePressureCPU(s.buf[:n], "pressure/cpu"); err == nil {
 				sys.HasPSI, sys.PSICPUSomeAvg10 = true, v
 			}

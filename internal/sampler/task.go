@@ -4,6 +4,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/procfs"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
 )
 
 // update refreshes t. A fresh task (Timeslices 0 and no fd) gets every file
@@ -34,7 +35,7 @@ func (s *Sampler) update(t *task) outcome {
 	}
 	if s.kept < s.keepBudget {
 		s.taskPath(t, "schedstat")
-		fd, err := openat(s.rootFD, s.path, 0)
+		fd, err := openFile(s.rootFD, s.path)
 		switch {
 		case err == nil:
 			t.fd = fd
@@ -57,11 +58,12 @@ func (s *Sampler) readSchedstat(t *task) (procfs.TaskSchedstat, error) {
 	var n int
 	var err error
 	if t.fd >= 0 {
-		// schedstat is one short line; the 4 KiB buffer always holds it.
-		n, err = preadRaw(t.fd, s.buf)
+		// schedstat is one short line; the buffer, never under 4 KiB,
+		// always holds it.
+		n, err = readAll(t.fd, &s.buf, procfs.LimitLine)
 	} else {
 		s.taskPath(t, "schedstat")
-		n, err = readFileAt(s.rootFD, s.path, &s.buf)
+		n, err = readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitLine)
 	}
 	if err != nil {
 		return procfs.TaskSchedstat{}, err
@@ -73,7 +75,7 @@ func (s *Sampler) readSchedstat(t *task) (procfs.TaskSchedstat, error) {
 // renamed one).
 func (s *Sampler) readDetails(t *task, fresh bool) outcome {
 	s.taskPath(t, "status")
-	n, err := readFileAt(s.rootFD, s.path, &s.buf)
+	n, err := readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitStatus)
 	if err != nil {
 		return classify(err)
 	}
@@ -82,14 +84,19 @@ func (s *Sampler) readDetails(t *task, fresh bool) outcome {
 		return unreadable
 	}
 	t.c.VoluntarySwitches, t.c.InvoluntarySwitches = st.VoluntarySwitches, st.InvoluntarySwitches
-	t.c.State = st.State
+	t.c.State = stateLetter(st.State)
 	if string(st.CPUsAllowed) != t.c.CPUsAllowed {
-		t.c.CPUsAllowed = string(st.CPUsAllowed)
+		t.c.CPUsAllowed = sanitize.Name(string(st.CPUsAllowed))
 	}
-	renamed := string(st.Name) != t.c.Comm
+	// status escapes a name ("a\nb"), so it only tells that the name
+	// changed; comm holds the name itself.
+	renamed := string(st.Name) != t.statusName
+	if renamed {
+		t.statusName = string(st.Name)
+	}
 
 	s.taskPath(t, "stat")
-	if n, err = readFileAt(s.rootFD, s.path, &s.buf); err != nil {
+	if n, err = readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitLine); err != nil {
 		return classify(err)
 	}
 	ts, err := procfs.ParseTaskStat(s.buf[:n], "stat")
@@ -104,19 +111,31 @@ func (s *Sampler) readDetails(t *task, fresh bool) outcome {
 
 	if fresh || renamed {
 		s.taskPath(t, "comm")
-		if n, err = readFileAt(s.rootFD, s.path, &s.buf); err != nil {
+		if n, err = readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitLine); err != nil {
 			return classify(err)
 		}
-		if c := procfs.ParseComm(s.buf[:n]); string(c) != t.c.Comm {
-			t.c.Comm = string(c)
+		// The name enters the model here, once: every view prints
+		// t.c.Comm as it is, so it must hold nothing a terminal acts on.
+		if c := procfs.ParseComm(s.buf[:n]); string(c) != t.comm {
+			t.comm = string(c)
+			t.c.Comm = sanitize.Name(t.comm)
 		}
 	}
 	return updated
 }
 
+// stateLetter keeps the one-letter state of a status file printable: a
+// --proc tree could hold an escape byte there.
+func stateLetter(b byte) byte {
+	if b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' {
+		return b
+	}
+	return sanitize.Substitute
+}
+
 // numThreads reads num_threads from the process's kept-open stat file.
 func (s *Sampler) numThreads(p *proc) (int, error) {
-	n, err := readAll(p.statFD, &s.buf)
+	n, err := readAll(p.statFD, &s.buf, procfs.LimitLine)
 	if err != nil {
 		return 0, err
 	}

@@ -248,7 +248,7 @@ func (w *waitSampler) read(t *waitTarget, file string) (int, error) {
 	p = append(p, '/')
 	p = append(p, file...)
 	w.path = append(p, 0)
-	return readFileAt(w.rootFD, w.path, &w.buf)
+	return readFileAt(w.rootFD, w.path, &w.buf, procfs.LimitLine)
 }
 
 // fdKind resolves /proc/PID/fd/N; unknown when it cannot be read.
