@@ -23,13 +23,13 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	ctx, stop := stopOnSignal(ctx, stuckGrace)
 	defer stop()
 
-	mon, err := sampler.NewMonitor(sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot})
+	mon, err := sampler.NewMonitor(sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot})
 	if err != nil {
 		return procError(err)
 	}
 	defer mon.Close()
 
-	oo := output.Options{Top: o.top, Processes: o.processes}
+	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups}
 	if o.output == "json" {
 		facts := hostinfo.Read(ctx, o.procRoot)
 		oo.Host = &facts

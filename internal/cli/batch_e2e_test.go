@@ -209,7 +209,7 @@ func TestBatchJSONKeys(t *testing.T) {
 		sort.Strings(k)
 		return k
 	}
-	if diff := cmp.Diff([]string{"host", "interval_s", "processes", "system", "threads", "time"}, keys(r)); diff != "" {
+	if diff := cmp.Diff([]string{"cgroups", "host", "interval_s", "processes", "system", "threads", "time"}, keys(r)); diff != "" {
 		t.Errorf("top-level keys (-want +got)\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"cpu_model", "cpus", "hostname", "kernel", "mem_total_bytes", "uptime_s"}, keys(r["host"].(map[string]any))); diff != "" {
@@ -232,7 +232,17 @@ func TestBatchJSONKeys(t *testing.T) {
 	if diff := cmp.Diff([]string{"comm", "cpu_pct", "cswch_per_s", "nvcswch_per_s", "pid", "threads"}, keys(procs[0].(map[string]any))); diff != "" {
 		t.Errorf("process keys (-want +got)\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"comm", "cpu_pct", "cpus_allowed", "cswch_per_s", "hot", "nvcswch_per_s", "pid", "reason", "tid", "wait_pct"}, keys(threads[0].(map[string]any))); diff != "" {
+	// wait_on is there only when a look found the thread asleep.
+	th0 := threads[0].(map[string]any)
+	if w, ok := th0["wait_on"].(map[string]any); ok {
+		for reason := range w {
+			if !strings.HasPrefix(reason, "pipe ") && reason != "futex wait" {
+				t.Errorf("pipe ping-pong thread waits on %q", reason)
+			}
+		}
+		delete(th0, "wait_on")
+	}
+	if diff := cmp.Diff([]string{"comm", "cpu_pct", "cpus_allowed", "cswch_per_s", "hot", "nvcswch_per_s", "pid", "reason", "tid", "wait_pct"}, keys(th0)); diff != "" {
 		t.Errorf("thread keys (-want +got)\n%s", diff)
 	}
 	// Ping-pong at thousands of switches/s is over the default --hot 1000,

@@ -41,8 +41,10 @@ type options struct {
 	pids       pidListValue
 	top        int
 	processes  bool
+	cgroups    bool
 	hot        float64
 	procRoot   string
+	cgroupRoot string
 	output     outputValue
 	noColor    bool
 }
@@ -90,8 +92,10 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.VarP(&o.pids, "pid", "p", "only these processes, comma-separated PIDs")
 	f.IntVar(&o.top, "top", 20, "rows per report in text mode (JSON: all rows unless given)")
 	f.BoolVar(&o.processes, "processes", false, "one row per process (the sum over its threads) instead of per thread")
+	f.BoolVar(&o.cgroups, "cgroups", false, "one row per cgroup (container, pod, systemd unit), with its CPU throttling")
 	f.Float64Var(&o.hot, "hot", 1000, "switches/s at which a thread is hot")
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
+	f.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroup file system root, laid out like /sys/fs/cgroup (default: found in the procfs root's self/mountinfo)")
 	f.VarP(&o.output, "output", "o", "batch output format: text or json")
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the live monitor (NO_COLOR is honoured too)")
 	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd(), newGenManCmd())
@@ -107,6 +111,14 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.output == "json" && !cmd.Flags().Changed("top") {
 		o.top = 0
+	}
+	if o.cgroups && o.processes {
+		return errors.New("--cgroups and --processes are two row kinds: give one")
+	}
+	if o.cgroupRoot != "" {
+		if fi, err := os.Stat(o.cgroupRoot); err != nil || !fi.IsDir() {
+			return fmt.Errorf("--cgroup-root %q is not a directory", o.cgroupRoot)
+		}
 	}
 	if !(o.hot > 0) {
 		return fmt.Errorf("--hot must be a positive rate, got %v", o.hot)

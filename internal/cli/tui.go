@@ -12,7 +12,7 @@ import (
 
 // runTUI opens the live monitor on the terminal.
 func runTUI(o options) error {
-	mon, err := sampler.NewMonitor(sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot})
+	mon, err := sampler.NewMonitor(sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot})
 	if err != nil {
 		return procError(err)
 	}

@@ -45,7 +45,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		hot = DefaultHotThreshold
 	}
 	interval := cur.Time.Sub(prev.Time)
-	threads, procs := dst.Threads[:0], dst.Processes[:0]
+	threads, procs, cgs := dst.Threads[:0], dst.Processes[:0], dst.Cgroups[:0]
 	*dst = Snapshot{
 		Time:       cur.Time,
 		Interval:   interval,
@@ -53,7 +53,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		Unreadable: cur.Unreadable,
 		System:     systemRates(&prev.System, &cur.System, interval, dst.System.PerCPU[:0]),
 	}
-	defer func() { dst.Threads, dst.Processes = threads, procs }()
+	defer func() { dst.Threads, dst.Processes, dst.Cgroups = threads, procs, cgs }()
 	if dst.Interval <= 0 {
 		return
 	}
@@ -69,12 +69,12 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 	// procs grows by one entry per PID of cur; an entry whose threads all
 	// stayed idle is dropped when the next PID starts.
 	open := false // procs[len(procs)-1] is the PID being summed
-	i := 0
+	i, wi := 0, 0
 	for j := range cur.Tasks {
 		c := &cur.Tasks[j]
 		if !open || procs[len(procs)-1].PID != c.PID {
 			procs = closeProcess(procs, open, hot)
-			procs = append(procs, ProcessRates{PID: c.PID, Comm: c.ProcessComm})
+			procs = append(procs, ProcessRates{PID: c.PID, Comm: c.ProcessComm, Cgroup: c.Cgroup})
 			open = true
 		}
 		pr := &procs[len(procs)-1]
@@ -103,11 +103,18 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 			CPUsAllowed:       c.CPUsAllowed,
 			State:             c.State,
 			LastCPU:           c.LastCPU,
+			Cgroup:            c.Cgroup,
 		}
 		if n := CountCPUs(c.CPUsAllowed); n > 0 && n < cur.System.CPUs {
 			t.Pinned = true
 		}
 		t.Hot, t.Reason = classify(t.VoluntaryPerSec, t.InvoluntaryPerSec, t.WaitPercent, hot)
+		for wi < len(cur.Waits) && (cur.Waits[wi].PID < c.PID || cur.Waits[wi].PID == c.PID && cur.Waits[wi].TID < c.TID) {
+			wi++
+		}
+		if wi < len(cur.Waits) && cur.Waits[wi].PID == c.PID && cur.Waits[wi].TID == c.TID {
+			attachWaits(&t, &cur.Waits[wi])
+		}
 		pr.VoluntaryPerSec += t.VoluntaryPerSec
 		pr.InvoluntaryPerSec += t.InvoluntaryPerSec
 		pr.CPUPercent += t.CPUPercent
@@ -115,6 +122,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		threads = append(threads, t)
 	}
 	procs = closeProcess(procs, open, hot)
+	cgs = cgroupRates(cgs, prev, cur, threads, secs, hot)
 	if !opts.Partial {
 		var rows float64
 		for i := range threads {

@@ -56,6 +56,46 @@ type TaskCounters struct {
 	State byte
 	// LastCPU is field 39 of stat: the CPU the thread last ran on.
 	LastCPU int
+	// Cgroup is the process's cgroup path as /proc/PID/cgroup names it (the
+	// v1 cpu controller's where it is not the root, else the unified one);
+	// "" when unknown. It keys Sample.Cgroups.
+	Cgroup string
+}
+
+// CgroupCounters are one cgroup's raw CPU bandwidth counters.
+type CgroupCounters struct {
+	// Path is the cgroup's path, as in TaskCounters.Cgroup.
+	Path string
+	// HasThrottling is true when cpu.stat was read and holds the bandwidth
+	// counters (v1's cpu controller, or v2 with cpu enabled).
+	HasThrottling bool
+	// Periods, Throttled and ThrottledNs are cpu.stat's nr_periods,
+	// nr_throttled and throttled time (v2's throttled_usec × 1000).
+	Periods, Throttled, ThrottledNs uint64
+	// LimitCPUs is quota/period (cpu.max or cfs_quota_us/cfs_period_us);
+	// 0 when unlimited or unknown.
+	LimitCPUs float64
+}
+
+// WaitTally is what a thread was seen waiting on during the interval that
+// ends at this sample: the sampler looks at the hottest blocking threads
+// several times between two samples.
+type WaitTally struct {
+	PID, TID int
+	// Looks is how many times the thread was looked at; Reasons counts
+	// those in which it was asleep, by reason (internal/wait's words).
+	// Looks at a running thread count in Looks only.
+	Looks   int
+	Reasons []ReasonCount
+	// Wchan and Syscall are the raw kernel function and syscall line of
+	// the last look that found the thread asleep, for the detail view.
+	Wchan, Syscall string
+}
+
+// ReasonCount is how many looks found one reason.
+type ReasonCount struct {
+	Reason string
+	N      int
 }
 
 // Sample is one pass over /proc: raw counters, nothing derived.
@@ -71,6 +111,12 @@ type Sample struct {
 	Unreadable int
 	// Self is ctxtop's own usage, so the monitor can show its own noise.
 	Self SelfCounters
+	// Cgroups holds every cgroup some task is in, sorted by Path; empty
+	// when cgroups are not known (a fixture tree, an old kernel).
+	Cgroups []CgroupCounters
+	// Waits holds the wait-reason looks of the interval ending here,
+	// sorted by PID, then TID.
+	Waits []WaitTally
 }
 
 // SelfCounters are getrusage(RUSAGE_SELF) figures for the monitoring process:

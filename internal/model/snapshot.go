@@ -43,6 +43,19 @@ type ThreadRates struct {
 	Hot     bool
 	// Reason says why a hot thread is hot; empty when not hot.
 	Reason string
+	// Cgroup is the thread's process's cgroup path, "" when unknown.
+	Cgroup string
+	// WaitOn is what the thread was seen waiting on, biggest share first;
+	// nil when it was not looked at. Shares sum to 1.
+	WaitOn []WaitShare
+	// Wchan and Syscall are the raw last looks, for the detail view.
+	Wchan, Syscall string
+}
+
+// WaitShare is one reason's share of the looks that found a thread asleep.
+type WaitShare struct {
+	Reason string
+	Share  float64
 }
 
 // TotalPerSec is voluntary plus involuntary switches per second.
@@ -60,10 +73,41 @@ type ProcessRates struct {
 	WaitPercent       float64
 	Hot               bool
 	Reason            string
+	// Cgroup is the process's cgroup path, "" when unknown.
+	Cgroup string
 }
 
 // TotalPerSec is voluntary plus involuntary switches per second.
 func (p ProcessRates) TotalPerSec() float64 { return p.VoluntaryPerSec + p.InvoluntaryPerSec }
+
+// CgroupRates are the sums over the threads of one cgroup, and its CPU
+// throttling over the interval.
+type CgroupRates struct {
+	// Path is as /proc/PID/cgroup names it; Name is how users name it
+	// (see CgroupName).
+	Path string
+	Name string
+	// Processes and Threads count every process and thread in the group,
+	// idle or not.
+	Processes, Threads int
+	VoluntaryPerSec    float64
+	InvoluntaryPerSec  float64
+	CPUPercent         float64
+	// HasThrottling is false when the group's cpu.stat could not be read
+	// or has no bandwidth counters: the throttling figures are then unknown.
+	HasThrottling bool
+	// ThrottledPercent is the share of CFS periods in which the group ran
+	// out of quota; ThrottledMsPerSec the time its threads spent throttled.
+	ThrottledPercent  float64
+	ThrottledMsPerSec float64
+	// LimitCPUs is the quota in CPUs, 0 when none.
+	LimitCPUs float64
+	Hot       bool
+	Reason    string
+}
+
+// TotalPerSec is voluntary plus involuntary switches per second.
+func (c CgroupRates) TotalPerSec() float64 { return c.VoluntaryPerSec + c.InvoluntaryPerSec }
 
 // Spike reports the system spike rule: cs/s at least 10x its recent median,
 // or at least 10,000 per CPU.
@@ -85,7 +129,10 @@ type Snapshot struct {
 	// Processes holds every process with a non-zero rate, sorted likewise.
 	// Its rates, WaitPercent included, are sums over the process's threads.
 	Processes []ProcessRates
-	Spike     Spike
+	// Cgroups holds every cgroup with a thread that switched or ran, or
+	// that was throttled: throttled ones first, then busiest first.
+	Cgroups []CgroupRates
+	Spike   Spike
 	// Tasks is the number of threads in the later sample.
 	Tasks      int
 	Unreadable int

@@ -25,6 +25,8 @@ type Options struct {
 	Top int
 	// Processes prints one row per process instead of per thread (text).
 	Processes bool
+	// Cgroups prints one row per cgroup (text); wins over Processes.
+	Cgroups bool
 	// Host, when set, goes into every JSON line as "host".
 	Host *hostinfo.Facts
 }
@@ -64,7 +66,9 @@ func (t *Text) Write(s *model.Snapshot) error {
 		fmt.Fprintf(w, "  SPIKE: %s", s.Spike.Reason)
 	}
 	w.WriteByte('\n')
-	if t.opts.Processes {
+	if t.opts.Cgroups {
+		t.writeCgroups(s)
+	} else if t.opts.Processes {
 		line(w, "%8s %-*s %7s %11s %11s %11s %7s %7s  %s", "PID", commWidth, "COMM", "THREADS", "CSWCH/s", "NVCSWCH/s", "TOTAL/s", "%CPU", "WAIT%", "HOT")
 		for i, p := range s.Processes {
 			if t.opts.Top > 0 && i >= t.opts.Top {
@@ -93,6 +97,32 @@ func (t *Text) Write(s *model.Snapshot) error {
 		}
 	}
 	return w.Flush()
+}
+
+// hotWidth fits "throttled 100%"; the name comes last, whole, as pidstat
+// puts its Command.
+const hotWidth = 14
+
+// writeCgroups prints one row per cgroup: its sums, CPU throttling and
+// limit, named as users name it (the path when nothing better is known).
+func (t *Text) writeCgroups(s *model.Snapshot) {
+	w := t.w
+	line(w, "%6s %7s %11s %11s %11s %7s %7s %9s %6s %-*s %s", "PROCS", "THREADS", "CSWCH/s", "NVCSWCH/s", "TOTAL/s", "%CPU", "THRTL%", "THRTLms/s", "LIMIT", hotWidth, "HOT", "CGROUP")
+	for i, c := range s.Cgroups {
+		if t.opts.Top > 0 && i >= t.opts.Top {
+			break
+		}
+		thr, ms, limit := "-", "-", "-"
+		if c.HasThrottling {
+			thr, ms = dec(c.ThrottledPercent), dec(c.ThrottledMsPerSec)
+		}
+		if c.LimitCPUs > 0 {
+			limit = dec(c.LimitCPUs)
+		}
+		line(w, "%6d %7d %11s %11s %11s %7s %7s %9s %6s %s %s", c.Processes, c.Threads,
+			dec(c.VoluntaryPerSec), dec(c.InvoluntaryPerSec), dec(c.TotalPerSec()), dec(c.CPUPercent), thr, ms, limit,
+			pad(hot(c.Hot, c.Reason), hotWidth), c.Name)
+	}
 }
 
 // The last row of a text report holds the switches no thread row holds, so
@@ -173,7 +203,21 @@ type jsonReport struct {
 	System    jsonSystem    `json:"system"`
 	Processes []jsonProcess `json:"processes"`
 	Threads   []jsonThread  `json:"threads"`
+	Cgroups   []jsonCgroup  `json:"cgroups"`
 	Host      *jsonHost     `json:"host,omitempty"`
+}
+
+type jsonCgroup struct {
+	Cgroup    string  `json:"cgroup"`
+	Name      string  `json:"name"`
+	Processes int     `json:"processes"`
+	Threads   int     `json:"threads"`
+	Vol       float64 `json:"cswch_per_s"`
+	Invol     float64 `json:"nvcswch_per_s"`
+	CPU       float64 `json:"cpu_pct"`
+	// null when the group's cpu.stat could not be read.
+	ThrottledPct  *float64 `json:"throttled_pct"`
+	ThrottledMsPS *float64 `json:"throttled_ms_per_s"`
 }
 
 // jsonHost is what the figures were measured on (gopsutil's host facts).
@@ -218,6 +262,9 @@ type jsonThread struct {
 	CPUsAllowed string  `json:"cpus_allowed"`
 	Hot         bool    `json:"hot"`
 	Reason      string  `json:"reason"`
+	// WaitOn is reason → share of the looks that found the thread asleep;
+	// only for threads that were looked at (the hottest blocking ones).
+	WaitOn map[string]float64 `json:"wait_on,omitempty"`
 }
 
 // Write prints one report as a line of JSON.
@@ -239,6 +286,7 @@ func (j *JSON) Write(s *model.Snapshot) error {
 		},
 		Processes: []jsonProcess{},
 		Threads:   []jsonThread{},
+		Cgroups:   []jsonCgroup{},
 	}
 	if s.System.HasPSI {
 		v := round2(s.System.PSICPUSomeAvg10)
@@ -257,8 +305,27 @@ func (j *JSON) Write(s *model.Snapshot) error {
 		if j.opts.Top > 0 && i >= j.opts.Top {
 			break
 		}
-		r.Threads = append(r.Threads, jsonThread{t.PID, t.TID, t.Comm, round2(t.VoluntaryPerSec), round2(t.InvoluntaryPerSec),
-			round2(t.CPUPercent), round2(t.WaitPercent), t.CPUsAllowed, t.Hot, t.Reason})
+		jt := jsonThread{t.PID, t.TID, t.Comm, round2(t.VoluntaryPerSec), round2(t.InvoluntaryPerSec),
+			round2(t.CPUPercent), round2(t.WaitPercent), t.CPUsAllowed, t.Hot, t.Reason, nil}
+		if len(t.WaitOn) > 0 {
+			jt.WaitOn = make(map[string]float64, len(t.WaitOn))
+			for _, w := range t.WaitOn {
+				jt.WaitOn[w.Reason] = round2(w.Share)
+			}
+		}
+		r.Threads = append(r.Threads, jt)
+	}
+	for i, c := range s.Cgroups {
+		if j.opts.Top > 0 && i >= j.opts.Top {
+			break
+		}
+		jc := jsonCgroup{Cgroup: c.Path, Name: c.Name, Processes: c.Processes, Threads: c.Threads,
+			Vol: round2(c.VoluntaryPerSec), Invol: round2(c.InvoluntaryPerSec), CPU: round2(c.CPUPercent)}
+		if c.HasThrottling {
+			p, ms := round2(c.ThrottledPercent), round2(c.ThrottledMsPerSec)
+			jc.ThrottledPct, jc.ThrottledMsPS = &p, &ms
+		}
+		r.Cgroups = append(r.Cgroups, jc)
 	}
 	return j.enc.Encode(&r)
 }

@@ -53,7 +53,8 @@ func snapshot() *model.Snapshot {
 			{PID: 4100, TID: 4102, Comm: "ping-futex", VoluntaryPerSec: 98000.456, InvoluntaryPerSec: 12.5, CPUPercent: 61.25, WaitPercent: 3.5,
 				CPUsAllowed: "0", Pinned: true, Hot: true, Reason: "blocking, wait 4%"},
 			{PID: 4100, TID: 4103, Comm: "pong-futex", VoluntaryPerSec: 97990, InvoluntaryPerSec: 10, CPUPercent: 60, WaitPercent: 2,
-				CPUsAllowed: "0", Pinned: true, Hot: true, Reason: "blocking, wait 2%"},
+				CPUsAllowed: "0", Pinned: true, Hot: true, Reason: "blocking: futex 80%, pipe 20%",
+				WaitOn: []model.WaitShare{{Reason: "futex wait", Share: 0.8}, {Reason: "pipe read", Share: 0.2}}},
 			{PID: 812, TID: 830, Comm: "a-very-long-thread-name", VoluntaryPerSec: 10, InvoluntaryPerSec: 1500, CPUPercent: 99.5, WaitPercent: 35,
 				CPUsAllowed: "0-1", Hot: true, Reason: "preempted, wait 35%"},
 			{PID: 1, TID: 1, Comm: "systemd", VoluntaryPerSec: 0.5, CPUsAllowed: "0-1"},
@@ -62,6 +63,13 @@ func snapshot() *model.Snapshot {
 			{PID: 4100, Comm: "ctxtop", Threads: 7, VoluntaryPerSec: 195990.456, InvoluntaryPerSec: 22.5, CPUPercent: 121.25, WaitPercent: 5.5, Hot: true, Reason: "blocking, wait 6%"},
 			{PID: 812, Comm: "java", Threads: 40, VoluntaryPerSec: 10, InvoluntaryPerSec: 1500, CPUPercent: 99.5, WaitPercent: 35, Hot: true, Reason: "preempted, wait 35%"},
 			{PID: 1, Comm: "systemd", Threads: 1, VoluntaryPerSec: 0.5},
+		},
+		Cgroups: []model.CgroupRates{
+			{Path: "/kubepods/burstable/pod1d2e3f4a-5b6c-7d8e-9f0a-1b2c3d4e5f6a/3f1c2b4d5e6f7a8b", Name: "pod 1d2e3f4a-5b6c-7d8e-9f0a-1b2c3d4e5f6a (burstable) 3f1c2b4d5e6f",
+				Processes: 1, Threads: 40, VoluntaryPerSec: 10, InvoluntaryPerSec: 1500, CPUPercent: 99.5,
+				HasThrottling: true, ThrottledPercent: 43.25, ThrottledMsPerSec: 412.5, LimitCPUs: 1, Hot: true, Reason: "throttled 43%"},
+			{Path: "/system.slice/ctxtop.service", Name: "ctxtop.service", Processes: 2, Threads: 8, VoluntaryPerSec: 196000.956, InvoluntaryPerSec: 22.5,
+				CPUPercent: 121.25, Hot: true, Reason: "blocking"},
 		},
 		Spike:      model.Spike{Active: true, Reason: "cs/s 106,173 per CPU ≥ 10,000"},
 		Tasks:      120,
@@ -79,6 +87,8 @@ func TestText(t *testing.T) {
 		{"top2", Options{Top: 2}, nil},
 		{"processes", Options{Processes: true}, nil},
 		{"processes-top1", Options{Processes: true, Top: 1}, nil},
+		{"cgroups", Options{Cgroups: true}, nil},
+		{"cgroups-top1", Options{Cgroups: true, Top: 1}, nil},
 		{"cells", Options{}, func(s *model.Snapshot) {
 			// A name in UTF-8 longer than the column, one with a control
 			// character, a CPU list longer than its column, and a cold row
@@ -219,7 +229,7 @@ func TestJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.System.HasPSI = false
-	s.Threads, s.Processes = nil, nil
+	s.Threads, s.Processes, s.Cgroups = nil, nil, nil
 	if err := w.Write(s); err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +254,7 @@ func TestJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[1]), &second); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"interval_s", "processes", "system", "threads", "time"}, keys(first)); diff != "" {
+	if diff := cmp.Diff([]string{"cgroups", "interval_s", "processes", "system", "threads", "time"}, keys(first)); diff != "" {
 		t.Errorf("top-level keys (-want +got)\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"cpus", "cs_per_s", "intr_per_s", "procs_blocked", "procs_running", "psi_cpu_some_avg10", "resched_ipi_per_s", "unattributed_cs_per_s"}, keys(first["system"].(map[string]any))); diff != "" {
@@ -258,6 +268,22 @@ func TestJSON(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"comm", "cpu_pct", "cpus_allowed", "cswch_per_s", "hot", "nvcswch_per_s", "pid", "reason", "tid", "wait_pct"}, keys(first["threads"].([]any)[0].(map[string]any))); diff != "" {
 		t.Errorf("thread keys (-want +got)\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]any{"futex wait": 0.8, "pipe read": 0.2}, first["threads"].([]any)[1].(map[string]any)["wait_on"]); diff != "" {
+		t.Errorf("wait_on (-want +got)\n%s", diff)
+	}
+	cgs := first["cgroups"].([]any)
+	wantCgroupKeys := []string{"cgroup", "cpu_pct", "cswch_per_s", "name", "nvcswch_per_s", "processes", "threads", "throttled_ms_per_s", "throttled_pct"}
+	for i, c := range cgs {
+		if diff := cmp.Diff(wantCgroupKeys, keys(c.(map[string]any))); diff != "" {
+			t.Errorf("cgroup %d keys (-want +got)\n%s", i, diff)
+		}
+	}
+	if len(cgs) != 2 || cgs[0].(map[string]any)["throttled_pct"] != 43.25 || cgs[1].(map[string]any)["throttled_pct"] != nil {
+		t.Errorf("cgroups: want throttled_pct 43.25, then null for unknown: %v", cgs)
+	}
+	if c, ok := second["cgroups"].([]any); !ok || len(c) != 0 {
+		t.Errorf("no cgroups must be [], got %v", second["cgroups"])
 	}
 	if n := len(first["threads"].([]any)); n != 3 {
 		t.Errorf("--top 3 gave %d threads", n)

@@ -62,3 +62,76 @@ func FuzzParseTaskSchedMigrations(f *testing.F) {
 	f.Add([]byte("se.nr_migrations : 17\n"))
 	f.Fuzz(func(t *testing.T, b []byte) { _, _ = ParseTaskSchedMigrations(b) })
 }
+
+func FuzzParseWchan(f *testing.F) {
+	f.Add([]byte("futex_wait_queue"))
+	f.Add([]byte("0"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w, err := ParseWchan(b, "wchan")
+		if err != nil {
+			return
+		}
+		for _, c := range w {
+			if c < ' ' || c > '~' {
+				t.Errorf("wchan %q holds a byte that is not printable", w)
+			}
+		}
+	})
+}
+
+func FuzzParseTaskSyscall(f *testing.F) {
+	f.Add([]byte("202 0x1 0x80 0x0 0x0 0x0 0x0 0x7ffd 0x46\n"))
+	f.Add([]byte("running\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if s, err := ParseTaskSyscall(b, "syscall"); err == nil && s.Number < -1 {
+			t.Errorf("Number = %d", s.Number)
+		}
+	})
+}
+
+func FuzzParseFDTarget(f *testing.F) {
+	f.Add("pipe:[1]")
+	f.Add("anon_inode:[eventfd]")
+	f.Fuzz(func(t *testing.T, s string) { _ = ParseFDTarget(s) })
+}
+
+func FuzzParseProcCgroup(f *testing.F) {
+	f.Add([]byte("1:cpu:/a\n0::/b\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseProcCgroup(b, "cgroup")
+		if err != nil {
+			return
+		}
+		if p, _ := c.Path(); p != "" && p[0] != '/' {
+			t.Errorf("Path() = %q, not absolute", p)
+		}
+	})
+}
+
+func FuzzParseCgroupCPUStat(f *testing.F) {
+	f.Add([]byte("nr_periods 1\nnr_throttled 1\nthrottled_usec 5\n"))
+	f.Fuzz(func(t *testing.T, b []byte) { _, _ = ParseCgroupCPUStat(b, "cpu.stat") })
+}
+
+func FuzzParseCPUMax(f *testing.F) {
+	f.Add([]byte("max 100000\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if l, err := ParseCPUMax(b, "cpu.max"); err == nil && (l.PeriodUs <= 0 || l.CPUs() < 0) {
+			t.Errorf("limit %+v", l)
+		}
+	})
+}
+
+func FuzzParseCFSValue(f *testing.F) {
+	f.Add([]byte("-1\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if v, err := ParseCFSValue(b, "cfs"); err == nil && v < -1 {
+			t.Errorf("value %d", v)
+		}
+	})
+}
+
+func FuzzParseCgroupMounts(f *testing.F) {
+	f.Add([]byte("32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"))
+	f.Fuzz(func(t *testing.T, b []byte) { _, _ = ParseCgroupMounts(b, "mountinfo") })
+}

@@ -18,6 +18,19 @@ import (
 // OS threads that block forever in read(2) on a pipe, prints "ready", and
 // exits when its stdin closes. Benchmarks and tests sample it from outside.
 func TestMain(m *testing.M) {
+	if os.Getenv("CTXTOP_WAIT_WORKLOAD") != "" {
+		waitWorkload()
+		return
+	}
+	if v := os.Getenv("CTXTOP_SLEEPERS"); v != "" {
+		n, _ := strconv.Atoi(v)
+		sleepers(n)
+		return
+	}
+	if os.Getenv("CTXTOP_SPIN_THREADS") != "" {
+		spinThreads()
+		return
+	}
 	if v := os.Getenv("CTXTOP_IDLE_THREADS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

@@ -15,6 +15,7 @@ type Monitor struct {
 	bufs      [2]model.Sample
 	opts      model.Options
 	spikes    *model.SpikeDetector
+	waits     *waitSampler
 }
 
 // NewMonitor opens the sampler and takes the first sample, so the first Next
@@ -28,6 +29,7 @@ func NewMonitor(cfg Config) (*Monitor, error) {
 		s:      s,
 		opts:   model.Options{HotThreshold: cfg.HotThreshold, Partial: len(cfg.PIDs) > 0},
 		spikes: model.NewSpikeDetector(5 * time.Minute),
+		waits:  newWaitSampler(s.rootFD),
 	}
 	m.prev, m.cur = &m.bufs[0], &m.bufs[1]
 	if err := s.Sample(m.prev); err != nil {
@@ -40,14 +42,28 @@ func NewMonitor(cfg Config) (*Monitor, error) {
 // Next samples now and returns the Snapshot over the time since the last
 // sample. The Snapshot owns its slices: callers may keep it.
 func (m *Monitor) Next() (model.Snapshot, error) {
-	if err := m.s.Sample(m.cur); err != nil {
+	err := m.s.Sample(m.cur)
+	// The looks belong to the interval that ends now, so they go into the
+	// sample that closes it, and a recording replays them.
+	m.cur.Waits = m.waits.collect(m.cur.Waits[:0])
+	if err != nil {
 		return model.Snapshot{}, err
 	}
 	snap := model.Compute(m.prev, m.cur, m.opts)
+	// A thread that just became hot was not looked at during the interval:
+	// one look now, so even a single report (-n 1) says what it waits on.
+	if n := len(m.cur.Waits); m.waits.lookNow(&snap, m.cur) {
+		model.AttachWaits(&snap, m.cur.Waits[n:])
+		m.cur.Waits = sortWaits(m.cur.Waits)
+	}
 	snap.Spike = m.spikes.Observe(snap.Time, snap.System.ContextSwitchesPerSec, snap.System.CPUs)
+	m.waits.arm(&snap)
 	m.prev, m.cur = m.cur, m.prev
 	return snap, nil
 }
 
-// Close releases the sampler's files.
-func (m *Monitor) Close() error { return m.s.Close() }
+// Close stops the wait-reason looks and releases the sampler's files.
+func (m *Monitor) Close() error {
+	m.waits.collect(nil)
+	return m.s.Close()
+}

@@ -44,6 +44,12 @@ func (s *Sampler) sampleProcess(p *proc) (bad int) {
 	}
 	s.nextProcs = append(s.nextProcs, p)
 	setProcessComm(s.next[group:], p.pid)
+	if !skip {
+		s.processCgroup(p)
+	}
+	for _, t := range s.next[group:] {
+		t.c.Cgroup = p.cgroup
+	}
 	return bad
 }
 

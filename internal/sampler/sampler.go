@@ -43,6 +43,10 @@ type Config struct {
 	// NoTaskstats turns off the process-level activity gate (see
 	// taskstats.go) and reads every thread every pass.
 	NoTaskstats bool
+	// CgroupRoot is a directory laid out like /sys/fs/cgroup whose cpu.stat
+	// files to read; "" finds the mounts in Root's self/mountinfo when Root
+	// is this process's own procfs, and reads none otherwise.
+	CgroupRoot string
 }
 
 // Sampler produces Samples. It is not safe for concurrent use.
@@ -73,6 +77,9 @@ type Sampler struct {
 	// RLIMIT_NOFILE, raised to the hard limit, minus room for the rest of
 	// the program.
 	keepBudget, kept int
+
+	// cg tracks the cgroups the processes are in (cgroup.go).
+	cg cgroups
 }
 
 var dotPath = []byte(".\x00")
@@ -125,6 +132,7 @@ func New(cfg Config) (*Sampler, error) {
 		// namespace, or on kernels without it: then every thread is read.
 		s.ts, _ = openTaskstats()
 	}
+	s.cg = newCgroups(fs, cfg.CgroupRoot)
 	return s, nil
 }
 
@@ -206,6 +214,7 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 		return ErrTargetsGone
 	}
 	s.export(dst)
+	s.readCgroups(dst)
 	return nil
 }
 

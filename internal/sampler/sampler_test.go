@@ -85,8 +85,12 @@ func TestFixtureRoles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var cgroup string
+		if c, err := fs.ProcCgroup(got.PID); err == nil {
+			cgroup, _ = c.Path()
+		}
 		want := model.TaskCounters{
-			PID: got.PID, TID: got.TID, Comm: comm, ProcessComm: mainComm,
+			PID: got.PID, TID: got.TID, Comm: comm, ProcessComm: mainComm, Cgroup: cgroup,
 			StartTime: ts.StartTime, VoluntarySwitches: st.VoluntarySwitches, InvoluntarySwitches: st.InvoluntarySwitches,
 			RunNs: ss.RunNs, WaitNs: ss.WaitNs, Timeslices: ss.Timeslices,
 			CPUsAllowed: string(st.CPUsAllowed), State: st.State, LastCPU: ts.LastCPU,

@@ -175,6 +175,10 @@ func TestHostileThreadNamesInTmux(t *testing.T) {
 			x.keys("H")
 			x.waitFor("the process row", hasAll(testutil.HostileProcessNameClean))
 			checkEscapes(t, x.styled(), noColor)
+			// H cycles on to cgroup rows, then back to threads.
+			x.keys("H")
+			x.waitFor("the cgroup rows", hasAll("CGROUP"))
+			checkEscapes(t, x.styled(), noColor)
 			x.keys("H")
 
 			// Thread groups, then the detail view of the screen-clearing thread.

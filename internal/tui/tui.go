@@ -232,6 +232,12 @@ func (m *Model) syncHeader() {
 	if m.table.Processes() {
 		note = "processes"
 	}
+	if m.table.Cgroups() {
+		note = "cgroups"
+	}
+	if cg := m.table.CgroupFilter(); cg != "" {
+		note = strings.TrimSpace(note + " in " + model.CgroupName(cg))
+	}
 	if m.table.Grouped() {
 		note = strings.TrimSpace(note + " grouped")
 	}
@@ -288,7 +294,7 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.filtering = true
 		m.view = viewTable
 	case key.Matches(k, km.ToggleProcesses):
-		m.table.SetProcesses(!m.table.Processes())
+		m.table.CycleMode()
 		m.view = viewTable
 	case key.Matches(k, km.Group):
 		m.table.SetGrouped(!m.table.Grouped())
@@ -336,6 +342,8 @@ func (m *Model) back() {
 		m.view = viewTable
 	case m.table.Filter() != "":
 		m.table.SetFilter("")
+	case m.table.CgroupFilter() != "":
+		m.table.SetCgroupFilter("")
 	}
 }
 
@@ -376,6 +384,12 @@ func (m Model) togglePause() (tea.Model, tea.Cmd) {
 func (m *Model) openDetail() {
 	r, ok := m.table.Selected()
 	if !ok {
+		return
+	}
+	if m.table.Cgroups() {
+		// A cgroup row opens its threads.
+		m.table.SetProcesses(false)
+		m.table.SetCgroupFilter(r.Cgroup)
 		return
 	}
 	if m.table.Processes() || r.TID == 0 {
@@ -518,7 +532,10 @@ func (m Model) footer() string {
 func (m Model) hintWord(b key.Binding) string {
 	switch {
 	case b.Help().Key == m.keys.ToggleProcesses.Help().Key:
-		if m.table.Processes() {
+		switch m.table.Mode() {
+		case table.ModeProcesses:
+			return "cgroups"
+		case table.ModeCgroups:
 			return "threads"
 		}
 		return "processes"

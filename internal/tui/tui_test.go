@@ -217,6 +217,10 @@ func TestSortToggleGroupKeys(t *testing.T) {
 		t.Errorf("H should show processes")
 	}
 	m, _ = step(t, m, press("H"))
+	if !m.table.Cgroups() {
+		t.Errorf("H twice should show cgroups")
+	}
+	m, _ = step(t, m, press("H"))
 	m, _ = step(t, m, press("g"))
 	if !m.table.Grouped() || !strings.Contains(m.Render(), "pool-*-thread-*") {
 		t.Errorf("g should group the pool:\n%s", m.Render())
@@ -387,10 +391,14 @@ func TestFooterSaysTheModeItSwitchesTo(t *testing.T) {
 	}
 	m, _ = step(t, m, press("H"))
 	m, _ = step(t, m, press("g"))
-	for _, want := range []string{"H threads", "g ungroup"} {
+	for _, want := range []string{"H cgroups", "g ungroup"} {
 		if !strings.Contains(footer(), want) {
 			t.Errorf("grouped process view footer lacks %q: %q", want, footer())
 		}
+	}
+	m, _ = step(t, m, press("H"))
+	if !strings.Contains(footer(), "H threads") {
+		t.Errorf("cgroup view footer lacks %q: %q", "H threads", footer())
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 )
@@ -80,6 +81,7 @@ func (m Model) View() string {
 	if t.Hot {
 		lines = append(lines, th.Hot[2].Render("hot")+": "+t.Reason)
 	}
+	lines = append(lines, waitLines(t, th, m.width)...)
 	spark := func(label string, now float64, hist []float64) string {
 		head := th.Title.Render(textutil.PadRight(label, 13)) + " " + th.Value.Render(textutil.PadLeft(textutil.Thousands(now), 10)) + " "
 		room := m.width - textutil.Width(head)
@@ -111,4 +113,36 @@ func (m Model) View() string {
 	// Keep the last line for the way back, even when the list is cut.
 	body := textutil.Fit(strings.Join(lines, "\n"), m.width, m.height-1)
 	return body + "\n" + th.Dim.Render(textutil.Truncate("Esc back  ↑/↓ other threads", m.width))
+}
+
+// waitLines are what the thread was seen waiting on, the raw kernel
+// function and system call of the last look, and its cgroup: none when
+// nothing is known.
+func waitLines(t model.ThreadRates, th theme.Theme, width int) []string {
+	var lines []string
+	if len(t.WaitOn) > 0 {
+		parts := make([]string, 0, len(t.WaitOn))
+		for _, w := range t.WaitOn {
+			parts = append(parts, w.Reason+" "+strconv.Itoa(int(w.Share*100+0.5))+"%")
+		}
+		lines = append(lines, textutil.Truncate(th.Dim.Render("waits on")+" "+strings.Join(parts, ", "), width))
+	}
+	var raw []string
+	if t.Wchan != "" {
+		raw = append(raw, th.Dim.Render("wchan")+" "+sanitize.Name(t.Wchan))
+	}
+	if t.Syscall != "" {
+		raw = append(raw, th.Dim.Render("syscall")+" "+sanitize.Name(t.Syscall))
+	}
+	if len(raw) > 0 {
+		lines = append(lines, textutil.JoinFitting(raw, "  ", width))
+	}
+	if t.Cgroup != "" {
+		cg := th.Dim.Render("cgroup") + " " + model.CgroupName(t.Cgroup)
+		if p := sanitize.Name(t.Cgroup); p != model.CgroupName(t.Cgroup) {
+			cg += th.Dim.Render(" (" + p + ")")
+		}
+		lines = append(lines, textutil.Truncate(cg, width))
+	}
+	return lines
 }

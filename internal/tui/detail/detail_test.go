@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
@@ -44,5 +45,20 @@ func TestOtherHotThreadsExcludeSelfAndOtherProcesses(t *testing.T) {
 	}
 	if !strings.Contains(got, "did not run in the last interval") {
 		t.Errorf("an idle thread's figures should be marked as last seen:\n%s", got)
+	}
+}
+
+func TestViewWaitsAndCgroup(t *testing.T) {
+	s := tuitest.WithCgroups()
+	m := New(theme.New(false, true))
+	m.SetSize(80, 21)
+	m.SetThread(s.Threads[0], true, nil, nil, s.Threads)
+	got := tuitest.Render(t, m.View(), colorprofile.Ascii)
+	tuitest.CheckFits(t, got, 80, 21)
+	tuitest.Golden(t, "80x21", got)
+	for _, want := range []string{"waits on pipe read 80%, futex wait 20%", "wchan anon_pipe_read", "syscall 0 0x5", "cgroup pingpong.service (/system.slice/pingpong.service)"} {
+		if !strings.Contains(ansi.Strip(got), want) {
+			t.Errorf("missing %q:\n%s", want, got)
+		}
 	}
 }

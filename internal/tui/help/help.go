@@ -37,7 +37,7 @@ var legend = []string{
 	"NVCSW/s involuntary: time slice used up, preempted   TOTAL/s both",
 	"%CPU on a CPU (100 = one)   WAIT% runnable, waiting for a CPU",
 	"CPUS allowed (* pinned)   THR threads   ×N grouped rows   PIDS processes",
-	"WHY hot rows (≥ --hot): blocking or preempted, with WAIT%",
+	"WHY ≥ --hot: blocking (futex, pipe, ...) or preempted  THRT% cgroup throttled",
 	"(no thread row) header cs/s less all rows: new/exited tasks, idle",
 	"Sparklines: log scale, smallest to largest value shown. Hot rows are",
 	"highlighted, stronger at 10× and 100× --hot.",

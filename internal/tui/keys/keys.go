@@ -34,7 +34,7 @@ func New() Map {
 		End:             b([]string{"end"}, "End", "last row"),
 		Filter:          b([]string{"/"}, "/", "filter name or PID"),
 		Pause:           b([]string{"space"}, "space", "pause/resume"),
-		ToggleProcesses: b([]string{"H"}, "H", "threads/processes"),
+		ToggleProcesses: b([]string{"H"}, "H", "thread/proc/cgroup"),
 		SortLeft:        b([]string{"<"}, "<", "sort column left"),
 		SortRight:       b([]string{">"}, ">", "sort column right"),
 		Reverse:         b([]string{"r"}, "r", "reverse sort"),

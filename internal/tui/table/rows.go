@@ -29,6 +29,11 @@ type Row struct {
 	Load bool
 	// Grouped is true for a row that sums several by name pattern.
 	Grouped bool
+	// Cgroup is the path of the row's cgroup (thread and process rows) or
+	// of the row itself (cgroup rows); NoWait marks a cgroup row whose
+	// throttling is unknown.
+	Cgroup string
+	NoWait bool
 }
 
 // Total is voluntary plus involuntary switches per second.
@@ -50,7 +55,7 @@ func threadRows(ts []model.ThreadRates, load isLoad) []Row {
 			Key: ThreadKey(t.TID), PID: t.PID, TID: t.TID, Count: 1, Comm: t.Comm, ProcessComm: t.ProcessComm,
 			Voluntary: t.VoluntaryPerSec, Involuntary: t.InvoluntaryPerSec,
 			CPUPercent: t.CPUPercent, WaitPercent: t.WaitPercent,
-			CPUs: t.CPUsAllowed, Pinned: t.Pinned, Hot: t.Hot, Reason: t.Reason,
+			CPUs: t.CPUsAllowed, Pinned: t.Pinned, Hot: t.Hot, Reason: t.Reason, Cgroup: t.Cgroup,
 			Load: load != nil && load(t.PID, t.TID),
 		})
 	}
@@ -64,7 +69,7 @@ func processRows(ps []model.ProcessRates, load isLoad) []Row {
 			Key: ProcessKey(p.PID), PID: p.PID, Count: p.Threads, Comm: p.Comm,
 			Voluntary: p.VoluntaryPerSec, Involuntary: p.InvoluntaryPerSec,
 			CPUPercent: p.CPUPercent, WaitPercent: p.WaitPercent,
-			Hot: p.Hot, Reason: p.Reason,
+			Hot: p.Hot, Reason: p.Reason, Cgroup: p.Cgroup,
 			Load: load != nil && load(p.PID, 0),
 		})
 	}

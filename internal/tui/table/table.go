@@ -91,6 +91,11 @@ type Model struct {
 	// in top, so the busiest rows are never scrolled away by a row that was
 	// merely first when the monitor started.
 	picked bool
+
+	// cgroups shows one row per cgroup (cgroups.go); cgroupFilter limits
+	// thread rows to one cgroup.
+	cgroups      bool
+	cgroupFilter string
 }
 
 // New returns an empty table; hot is the --hot threshold, used to grade
@@ -136,10 +141,10 @@ func (m *Model) SetLoad(f func(pid, tid int) bool) {
 
 // SetProcesses switches between thread rows and process rows.
 func (m *Model) SetProcesses(on bool) {
-	if m.processes == on {
+	if m.processes == on && !m.cgroups {
 		return
 	}
-	m.processes = on
+	m.processes, m.cgroups = on, false
 	// The old key names a row of the other kind: start at the top.
 	m.selected, m.cursor, m.offset, m.picked = "", 0, 0, false
 	m.rebuild()
@@ -251,12 +256,18 @@ func (m *Model) rebuild() {
 		return
 	}
 	var rows []Row
-	if m.processes {
+	switch {
+	case m.cgroups:
+		rows = cgroupRows(m.snap.Cgroups)
+	case m.processes:
 		rows = processRows(m.snap.Processes, m.load)
-	} else {
+	default:
 		rows = threadRows(m.snap.Threads, m.load)
 	}
-	if m.grouped {
+	if m.cgroupFilter != "" && !m.cgroups {
+		rows = slices.DeleteFunc(rows, func(r Row) bool { return r.Cgroup != m.cgroupFilter })
+	}
+	if m.grouped && !m.cgroups {
 		rows = group(rows, m.processes)
 	}
 	if m.filter != "" {
@@ -364,6 +375,10 @@ func (m Model) layout() ([]Column, []int) {
 	slices.SortStableFunc(order, func(a, b Column) int { return cmp.Compare(specs[a].priority, specs[b].priority) })
 	width := func(c Column) int {
 		switch {
+		case c == ColComm && m.cgroups && m.width >= 80:
+			// Group names ("nginx.service", "pod <uid> (burstable) <id>")
+			// run longer than thread names.
+			return 24
 		case c == ColReason && m.width < 60:
 			// A narrow screen keeps the numbers; the reason takes what is left.
 			return 10
@@ -418,6 +433,11 @@ func (m Model) View() string {
 			msg = "nothing matches the filter " + strconv.Quote(m.filter)
 		case m.processes:
 			msg = "no process switched in the last interval"
+		case m.cgroups:
+			msg = "no cgroup switched in the last interval"
+			if len(m.snap.Cgroups) == 0 && len(m.snap.Threads) > 0 {
+				msg = "cgroups unknown here (no PID/cgroup files)"
+			}
 		}
 		lines = append(lines, m.th.Dim.Render(textutil.Truncate(msg, m.width)))
 	}
@@ -468,6 +488,9 @@ func (m Model) headerLine(cols []Column, widths []int) string {
 			b.WriteString(m.th.ColumnHeader.Render(" "))
 		}
 		title := specs[c].title
+		if t := cgroupTitle(c); t != "" && m.cgroups {
+			title = t
+		}
 		if c == ColTID && m.processes {
 			title = "THR"
 		}
@@ -498,6 +521,11 @@ func (m Model) headerLine(cols []Column, widths []int) string {
 
 func (m Model) cell(r Row, c Column, w int) string {
 	rate := func(v float64) string { return textutil.Rate(v, w) }
+	if m.cgroups {
+		if s, ok := cgroupCell(r, c); ok {
+			return s
+		}
+	}
 	switch c {
 	case ColPID:
 		if r.PID == 0 {

@@ -409,3 +409,58 @@ func TestSortProcessesByThreads(t *testing.T) {
 		t.Errorf("process rows by THR (-want +got)\n%s", diff)
 	}
 }
+
+func TestViewCgroups(t *testing.T) {
+	for _, sz := range tuitest.Sizes {
+		t.Run(sz.Name, func(t *testing.T) {
+			m := New(theme.New(false, true), keys.New(), 1000)
+			m.SetSize(sz.Width, sz.Height-5)
+			s := tuitest.WithCgroups()
+			m.SetSnapshot(&s)
+			m.CycleMode()
+			m.CycleMode()
+			if m.Mode() != ModeCgroups {
+				t.Fatalf("two cycles from threads: mode %v, want cgroups", m.Mode())
+			}
+			got := tuitest.Render(t, m.View(), colorprofile.Ascii)
+			tuitest.CheckFits(t, got, sz.Width, sz.Height-5)
+			tuitest.Golden(t, sz.Name, got)
+		})
+	}
+}
+
+func TestCgroupFilterAndCycle(t *testing.T) {
+	m := New(theme.New(true, true), keys.New(), 1000)
+	m.SetSize(120, 20)
+	s := tuitest.WithCgroups()
+	m.SetSnapshot(&s)
+	m.SetCgroupFilter(tuitest.PodCgroup)
+	var got []string
+	for _, r := range m.Rows() {
+		got = append(got, r.Comm)
+	}
+	if diff := cmp.Diff([]string{"pool-1-thread-1", "pool-1-thread-2", "pool-1-thread-3"}, got); diff != "" {
+		t.Errorf("threads of the pod (-want +got)\n%s", diff)
+	}
+	m.SetCgroupFilter("")
+	var modes []Mode
+	for range 4 {
+		m.CycleMode()
+		modes = append(modes, m.Mode())
+	}
+	if diff := cmp.Diff([]Mode{ModeProcesses, ModeCgroups, ModeThreads, ModeProcesses}, modes); diff != "" {
+		t.Errorf("H cycle (-want +got)\n%s", diff)
+	}
+	m.SetCgroups(true)
+	m.SetProcesses(false)
+	if m.Mode() != ModeThreads {
+		t.Errorf("SetProcesses(false) from cgroups: mode %v, want threads", m.Mode())
+	}
+	// A snapshot without cgroups says why the list is empty.
+	plain := tuitest.Snapshot()
+	m.SetSnapshot(&plain)
+	m.SetCgroups(true)
+	if v := m.View(); !strings.Contains(v, "cgroups unknown here") {
+		t.Errorf("no cgroups known, view:\n%s", v)
+	}
+}

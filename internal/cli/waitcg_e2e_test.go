@@ -1,0 +1,188 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/procfs"
+	"github.com/ctxtop/ctxtop/internal/testutil"
+)
+
+// The fixture tree with and without a cgroup root: cgroup rows print,
+// nothing fails; a --cgroup-root that is not a directory is one line.
+func TestCgroupsOnFixtureTree(t *testing.T) {
+	bin := testutil.Binary(t)
+	root := filepath.Join(testutil.RepoRoot(), "testdata", "proc")
+	cgroot := filepath.Join(testutil.RepoRoot(), "testdata", "cgroup")
+	for _, args := range [][]string{
+		{"--cgroups", "--cgroup-root", cgroot},
+		{"--cgroups"}, // no cgroup mount for this tree: names only
+	} {
+		cmd := exec.Command(bin, append([]string{"-b", "--proc", root, "-d", "0.1", "-n", "2"}, args...)...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, exitStderr(err))
+		}
+		if strings.Count(string(out), "THRTL%") != 2 {
+			t.Errorf("%v: want two cgroup reports:\n%s", args, out)
+		}
+	}
+	out, err := exec.Command(bin, "-b", "-o", "json", "--proc", root, "--cgroup-root", cgroot, "-d", "0.1", "-n", "1").Output()
+	if err != nil {
+		t.Fatalf("json: %v\n%s", err, exitStderr(err))
+	}
+	var r map[string]any
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := r["cgroups"].([]any); !ok || len(c) != 0 {
+		t.Errorf("static tree: cgroups = %v, want []", r["cgroups"])
+	}
+	cmd := exec.Command(bin, "-b", "--proc", root, "--cgroup-root", filepath.Join(root, "stat"), "-n", "1")
+	stderr, err := cmd.CombinedOutput()
+	if err == nil || strings.Count(strings.TrimSpace(string(stderr)), "\n") != 0 || !strings.Contains(string(stderr), "--cgroup-root") {
+		t.Errorf("--cgroup-root on a file: err %v, output %q; want exit 1 and one line", err, stderr)
+	}
+}
+
+// TestThrottledAndFutexEndToEnd is the case the feature is for: a
+// CPU-bound workload in a cgroup with a quota of 5% of a CPU (throttled even
+// on a busy machine), and a futex ping-pong. One JSON report must say "throttled" for the
+// first and "futex" for the second.
+func TestThrottledAndFutexEndToEnd(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("creating a cgroup needs root; skipped")
+	}
+	fs, err := procfs.NewFS("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	mounts, err := fs.CgroupMounts()
+	if err != nil || mounts.CPU == "" || mounts.CPURoot != "/" {
+		t.Skip("no v1 cpu hierarchy here (the sampler's test covers cgroup v2); skipped")
+	}
+	bin := testutil.Binary(t)
+	name := fmt.Sprintf("ctxtop-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
+	dir := filepath.Join(mounts.CPU, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot create a cgroup: %v", err)
+	}
+	var spinners []*exec.Cmd
+	t.Cleanup(func() {
+		for _, c := range spinners {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+		for range 50 {
+			if os.Remove(dir) == nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Errorf("could not remove %s", dir)
+	})
+	if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte("5000"), 0); err != nil {
+		t.Fatal(err)
+	}
+	// The greatest weight: on a busy machine the spinners still use up
+	// their quota.
+	_ = os.WriteFile(filepath.Join(dir, "cpu.shares"), []byte("262144"), 0)
+	for range 4 {
+		c := exec.Command("sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		spinners = append(spinners, c)
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(c.Process.Pid)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load := exec.Command(bin, "load", "--mode", "futex", "--duration", "20s")
+	if err := load.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = load.Process.Kill(); _ = load.Wait() })
+	time.Sleep(500 * time.Millisecond)
+
+	out, err := exec.Command(bin, "-b", "-o", "json", "-d", "1", "-n", "3").Output()
+	if err != nil {
+		t.Fatalf("ctxtop: %v\n%s", err, exitStderr(err))
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	// On a loaded machine a side may be on a CPU at every look of one
+	// interval; the last two reports are judged together.
+	futex := 0
+	for _, line := range lines[1:] {
+		futex += checkThrottledAndFutex(t, line, name, spinners)
+	}
+	if futex == 0 {
+		t.Errorf("neither futex ping-pong thread says futex in the last two reports:\n%s", lines[len(lines)-1])
+	}
+}
+
+// checkThrottledAndFutex checks one JSON report and returns how many of the
+// ping-pong threads said futex.
+func checkThrottledAndFutex(t *testing.T, line, name string, spinners []*exec.Cmd) int {
+	t.Helper()
+	var r struct {
+		Threads []struct {
+			PID    int                `json:"pid"`
+			Comm   string             `json:"comm"`
+			Reason string             `json:"reason"`
+			WaitOn map[string]float64 `json:"wait_on"`
+		} `json:"threads"`
+		Cgroups []struct {
+			Cgroup       string   `json:"cgroup"`
+			Threads      int      `json:"threads"`
+			ThrottledPct *float64 `json:"throttled_pct"`
+		} `json:"cgroups"`
+	}
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		t.Fatal(err)
+	}
+	found, throttled := false, false
+	for _, c := range r.Cgroups {
+		if c.Cgroup == "/"+name {
+			found = true
+			throttled = c.ThrottledPct != nil && *c.ThrottledPct >= 20
+			if c.Threads != 4 || c.ThrottledPct == nil || *c.ThrottledPct < 20 {
+				t.Errorf("cgroup row: %d threads, throttled %v%%; want 4 threads throttled ≥ 20%%", c.Threads, deref(c.ThrottledPct))
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no row for /%s in %s", name, line)
+	}
+	spinning := map[int]bool{}
+	for _, c := range spinners {
+		spinning[c.Process.Pid] = true
+	}
+	futex := 0
+	for _, th := range r.Threads {
+		if th.Comm == "ping-futex" || th.Comm == "pong-futex" {
+			if th.WaitOn["futex wait"] >= 0.5 && strings.HasPrefix(th.Reason, "blocking: futex") {
+				futex++
+			} else {
+				t.Logf("%s: %q %v", th.Comm, th.Reason, th.WaitOn)
+			}
+		}
+		if throttled && spinning[th.PID] && !strings.HasPrefix(th.Reason, "preempted (cgroup throttled ") {
+			t.Errorf("spinner in the throttled cgroup says %q", th.Reason)
+		}
+	}
+	return futex
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

@@ -1,0 +1,257 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ctxtop/ctxtop/internal/sanitize"
+)
+
+// ThrottledHot is the share of CFS periods throttled, in percent, at which
+// a cgroup is hot with reason "throttled", and its threads that are mostly
+// preempted say "preempted (cgroup throttled N%)".
+const ThrottledHot = 20
+
+// cgroupRates fills dst (length 0, reused capacity) with one row per cgroup
+// of cur.Cgroups that has a thread that moved, or was throttled; threads
+// (in PID, TID order, not yet sorted) get the throttled reason.
+func cgroupRates(dst []CgroupRates, prev, cur *Sample, threads []ThreadRates, secs, hot float64) []CgroupRates {
+	if len(cur.Cgroups) == 0 {
+		return dst
+	}
+	for i := range cur.Cgroups {
+		dst = append(dst, CgroupRates{Path: cur.Cgroups[i].Path, LimitCPUs: cur.Cgroups[i].LimitCPUs})
+	}
+	// Tasks and threads are in PID order, so a process's cgroup is looked
+	// up once, not per thread.
+	valid := false
+	find := func(path string, last *string, idx *int) int {
+		if valid && path == *last {
+			return *idx
+		}
+		valid = true
+		i, ok := slices.BinarySearchFunc(cur.Cgroups, path, func(c CgroupCounters, p string) int { return strings.Compare(c.Path, p) })
+		if !ok {
+			i = -1
+		}
+		*last, *idx = path, i
+		return i
+	}
+	last, idx, lastPID := "", -1, -1
+	for j := range cur.Tasks {
+		c := &cur.Tasks[j]
+		k := find(c.Cgroup, &last, &idx)
+		if k < 0 {
+			continue
+		}
+		dst[k].Threads++
+		if c.PID != lastPID {
+			dst[k].Processes++
+			lastPID = c.PID
+		}
+	}
+	valid = false
+	for j := range threads {
+		t := &threads[j]
+		k := find(t.Cgroup, &last, &idx)
+		if k < 0 {
+			continue
+		}
+		dst[k].VoluntaryPerSec += t.VoluntaryPerSec
+		dst[k].InvoluntaryPerSec += t.InvoluntaryPerSec
+		dst[k].CPUPercent += t.CPUPercent
+	}
+	// Throttling: a merge-join of both samples' cgroups on path.
+	pi := 0
+	throttled := false
+	for k := range cur.Cgroups {
+		c := &cur.Cgroups[k]
+		for pi < len(prev.Cgroups) && prev.Cgroups[pi].Path < c.Path {
+			pi++
+		}
+		if pi >= len(prev.Cgroups) || prev.Cgroups[pi].Path != c.Path {
+			continue
+		}
+		p := &prev.Cgroups[pi]
+		if !c.HasThrottling || !p.HasThrottling || c.Periods < p.Periods || c.Throttled < p.Throttled || c.ThrottledNs < p.ThrottledNs {
+			continue // unknown, or the group was made anew under the same name
+		}
+		r := &dst[k]
+		r.HasThrottling = true
+		if n := c.Periods - p.Periods; n > 0 {
+			r.ThrottledPercent = min(float64(c.Throttled-p.Throttled)/float64(n)*100, 100)
+		}
+		r.ThrottledMsPerSec = float64(c.ThrottledNs-p.ThrottledNs) / 1e6 / secs
+		throttled = throttled || r.ThrottledPercent >= ThrottledHot
+	}
+	for k := range dst {
+		r := &dst[k]
+		switch {
+		case r.HasThrottling && r.ThrottledPercent >= ThrottledHot:
+			r.Hot, r.Reason = true, throttledReasons[pct(r.ThrottledPercent)]
+		case r.TotalPerSec() >= hot:
+			r.Hot = true
+			r.Reason = reasonWords[0]
+			if r.InvoluntaryPerSec > r.VoluntaryPerSec {
+				r.Reason = reasonWords[1]
+			}
+		}
+	}
+	if throttled {
+		valid = false
+		for j := range threads {
+			t := &threads[j]
+			k := find(t.Cgroup, &last, &idx)
+			if k < 0 || !dst[k].Hot || !dst[k].HasThrottling || dst[k].ThrottledPercent < ThrottledHot {
+				continue
+			}
+			// A throttled group's threads are taken off the CPU at the end
+			// of each period: whatever their rate, that is the trouble.
+			if t.InvoluntaryPerSec > 0 && t.InvoluntaryPerSec >= t.VoluntaryPerSec {
+				t.Hot, t.Reason = true, preemptedThrottled[pct(dst[k].ThrottledPercent)]
+			}
+		}
+	}
+	out := dst[:0]
+	for _, r := range dst {
+		if r.TotalPerSec() == 0 && r.CPUPercent == 0 && r.ThrottledPercent == 0 {
+			continue
+		}
+		r.Name = CgroupName(r.Path)
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b CgroupRates) int {
+		if a.ThrottledPercent != b.ThrottledPercent {
+			if a.ThrottledPercent > b.ThrottledPercent {
+				return -1
+			}
+			return 1
+		}
+		if c := byRate(a.TotalPerSec(), b.TotalPerSec(), a.CPUPercent, b.CPUPercent, 0, 0, 0, 0); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	return out
+}
+
+func pct(v float64) int { return min(max(int(v+0.5), 0), 100) }
+
+// throttledReasons and preemptedThrottled are built once, so a tick formats
+// no string for them.
+var throttledReasons, preemptedThrottled = func() (a, b [101]string) {
+	for i := range a {
+		a[i] = fmt.Sprintf("throttled %d%%", i)
+		b[i] = fmt.Sprintf("preempted (cgroup throttled %d%%)", i)
+	}
+	return a, b
+}()
+
+// CgroupName names a cgroup path the way its users do:
+//
+//	/system.slice/nginx.service                         nginx.service
+//	/user.slice/user-1000.slice/user@1000.service/...   the deepest unit: app.scope
+//	/docker/3f1c...  or  /system.slice/docker-3f1c....scope   docker 3f1c2b4d5e6f
+//	/kubepods/burstable/pod1d2e.../3f1c...              pod 1d2e... (burstable) 3f1c2b4d5e6f
+//	/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1d2e_....slice/cri-containerd-3f1c....scope
+//
+// Anything else is the path itself. The result is safe to print.
+func CgroupName(path string) string {
+	if path == "" || path == "/" {
+		return sanitize.Name(path)
+	}
+	elems := strings.Split(strings.Trim(path, "/"), "/")
+	if n := kubeName(elems); n != "" {
+		return sanitize.Name(n)
+	}
+	for i := len(elems) - 1; i >= 0; i-- {
+		if kind, id := containerID(elems[i]); id != "" {
+			if kind == "container" && i > 0 && elems[i-1] == "docker" {
+				kind = "docker"
+			}
+			return sanitize.Name(kind + " " + id)
+		}
+	}
+	for _, suffixes := range [][]string{{".service", ".scope"}, {".slice"}} {
+		for i := len(elems) - 1; i >= 0; i-- {
+			for _, s := range suffixes {
+				if strings.HasSuffix(elems[i], s) && len(elems[i]) > len(s) {
+					return sanitize.Name(elems[i])
+				}
+			}
+		}
+	}
+	return sanitize.Name(path)
+}
+
+// shortID is how many hex digits of a container id are shown, as docker ps does.
+const shortID = 12
+
+// containerID recognises a container runtime's cgroup element: a bare
+// 64-hex id (cgroupfs driver) or docker-, cri-containerd-, crio-, libpod-
+// and containerd- scopes (systemd driver).
+func containerID(e string) (kind, id string) {
+	e = strings.TrimSuffix(e, ".scope")
+	for _, p := range []struct{ prefix, kind string }{
+		{"docker-", "docker"}, {"cri-containerd-", "containerd"}, {"containerd-", "containerd"},
+		{"crio-", "crio"}, {"libpod-", "podman"},
+	} {
+		if rest, ok := strings.CutPrefix(e, p.prefix); ok && isHexID(rest) {
+			return p.kind, rest[:shortID]
+		}
+	}
+	if isHexID(e) {
+		return "container", e[:shortID]
+	}
+	return "", ""
+}
+
+func isHexID(s string) bool {
+	if len(s) < 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// kubeName names a path under kubepods: the pod's UID, its QoS class
+// (guaranteed pods have no class level) and the container's short id.
+func kubeName(elems []string) string {
+	if len(elems) == 0 || !strings.HasPrefix(elems[0], "kubepods") {
+		return ""
+	}
+	qos, uid, ctr := "guaranteed", "", ""
+	for _, e := range elems[1:] {
+		base := strings.TrimSuffix(e, ".slice")
+		// systemd driver: kubepods-burstable.slice, kubepods-burstable-pod<uid>.slice
+		base = strings.TrimPrefix(base, "kubepods-")
+		for _, q := range []string{"burstable", "besteffort"} {
+			if base == q {
+				qos = q
+			} else if rest, ok := strings.CutPrefix(base, q+"-"); ok {
+				qos, base = q, rest
+			}
+		}
+		if rest, ok := strings.CutPrefix(base, "pod"); ok && len(rest) >= 8 {
+			uid = strings.ReplaceAll(rest, "_", "-")
+			continue
+		}
+		if _, id := containerID(e); id != "" {
+			ctr = id
+		}
+	}
+	if uid == "" {
+		return ""
+	}
+	n := "pod " + uid + " (" + qos + ")"
+	if ctr != "" {
+		n += " " + ctr
+	}
+	return n
+}

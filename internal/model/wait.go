@@ -1,0 +1,104 @@
+package model
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ctxtop/ctxtop/internal/wait"
+)
+
+// waitShown is how many reasons the WHY column lists at most, and
+// waitMinShare the share below which one is left out (after the first).
+const (
+	waitShown    = 3
+	waitMinShare = 0.10
+)
+
+// attachWaits gives t its wait shares, and a hot blocking thread the reason
+// "blocking: futex 80%, pipe 20%" instead of the bare "blocking".
+func attachWaits(t *ThreadRates, w *WaitTally) {
+	t.Wchan, t.Syscall = w.Wchan, w.Syscall
+	asleep := 0
+	for _, r := range w.Reasons {
+		asleep += r.N
+	}
+	if asleep == 0 {
+		return
+	}
+	t.WaitOn = make([]WaitShare, 0, len(w.Reasons))
+	for _, r := range w.Reasons {
+		if r.N > 0 {
+			t.WaitOn = append(t.WaitOn, WaitShare{r.Reason, float64(r.N) / float64(asleep)})
+		}
+	}
+	slices.SortStableFunc(t.WaitOn, func(a, b WaitShare) int {
+		switch {
+		case a.Share > b.Share:
+			return -1
+		case a.Share < b.Share:
+			return 1
+		}
+		return strings.Compare(a.Reason, b.Reason)
+	})
+	if t.Hot && t.VoluntaryPerSec >= t.InvoluntaryPerSec {
+		t.Reason = blockingReason(t.WaitOn)
+	}
+}
+
+// AttachWaits applies tallies taken after Compute (a first look at a
+// thread that just became hot) to the matching threads of s, as Compute
+// applies Sample.Waits.
+func AttachWaits(s *Snapshot, tallies []WaitTally) {
+	for i := range tallies {
+		w := &tallies[i]
+		for j := range s.Threads {
+			if t := &s.Threads[j]; t.PID == w.PID && t.TID == w.TID {
+				attachWaits(t, w)
+				break
+			}
+		}
+	}
+}
+
+// blockingReason formats shares in the WHY column's short words, adding up
+// reasons that share one ("pipe read" and "pipe write" are both "pipe").
+func blockingReason(shares []WaitShare) string {
+	type word struct {
+		w string
+		s float64
+	}
+	var words []word
+	for _, s := range shares {
+		w := wait.Short(s.Reason)
+		if i := slices.IndexFunc(words, func(x word) bool { return x.w == w }); i >= 0 {
+			words[i].s += s.Share
+			continue
+		}
+		words = append(words, word{w, s.Share})
+	}
+	slices.SortStableFunc(words, func(a, b word) int {
+		switch {
+		case a.s > b.s:
+			return -1
+		case a.s < b.s:
+			return 1
+		}
+		return 0
+	})
+	var b strings.Builder
+	b.WriteString("blocking: ")
+	for i, w := range words {
+		if i == waitShown || i > 0 && w.s < waitMinShare {
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(w.w)
+		b.WriteByte(' ')
+		b.WriteString(strconv.Itoa(int(w.s*100 + 0.5)))
+		b.WriteByte('%')
+	}
+	return b.String()
+}

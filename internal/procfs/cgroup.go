@@ -1,0 +1,152 @@
+package procfs
+
+import "strconv"
+
+// ProcCgroup is what ctxtop takes from /proc/PID/cgroup, one line per
+// hierarchy, "ID:controllers:path":
+//
+//	0::/system.slice/nginx.service                       cgroup v2 (unified)
+//	4:cpu,cpuacct:/kubepods/burstable/pod1d2e.../c0ffee  cgroup v1, one per hierarchy
+//	1:name=systemd:/user.slice/user-1000.slice           v1 named hierarchy
+//
+// A hybrid host (systemd's default for years) has both: v1 hierarchies for
+// the controllers and a v2 line for the unified tree, often with the cpu
+// controller on v1. Paths are relative to the reader's cgroup namespace
+// root and may themselves hold ':'.
+type ProcCgroup struct {
+	// V2 is the unified hierarchy's path (the "0::" line).
+	V2    string
+	HasV2 bool
+	// CPU is the path in the v1 hierarchy that holds the cpu controller.
+	CPU    string
+	HasCPU bool
+}
+
+// Path is the cgroup ctxtop groups a process by: the v1 cpu controller's
+// path where one is mounted and not the root (CPU throttling is counted
+// there), else the v2 path, else whatever there is.
+func (c ProcCgroup) Path() (path string, v1 bool) {
+	switch {
+	case c.HasCPU && c.CPU != "/":
+		return c.CPU, true
+	case c.HasV2:
+		return c.V2, false
+	case c.HasCPU:
+		return c.CPU, true
+	}
+	return "", false
+}
+
+// ProcCgroup reads <root>/PID/cgroup.
+func (fs FS) ProcCgroup(pid int) (ProcCgroup, error) {
+	p := fs.Path(strconv.Itoa(pid), "cgroup")
+	b, err := ReadFile(p, LimitStatus)
+	if err != nil {
+		return ProcCgroup{}, err
+	}
+	return ParseProcCgroup(b, p)
+}
+
+// ParseProcCgroup parses a cgroup file. Every line must have the three
+// fields and a path starting with '/'; a file with no line is malformed.
+func ParseProcCgroup(b []byte, path string) (ProcCgroup, error) {
+	var c ProcCgroup
+	err := scanProcCgroup(b, path, func(v2 bool, p []byte) {
+		if v2 {
+			c.V2, c.HasV2 = string(p), true
+		} else {
+			c.CPU, c.HasCPU = string(p), true
+		}
+	})
+	if err != nil {
+		return ProcCgroup{}, err
+	}
+	return c, nil
+}
+
+// ParseProcCgroupPath is ParseProcCgroup then Path, without allocating:
+// the path is a slice of b. The sampler calls it for every process.
+func ParseProcCgroupPath(b []byte, path string) (p []byte, v1 bool, err error) {
+	var v2Path, cpuPath []byte
+	var hasV2, hasCPU bool
+	err = scanProcCgroup(b, path, func(v2 bool, p []byte) {
+		if v2 {
+			v2Path, hasV2 = p, true
+		} else {
+			cpuPath, hasCPU = p, true
+		}
+	})
+	switch {
+	case err != nil:
+		return nil, false, err
+	case hasCPU && string(cpuPath) != "/":
+		return cpuPath, true, nil
+	case hasV2:
+		return v2Path, false, nil
+	case hasCPU:
+		return cpuPath, true, nil
+	}
+	return nil, false, nil
+}
+
+// scanProcCgroup calls found for the unified line (v2 true) and for the v1
+// line whose controllers include cpu.
+func scanProcCgroup(b []byte, path string, found func(v2 bool, p []byte)) error {
+	lines := 0
+	for i := 0; i < len(b); {
+		var line []byte
+		line, i = nextLine(b, i)
+		if len(line) == 0 {
+			continue
+		}
+		lines++
+		c1 := indexByte(line, ':')
+		if c1 < 0 {
+			return parseErr(path, "cgroup line")
+		}
+		c2 := indexByte(line[c1+1:], ':')
+		if c2 < 0 {
+			return parseErr(path, "cgroup line")
+		}
+		c2 += c1 + 1
+		id, ok := parseUint(line[:c1])
+		ctl, p := line[c1+1:c2], line[c2+1:]
+		if !ok || len(p) == 0 || p[0] != '/' {
+			return parseErr(path, "cgroup line")
+		}
+		switch {
+		case id == 0 && len(ctl) == 0:
+			found(true, p)
+		case hasController(ctl, "cpu"):
+			found(false, p)
+		}
+	}
+	if lines == 0 {
+		return parseErr(path, "cgroup")
+	}
+	return nil
+}
+
+// hasController reports whether the comma-separated list holds name.
+func hasController(list []byte, name string) bool {
+	for len(list) > 0 {
+		i := indexByte(list, ',')
+		if i < 0 {
+			return string(list) == name
+		}
+		if string(list[:i]) == name {
+			return true
+		}
+		list = list[i+1:]
+	}
+	return false
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,84 @@
+package procfs
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// CgroupMounts reads <root>/self/mountinfo and returns where the cgroup
+// hierarchies ctxtop uses are mounted. Each line is
+//
+//	41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+//	32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+//
+// mount ID, parent, device, root within the file system, mount point
+// (octal escapes for blanks), options, optional fields up to "-", then the
+// file system type, source and super-block options, which for cgroup v1
+// list the hierarchy's controllers.
+func (fs FS) CgroupMounts() (CgroupFS, error) {
+	p := fs.Path("self", "mountinfo")
+	b, err := ReadFile(p, LimitStat)
+	if err != nil {
+		return CgroupFS{}, err
+	}
+	return ParseCgroupMounts(b, p)
+}
+
+// ParseCgroupMounts picks the cgroup2 mount and the v1 mount whose
+// controllers include cpu out of a mountinfo file. Lines that are not
+// cgroup mounts are not parsed past their type; a cgroup line without its
+// fields is malformed.
+func ParseCgroupMounts(b []byte, path string) (CgroupFS, error) {
+	var c CgroupFS
+	for i := 0; i < len(b); {
+		var line []byte
+		line, i = nextLine(b, i)
+		sep := strings.Index(string(line), " - ")
+		if sep < 0 {
+			continue
+		}
+		fstype, j := nextField(line, sep+3)
+		if string(fstype) != "cgroup2" && string(fstype) != "cgroup" {
+			continue
+		}
+		_, j = nextField(line, j) // source
+		opts, _ := nextField(line, j)
+		var f [5][]byte
+		k := 0
+		for n := range f {
+			f[n], k = nextField(line, k)
+		}
+		if len(f[3]) == 0 || len(f[4]) == 0 || f[3][0] != '/' || f[4][0] != '/' {
+			return CgroupFS{}, parseErr(path, "cgroup mount")
+		}
+		root, mnt := unescapeMount(string(f[3])), filepath.Clean(unescapeMount(string(f[4])))
+		switch {
+		case string(fstype) == "cgroup2" && c.V2 == "":
+			c.V2, c.V2Root = mnt, root
+		case string(fstype) == "cgroup" && c.CPU == "" && hasController(opts, "cpu"):
+			c.CPU, c.CPURoot = mnt, root
+		}
+	}
+	return c, nil
+}
+
+// unescapeMount undoes mountinfo's \ooo escapes (space, tab, newline,
+// backslash).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			o := s[i+1 : i+4]
+			if len(o) == 3 && o[0] >= '0' && o[0] <= '3' && o[1] >= '0' && o[1] <= '7' && o[2] >= '0' && o[2] <= '7' {
+				b.WriteByte((o[0]-'0')<<6 | (o[1]-'0')<<3 | (o[2] - '0'))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,355 @@
+package procfs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseWchan(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		wantErr        bool
+	}{
+		{"function", "futex_wait_queue", "futex_wait_queue", false},
+		{"newline", "pipe_read\n", "pipe_read", false},
+		{"suffix", "do_epoll_wait.part.0", "do_epoll_wait.part.0", false},
+		{"running or not permitted", "0", "", false},
+		{"empty", "", "", false},
+		{"escape sequence", "\x1b[2Jevil", "", true},
+		{"space", "a b", "", true},
+		{"leading digit", "1abc", "", true},
+		{"too long", string(make([]byte, 200)), "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseWchan([]byte(tt.in), "wchan")
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if err != nil && !errors.Is(err, ErrParse) {
+				t.Errorf("err %v does not wrap ErrParse", err)
+			}
+			if diff := cmp.Diff(tt.want, string(got)); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseTaskSyscall(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    TaskSyscall
+		wantErr bool
+	}{
+		{"futex", "202 0xc000180148 0x80 0x0 0x0 0x0 0x0 0x7ffd1b5c8a60 0x46e2c3\n",
+			TaskSyscall{Number: 202, Args: [6]uint64{0xc000180148, 0x80}}, false},
+		{"read fd 7", "0 0x7 0x7ffd 0x1 0x0 0x0 0x0 0x7ffd 0x4\n", TaskSyscall{Number: 0, Args: [6]uint64{7, 0x7ffd, 1}}, false},
+		{"upper hex", "0 0xAB 0x0 0x0 0x0 0x0 0x0 0x0 0x0", TaskSyscall{Args: [6]uint64{0xab}}, false},
+		{"running", "running\n", TaskSyscall{Running: true}, false},
+		{"outside a call", "-1 0x7ffd1b5c8a60 0x46e2c3\n", TaskSyscall{Number: -1}, false},
+		{"too few args", "202 0x1 0x2\n", TaskSyscall{}, true},
+		{"no 0x", "202 1 2 3 4 5 6 7 8\n", TaskSyscall{}, true},
+		{"bad hex", "202 0xzz 0x0 0x0 0x0 0x0 0x0 0x0 0x0\n", TaskSyscall{}, true},
+		{"hex overflow", "202 0x11112222333344445 0x0 0x0 0x0 0x0 0x0 0x0 0x0\n", TaskSyscall{}, true},
+		{"huge number", "99999999 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0\n", TaskSyscall{}, true},
+		{"empty", "", TaskSyscall{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseTaskSyscall([]byte(tt.in), "syscall")
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseFDTarget(t *testing.T) {
+	tests := map[string]FDKind{
+		"pipe:[152131]":             FDPipe,
+		"socket:[99]":               FDSocket,
+		"anon_inode:[eventfd]":      FDEventFD,
+		"anon_inode:[eventpoll]":    FDEventPoll,
+		"anon_inode:[timerfd]":      FDAnonInode,
+		"anon_inode:inotify":        FDAnonInode,
+		"/dev/sda":                  FDPath,
+		"/var/log/syslog (deleted)": FDPath,
+		"net:[4026531840]":          FDUnknown,
+		"":                          FDUnknown,
+	}
+	for in, want := range tests {
+		if got := ParseFDTarget(in); got != want {
+			t.Errorf("ParseFDTarget(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestParseProcCgroup(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    ProcCgroup
+		wantErr bool
+	}{
+		{"v2", "0::/system.slice/nginx.service\n", ProcCgroup{V2: "/system.slice/nginx.service", HasV2: true}, false},
+		{"v1", "12:pids:/docker/abc\n4:cpu,cpuacct:/docker/abc\n1:name=systemd:/docker/abc\n",
+			ProcCgroup{CPU: "/docker/abc", HasCPU: true}, false},
+		{"hybrid", "9:name=systemd:/\n2:cpuacct:/\n1:cpu:/ctxtop-x\n0::/user.slice\n",
+			ProcCgroup{V2: "/user.slice", HasV2: true, CPU: "/ctxtop-x", HasCPU: true}, false},
+		{"colon in path", "0::/a:b\n", ProcCgroup{V2: "/a:b", HasV2: true}, false},
+		{"cpuacct is not cpu", "3:cpuacct:/x\n", ProcCgroup{}, false},
+		{"no path", "0::\n", ProcCgroup{}, true},
+		{"relative path", "0::x\n", ProcCgroup{}, true},
+		{"one colon", "0:/x\n", ProcCgroup{}, true},
+		{"bad id", "a::/x\n", ProcCgroup{}, true},
+		{"empty", "", ProcCgroup{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseProcCgroup([]byte(tt.in), "cgroup")
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseProcCgroupPathMatchesPath(t *testing.T) {
+	for _, in := range []string{"0::/u\n1:cpu:/c\n", "0::/u\n1:cpu:/\n", "1:cpu,cpuacct:/\n", "0::/u\n", "3:memory:/m\n", "x", ""} {
+		c, err := ParseProcCgroup([]byte(in), "cgroup")
+		p, v1, err2 := ParseProcCgroupPath([]byte(in), "cgroup")
+		wantP, wantV1 := c.Path()
+		if (err == nil) != (err2 == nil) || string(p) != wantP || v1 != wantV1 {
+			t.Errorf("%q: ParseProcCgroupPath = %q, %v, %v; Path() = %q, %v, %v", in, p, v1, err2, wantP, wantV1, err)
+		}
+	}
+	b := []byte("12:pids:/a\n4:cpu,cpuacct:/docker/x\n0::/y\n")
+	if n := testing.AllocsPerRun(100, func() { _, _, _ = ParseProcCgroupPath(b, "cgroup") }); n != 0 {
+		t.Errorf("ParseProcCgroupPath allocates %v times", n)
+	}
+}
+
+func TestProcCgroupPath(t *testing.T) {
+	tests := []struct {
+		name   string
+		in     ProcCgroup
+		want   string
+		wantV1 bool
+	}{
+		{"v1 cpu wins", ProcCgroup{V2: "/u", HasV2: true, CPU: "/c", HasCPU: true}, "/c", true},
+		{"v1 root loses to v2", ProcCgroup{V2: "/u", HasV2: true, CPU: "/", HasCPU: true}, "/u", false},
+		{"v1 root alone", ProcCgroup{CPU: "/", HasCPU: true}, "/", true},
+		{"v2 only", ProcCgroup{V2: "/u", HasV2: true}, "/u", false},
+		{"none", ProcCgroup{}, "", false},
+	}
+	for _, tt := range tests {
+		p, v1 := tt.in.Path()
+		if p != tt.want || v1 != tt.wantV1 {
+			t.Errorf("%s: Path() = %q, %v; want %q, %v", tt.name, p, v1, tt.want, tt.wantV1)
+		}
+	}
+}
+
+func TestParseCgroupCPUStat(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    CgroupCPUStat
+		wantErr bool
+	}{
+		{"v2", "usage_usec 8134225\nuser_usec 6551081\nsystem_usec 1583144\nnr_periods 412\nnr_throttled 187\nthrottled_usec 9329411\nnr_bursts 0\nburst_usec 0\n",
+			CgroupCPUStat{Periods: 412, Throttled: 187, ThrottledNs: 9329411000, HasThrottling: true}, false},
+		{"v2 without the cpu controller", "usage_usec 5\nuser_usec 3\nsystem_usec 2\n", CgroupCPUStat{}, false},
+		{"v1", "nr_periods 10\nnr_throttled 4\nthrottled_time 123456789\nnr_bursts 0\nburst_time 0\n",
+			CgroupCPUStat{Periods: 10, Throttled: 4, ThrottledNs: 123456789, HasThrottling: true}, false},
+		{"bad value", "nr_periods x\n", CgroupCPUStat{}, true},
+		{"overflow in µs", "throttled_usec 18446744073709551615\n", CgroupCPUStat{}, true},
+		{"nothing known", "foo 1\n", CgroupCPUStat{}, true},
+		{"empty", "", CgroupCPUStat{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseCgroupCPUStat([]byte(tt.in), "cpu.stat")
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseCPULimits(t *testing.T) {
+	max := []struct {
+		in      string
+		want    CPULimit
+		wantErr bool
+	}{
+		{"max 100000\n", CPULimit{QuotaUs: -1, PeriodUs: 100000}, false},
+		{"50000 100000\n", CPULimit{QuotaUs: 50000, PeriodUs: 100000}, false},
+		{"50000\n", CPULimit{}, true},
+		{"max 0\n", CPULimit{}, true},
+		{"-5 100000\n", CPULimit{}, true},
+		{"", CPULimit{}, true},
+	}
+	for _, tt := range max {
+		got, err := ParseCPUMax([]byte(tt.in), "cpu.max")
+		if (err != nil) != tt.wantErr {
+			t.Errorf("ParseCPUMax(%q) err = %v, wantErr %v", tt.in, err, tt.wantErr)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("ParseCPUMax(%q) (-want +got)\n%s", tt.in, diff)
+		}
+	}
+	if got := (CPULimit{QuotaUs: 50000, PeriodUs: 100000}).CPUs(); got != 0.5 {
+		t.Errorf("CPUs() = %v, want 0.5", got)
+	}
+	if got := (CPULimit{QuotaUs: -1, PeriodUs: 100000}).CPUs(); got != 0 {
+		t.Errorf("unlimited CPUs() = %v, want 0", got)
+	}
+	cfs := []struct {
+		in      string
+		want    int64
+		wantErr bool
+	}{{"-1\n", -1, false}, {"50000\n", 50000, false}, {"x\n", 0, true}, {"", 0, true}, {"-2\n", 0, true}}
+	for _, tt := range cfs {
+		got, err := ParseCFSValue([]byte(tt.in), "cpu.cfs_quota_us")
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("ParseCFSValue(%q) = %d, %v; want %d, err %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestParseCgroupMounts(t *testing.T) {
+	const hybrid = `23 1 0:21 / /sys rw,nosuid - sysfs sysfs rw
+31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct
+40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime shared:9 - cgroup2 cgroup2 rw
+`
+	tests := []struct {
+		name    string
+		in      string
+		want    CgroupFS
+		wantErr bool
+	}{
+		{"hybrid", hybrid, CgroupFS{V2: "/sys/fs/cgroup/unified", V2Root: "/", CPU: "/sys/fs/cgroup/cpu", CPURoot: "/"}, false},
+		{"v2 only", "30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate\n", CgroupFS{V2: "/sys/fs/cgroup", V2Root: "/"}, false},
+		{"v1 cpu,cpuacct in a container", "50 40 0:30 /kubepods/pod1 /sys/fs/cgroup/cpu,cpuacct ro - cgroup cgroup rw,cpu,cpuacct\n",
+			CgroupFS{CPU: "/sys/fs/cgroup/cpu,cpuacct", CPURoot: "/kubepods/pod1"}, false},
+		{"escaped blank", `30 23 0:26 / /mnt/my\040cg rw - cgroup2 none rw` + "\n", CgroupFS{V2: "/mnt/my cg", V2Root: "/"}, false},
+		{"none", "23 1 0:21 / /sys rw - sysfs sysfs rw\n", CgroupFS{}, false},
+		{"truncated cgroup line", "30 - cgroup2 cgroup2 rw\n", CgroupFS{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseCgroupMounts([]byte(tt.in), "mountinfo")
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCgroupDir(t *testing.T) {
+	c := CgroupFS{V2: "/cg/unified", V2Root: "/", CPU: "/cg/cpu", CPURoot: "/kubepods"}
+	tests := []struct {
+		path string
+		v1   bool
+		want string
+		ok   bool
+	}{
+		{"/system.slice/a.service", false, "/cg/unified/system.slice/a.service", true},
+		{"/kubepods/pod1/c1", true, "/cg/cpu/pod1/c1", true},
+		{"/kubepods", true, "/cg/cpu", true},
+		{"/other", true, "", false},
+		{"/a/../../etc", false, "", false},
+		{"relative", false, "", false},
+	}
+	for _, tt := range tests {
+		got, err := c.Dir(tt.path, tt.v1)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("Dir(%q, %v) = %q, %v; want %q, ok %v", tt.path, tt.v1, got, err, tt.want, tt.ok)
+		}
+	}
+	if _, err := (CgroupFS{}).Dir("/x", false); err == nil {
+		t.Error("Dir with nothing mounted: no error")
+	}
+}
+
+// A FIFO or a device in a fixture tree where a kernel file should be is
+// refused at once, never waited on or read without end.
+func TestWaitAndCgroupReadersRefuseNonRegularFiles(t *testing.T) {
+	root := t.TempDir()
+	task := filepath.Join(root, "1", "task", "1")
+	if err := os.MkdirAll(task, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(task, "wchan"), filepath.Join(task, "syscall"), filepath.Join(root, "1", "cgroup"), filepath.Join(root, "cpu.stat")} {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs := FS{root: root}
+	if _, err := fs.TaskWchan(1, 1); err == nil {
+		t.Error("TaskWchan on a FIFO: no error")
+	}
+	if _, err := fs.TaskSyscall(1, 1); err == nil {
+		t.Error("TaskSyscall on a FIFO: no error")
+	}
+	if _, err := fs.ProcCgroup(1); err == nil {
+		t.Error("ProcCgroup on a FIFO: no error")
+	}
+	if _, err := (CgroupFS{}).CPUStat(root); err == nil {
+		t.Error("CPUStat on a FIFO: no error")
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		if err := os.Symlink("/dev/zero", filepath.Join(root, "cpu.max")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (CgroupFS{}).CPULimit(root, false); err == nil {
+			t.Error("CPULimit on /dev/zero: no error")
+		}
+	}
+}
+
+func TestWaitReadersAgainstLiveProc(t *testing.T) {
+	fs, err := NewFS("/proc")
+	if err != nil {
+		t.Skip("no /proc here:", err)
+	}
+	pid := os.Getpid()
+	if _, err := fs.TaskWchan(pid, pid); err != nil {
+		t.Errorf("TaskWchan(self): %v", err)
+	}
+	if _, err := fs.TaskSyscall(pid, pid); err != nil {
+		t.Errorf("TaskSyscall(self): %v", err)
+	}
+	if tgt, err := fs.FDTarget(pid, 0); err == nil && ParseFDTarget(tgt) == FDUnknown {
+		t.Errorf("fd 0 -> %q: unknown kind", tgt)
+	}
+	if _, err := fs.ProcCgroup(pid); err != nil {
+		t.Errorf("ProcCgroup(self): %v", err)
+	}
+	if _, err := fs.CgroupMounts(); err != nil {
+		t.Errorf("CgroupMounts(): %v", err)
+	}
+}

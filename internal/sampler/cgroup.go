@@ -1,0 +1,173 @@
+package sampler
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/procfs"
+)
+
+// A process rarely changes cgroup (a container's exec, systemd-run moving a
+// scope), so /proc/PID/cgroup is read when the process is first seen and
+// then every cgroupRereadPasses passes in which it ran; a bandwidth limit is
+// re-read every limitRereadPasses passes. cpu.stat is read every pass, but
+// only for groups with a quota: without one nothing is ever throttled.
+const (
+	cgroupRereadPasses = 16
+	limitRereadPasses  = 16
+)
+
+// cgroups is the sampler's memory of the cgroups its processes are in.
+type cgroups struct {
+	fs procfs.CgroupFS
+	// byPath holds every group seen in the last pass.
+	byPath map[string]*cgroupState
+	pass   uint64
+	paths  []cgroupKey
+	buf    []byte
+}
+
+type cgroupKey struct {
+	path string
+	v1   bool
+}
+
+type cgroupState struct {
+	dir string
+	// statPath is dir/cpu.stat, NUL-terminated for the raw open.
+	statPath []byte
+	// dirOK is false when the group has no directory here (not mounted,
+	// or a path we refuse to join).
+	dirOK    bool
+	limit    procfs.CPULimit
+	limitOK  bool
+	limitAge uint8
+	seen     uint64
+}
+
+func newCgroups(fs procfs.FS, root string) cgroups {
+	c := cgroups{byPath: map[string]*cgroupState{}, buf: make([]byte, 1024)}
+	switch {
+	case root != "":
+		c.fs = procfs.ProbeCgroupRoot(root)
+	case sameNamespace(fs):
+		// Mount points in mountinfo are in this process's mount namespace
+		// only when the procfs is its own.
+		c.fs, _ = fs.CgroupMounts()
+	}
+	return c
+}
+
+// processCgroup refreshes p's cgroup when it is due. A process whose file
+// cannot be read (gone, not permitted, a fixture without one) has none.
+func (s *Sampler) processCgroup(p *proc) {
+	if p.cgroupAge > 0 {
+		p.cgroupAge--
+		return
+	}
+	p.cgroupAge = cgroupRereadPasses
+	s.path = append(appendInt(s.path[:0], p.pid), "/cgroup\x00"...)
+	n, err := readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitStatus)
+	if err != nil {
+		p.cgroup, p.cgroupV1 = "", false
+		return
+	}
+	path, v1, err := procfs.ParseProcCgroupPath(s.buf[:n], "cgroup")
+	if err != nil {
+		p.cgroup, p.cgroupV1 = "", false
+		return
+	}
+	if string(path) != p.cgroup {
+		p.cgroup = string(path)
+	}
+	p.cgroupV1 = v1
+}
+
+// readCgroups fills dst.Cgroups with every cgroup a process is in.
+func (s *Sampler) readCgroups(dst *model.Sample) {
+	c := &s.cg
+	c.pass++
+	c.paths = c.paths[:0]
+	for _, p := range s.procs {
+		if p.cgroup != "" {
+			c.paths = append(c.paths, cgroupKey{p.cgroup, p.cgroupV1})
+		}
+	}
+	slices.SortFunc(c.paths, func(a, b cgroupKey) int { return strings.Compare(a.path, b.path) })
+	c.paths = slices.CompactFunc(c.paths, func(a, b cgroupKey) bool { return a.path == b.path })
+	dst.Cgroups = dst.Cgroups[:0]
+	for _, k := range c.paths {
+		st := c.byPath[k.path]
+		if st == nil {
+			st = &cgroupState{}
+			if dir, err := c.fs.Dir(k.path, k.v1); err == nil {
+				st.dir, st.dirOK = dir, true
+				st.statPath = cstr(nil, filepath.Join(dir, "cpu.stat"))
+			}
+			c.byPath[k.path] = st
+		}
+		st.seen = c.pass
+		cc := model.CgroupCounters{Path: k.path}
+		if st.dirOK {
+			c.readCounters(st, k.v1, &cc)
+		}
+		dst.Cgroups = append(dst.Cgroups, cc)
+	}
+	for p, st := range c.byPath {
+		if st.seen != c.pass {
+			delete(c.byPath, p)
+		}
+	}
+}
+
+// readCounters reads one group's limit (when due) and, when it has a quota,
+// its cpu.stat. A group that vanished or cannot be read has no figures.
+func (c *cgroups) readCounters(st *cgroupState, v1 bool, cc *model.CgroupCounters) {
+	if st.limitAge == 0 {
+		st.limit, st.limitOK = procfs.CPULimit{}, false
+		l, err := c.fs.CPULimit(st.dir, v1)
+		switch {
+		case err == nil:
+			st.limit, st.limitOK = l, true
+		case errors.Is(err, fs.ErrNotExist) && dirExists(st.dir):
+			// No cpu.max in a v2 group whose parent did not enable the cpu
+			// controller (or the root): it cannot have a quota.
+			st.limit, st.limitOK = procfs.CPULimit{QuotaUs: -1}, true
+		}
+		st.limitAge = limitRereadPasses
+	}
+	st.limitAge--
+	if !st.limitOK {
+		return
+	}
+	cc.LimitCPUs = st.limit.CPUs()
+	if st.limit.QuotaUs < 0 {
+		// No quota: never throttled, known without reading cpu.stat.
+		cc.HasThrottling = true
+		return
+	}
+	// Read every pass: raw, into a kept buffer, so a steady state
+	// allocates nothing, and bounded as every procfs read is.
+	n, err := readFileAt(unix.AT_FDCWD, st.statPath, &c.buf, procfs.LimitLine)
+	if err != nil {
+		return
+	}
+	stat, err := procfs.ParseCgroupCPUStat(c.buf[:n], "cpu.stat")
+	if err != nil || !stat.HasThrottling {
+		return
+	}
+	cc.HasThrottling = true
+	cc.Periods, cc.Throttled, cc.ThrottledNs = stat.Periods, stat.Throttled, stat.ThrottledNs
+}
+
+func dirExists(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
+}

@@ -1,0 +1,277 @@
+package sampler
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+)
+
+// waitWorkload is a process whose threads block on known things: "w-sleep"
+// sleeps 200 µs at a time in nanosleep; a pacer does too, then wakes
+// "w-futex" (FUTEX_WAIT on a word), "w-pipe" (read on a pipe) and "w-epoll"
+// (epoll_wait on an eventfd). Each waiter switches a few thousand times a second, all
+// voluntarily, and uses almost no CPU. It prints "ready" and exits when
+// stdin closes.
+func waitWorkload() {
+	var word uint32
+	var p [2]int
+	if err := unix.Pipe(p[:]); err != nil {
+		os.Exit(2)
+	}
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK)
+	if err != nil {
+		os.Exit(2)
+	}
+	ep, err := unix.EpollCreate1(0)
+	if err != nil {
+		os.Exit(2)
+	}
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, efd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(efd)}); err != nil {
+		os.Exit(2)
+	}
+	started := make(chan struct{})
+	thread := func(name string, body func()) {
+		go func() {
+			runtime.LockOSThread()
+			setName(name)
+			started <- struct{}{}
+			for {
+				body()
+			}
+		}()
+		<-started
+	}
+	thread("w-futex", func() {
+		for atomic.LoadUint32(&word) == 0 {
+			unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(&word)), futexWaitPrivate, 0, 0, 0, 0)
+		}
+		atomic.StoreUint32(&word, 0)
+	})
+	thread("w-pipe", func() {
+		var b [1]byte
+		unix.Read(p[0], b[:])
+	})
+	thread("w-epoll", func() {
+		ev := make([]unix.EpollEvent, 1)
+		unix.EpollWait(ep, ev, -1)
+		var b [8]byte
+		unix.Read(efd, b[:])
+	})
+	one := []byte{1, 0, 0, 0, 0, 0, 0, 0}
+	thread("w-sleep", func() {
+		ts := unix.Timespec{Nsec: 200_000}
+		unix.Nanosleep(&ts, nil)
+	})
+	// The pacer is preempted by the threads it wakes, so it is not one
+	// whose reason the test checks.
+	thread("w-pacer", func() {
+		ts := unix.Timespec{Nsec: 200_000}
+		unix.Nanosleep(&ts, nil)
+		atomic.StoreUint32(&word, 1)
+		unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(&word)), futexWakePrivate, 1, 0, 0, 0)
+		unix.Write(p[1], one[:1])
+		unix.Write(efd, one)
+	})
+	fmt.Println("ready")
+	bufio.NewReader(os.Stdin).ReadString('\n')
+	os.Exit(0)
+}
+
+// FUTEX_WAIT and FUTEX_WAKE with FUTEX_PRIVATE_FLAG (linux/futex.h).
+const (
+	futexWaitPrivate = 0 | 128
+	futexWakePrivate = 1 | 128
+)
+
+func setName(s string) {
+	b := append([]byte(s), 0)
+	unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&b[0])), 0, 0, 0)
+}
+
+// startChild runs the test binary as one of the workloads above with env
+// set and returns its PID once it says "ready".
+func startChild(tb testing.TB, env string, attr *syscall.SysProcAttr) int {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env)
+	cmd.SysProcAttr = attr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
+		tb.Fatalf("workload %s did not start: %q %v", env, line, err)
+	}
+	return cmd.Process.Pid
+}
+
+// TestWaitReasonsOfKnownWorkloads samples threads whose blocking reason is
+// known and checks each one's main reason and its share.
+func TestWaitReasonsOfKnownWorkloads(t *testing.T) {
+	pid := startChild(t, "CTXTOP_WAIT_WORKLOAD=1", nil)
+	mon, err := NewMonitor(Config{Root: "/proc", PIDs: []int{pid}, HotThreshold: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mon.Close()
+	var snap model.Snapshot
+	// The first refresh finds the hot threads (and looks once); the next
+	// two carry the looks spread over their intervals.
+	for range 3 {
+		time.Sleep(300 * time.Millisecond)
+		if snap, err = mon.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]struct{ reason, why string }{
+		"w-futex": {"futex wait", "blocking: futex "},
+		"w-pipe":  {"pipe read", "blocking: pipe "},
+		"w-epoll": {"epoll wait", "blocking: epoll "},
+		"w-sleep": {"sleep", "blocking: sleep "},
+	}
+	seen := map[string]bool{}
+	for _, th := range snap.Threads {
+		w, ok := want[th.Comm]
+		if !ok {
+			continue
+		}
+		seen[th.Comm] = true
+		t.Logf("%s %.0f/s: %s; wait_on %v; wchan %s; syscall %s", th.Comm, th.TotalPerSec(), th.Reason, th.WaitOn, th.Wchan, th.Syscall)
+		if len(th.WaitOn) == 0 {
+			t.Errorf("%s: no wait shares (hot %v, %s, %.0f/s)", th.Comm, th.Hot, th.Reason, th.TotalPerSec())
+			continue
+		}
+		// On a busy machine a look may land while the thread runs (not
+		// counted) or on its way in or out of the call; the known reason
+		// must still be most of what it waits on.
+		top := th.WaitOn[0]
+		if top.Reason != w.reason || top.Share < 0.6 {
+			t.Errorf("%s: wait_on %v, want %q first with ≥ 60%%", th.Comm, th.WaitOn, w.reason)
+		}
+		if !strings.HasPrefix(th.Reason, w.why) {
+			t.Errorf("%s: WHY %q, want it to start %q", th.Comm, th.Reason, w.why)
+		}
+		if th.Wchan == "" || th.Syscall == "" || !strings.ContainsAny(th.Syscall[:1], "0123456789") {
+			t.Errorf("%s: raw looks missing: wchan %q syscall %q", th.Comm, th.Wchan, th.Syscall)
+		}
+	}
+	for name := range want {
+		if !seen[name] {
+			t.Errorf("thread %s not in the snapshot", name)
+		}
+	}
+}
+
+// TestWaitLooksOnlyWhileHotBlockingThreads checks the looks are bounded and
+// armed only when a thread is hot and blocking.
+func TestWaitLooksOnlyWhileHotBlockingThreads(t *testing.T) {
+	w := newWaitSampler(-1)
+	snap := &model.Snapshot{Interval: time.Second, Threads: []model.ThreadRates{
+		{PID: 1, TID: 1, Hot: true, VoluntaryPerSec: 10, InvoluntaryPerSec: 5000}, // preempted
+		{PID: 1, TID: 2, VoluntaryPerSec: 10},                                     // not hot
+	}}
+	w.arm(snap)
+	if w.timer != nil || len(w.targets) != 0 {
+		t.Errorf("armed for no hot blocking thread: %d targets", len(w.targets))
+	}
+	for i := range 20 {
+		snap.Threads = append(snap.Threads, model.ThreadRates{PID: 2, TID: 100 + i, Hot: true, VoluntaryPerSec: 5000})
+	}
+	w.arm(snap)
+	if len(w.targets) != WaitThreads || w.period != time.Second/(WaitLooks+1) {
+		t.Errorf("targets %d period %v, want %d and %v", len(w.targets), w.period, WaitThreads, time.Second/(WaitLooks+1))
+	}
+	w.collect(nil)
+}
+
+// sleepers is a workload of n threads that each sleep 500 µs at a time in
+// nanosleep: n hot blocking threads that cost little CPU.
+func sleepers(n int) {
+	started := make(chan struct{})
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			started <- struct{}{}
+			ts := unix.Timespec{Nsec: 500_000}
+			for {
+				unix.Nanosleep(&ts, nil)
+			}
+		}()
+		<-started
+	}
+	fmt.Println("ready")
+	bufio.NewReader(os.Stdin).ReadString('\n')
+	os.Exit(0)
+}
+
+// BenchmarkWaitLooks20HotThreads is the wait-reason sampling's own cost:
+// with 20 hot blocking threads on the box, one refresh's worth of looks
+// (WaitLooks rounds over the WaitThreads hottest), as CPU time of this
+// process per refresh.
+func BenchmarkWaitLooks20HotThreads(b *testing.B) {
+	pid := startChild(b, "CTXTOP_SLEEPERS=20", nil)
+	mon, err := NewMonitor(Config{Root: "/proc", PIDs: []int{pid}, HotThreshold: 200})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mon.Close()
+	var snap model.Snapshot
+	for range 2 {
+		time.Sleep(200 * time.Millisecond)
+		if snap, err = mon.Next(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	w := mon.waits
+	w.collect(nil)
+	hot := 0
+	for _, t := range snap.Threads {
+		if t.Hot {
+			hot++
+		}
+	}
+	if hot < WaitThreads {
+		b.Fatalf("%d hot threads, want at least %d", hot, WaitThreads)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := cpuTime()
+	for range b.N {
+		w.arm(&snap)
+		w.timer.Stop()
+		w.mu.Lock()
+		for range WaitLooks {
+			w.lookAll()
+		}
+		w.mu.Unlock()
+		w.collect(nil)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/refresh")
+	b.ReportMetric(float64(hot), "hot-threads")
+}
