@@ -7,7 +7,7 @@ LDFLAGS  := -s -w -X github.com/ctxtop/ctxtop/internal/cli.version=$(VERSION) -X
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 5s
 
-.PHONY: build run test bench lint fuzz clean
+.PHONY: build run test bench lint fuzz clean generate
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ctxtop
@@ -35,6 +35,13 @@ fuzz:
 	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# Rebuild the committed BPF object and its Go bindings (needs clang and
+# llvm-strip: apt-get install -y clang llvm libbpf-dev). bpf2go strips DWARF and
+# maps the source directory to a relative path, so the same clang gives the
+# same bytes on any machine.
+generate:
+	$(GO) generate ./internal/wakeup/
 
 clean:
 	rm -rf bin

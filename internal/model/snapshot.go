@@ -89,6 +89,8 @@ type Snapshot struct {
 	// Tasks is the number of threads in the later sample.
 	Tasks      int
 	Unreadable int
+	// Wakeups is the wake-up graph, nil unless the tracer is on.
+	Wakeups *Wakeups
 	// Self is ctxtop's own cost over the interval.
 	Self SelfRates
 }
