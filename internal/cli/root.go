@@ -44,6 +44,7 @@ type options struct {
 	procRoot   string
 	output     outputValue
 	noColor    bool
+	wakeups    bool
 }
 
 func newRootCmd() *cobra.Command {
@@ -93,6 +94,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
 	f.VarP(&o.output, "output", "o", "batch output format: text or json")
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the live monitor (NO_COLOR is honoured too)")
+	f.BoolVar(&o.wakeups, "wakeups", false, "batch: add who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF)")
 	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd())
 	return root
 }
