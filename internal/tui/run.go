@@ -37,6 +37,10 @@ type Options struct {
 	Load Loader
 	// FixedBackground skips asking the terminal for its background colour.
 	FixedBackground bool
+	// Wakeups attaches the wake-up tracer while a view that shows its
+	// figures is open; nil when there is none. The Source then carries
+	// them in Snapshot.Wakeups.
+	Wakeups WakeupSwitch
 }
 
 // Run opens the monitor on the terminal and returns the error that ended

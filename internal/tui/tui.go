@@ -20,6 +20,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/tui/table"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
+	"github.com/ctxtop/ctxtop/internal/tui/wakeups"
 )
 
 // Source produces one Snapshot per call, with rates since the previous
@@ -35,6 +36,7 @@ const (
 	viewDetail
 	viewPerCPU
 	viewHelp
+	viewWakeups
 )
 
 // Intervals are the refresh steps + and - move through.
@@ -63,6 +65,7 @@ type Model struct {
 	detail detail.Model
 	percpu percpu.Model
 	help   help.Model
+	wake   wakeState
 
 	view      view
 	prevView  view
@@ -100,6 +103,7 @@ func New(o Options, host, kernel string) Model {
 		detail:   detail.New(th),
 		percpu:   percpu.New(th),
 		help:     help.New(th, km),
+		wake:     wakeState{view: wakeups.New(th, km)},
 		interval: o.Interval,
 		hist:     newThreadHistory(),
 	}
@@ -127,7 +131,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		return m.handleResize(msg.Width, msg.Height), nil
 	case tea.KeyPressMsg:
-		return m.handleKey(msg)
+		next, cmd := m.handleKey(msg)
+		return next.(Model).withTracer(cmd)
+	case wakeups.OpenMsg:
+		return m.openWakee(msg).withTracer(nil)
 	case tickMsg:
 		return m.handleTick(msg)
 	case sampleMsg:
@@ -135,7 +142,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.BackgroundColorMsg:
 		return m.setTheme(theme.New(m.opts.NoColor, msg.IsDark())), nil
 	case loadMsg, demoMsg:
-		return m.handleLoad(msg)
+		next, cmd := m.handleLoad(msg)
+		return next.(Model).withTracer(cmd)
 	}
 	return m, nil
 }
@@ -194,6 +202,7 @@ func (m *Model) setSnapshot(s model.Snapshot) {
 	m.header.SetSnapshot(m.snap)
 	m.table.SetSnapshot(m.snap)
 	m.percpu.SetSnapshot(m.snap)
+	m.setWakeups(m.snap)
 	m.syncDetail()
 }
 
@@ -211,6 +220,7 @@ func (m *Model) layout() {
 	m.detail.SetSize(m.width, body)
 	m.percpu.SetSize(m.width, body)
 	m.help.SetSize(m.width, body)
+	m.wake.view.SetSize(m.width, body)
 }
 
 func (m Model) setTheme(th theme.Theme) Model {
@@ -220,6 +230,7 @@ func (m Model) setTheme(th theme.Theme) Model {
 	m.detail.SetTheme(th)
 	m.percpu.SetTheme(th)
 	m.help.SetTheme(th)
+	m.wake.view.SetTheme(th)
 	return m
 }
 
@@ -247,6 +258,9 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if m.view == viewHelp {
 		m.view = m.prevView
 		return m, nil
+	}
+	if next, cmd, ok := m.handleWakeupKey(k); ok {
+		return next, cmd
 	}
 	if m.demo != nil {
 		if next, cmd, ok := m.handleDemoKey(k); ok {
@@ -369,6 +383,10 @@ func (m *Model) syncDetail() {
 		return
 	}
 	r, ok := m.table.Selected()
+	if m.wake.wakee.TID != 0 {
+		// Opened from the wake-up view: the wakee, not the table's row.
+		r.PID, r.TID, ok = m.wake.wakee.PID, m.wake.wakee.TID, true
+	}
 	if !ok || r.TID == 0 {
 		return
 	}
@@ -435,6 +453,8 @@ func (m Model) Render() string {
 		body = m.percpu.View()
 	case viewHelp:
 		body = m.help.View()
+	case viewWakeups:
+		body = m.wake.view.View()
 	default:
 		body = m.table.View()
 	}
