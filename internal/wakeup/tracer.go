@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
 )
 
 // PairMapSize is how many distinct (waker, wakee) pairs the kernel counts
@@ -197,7 +198,7 @@ func comm(c *[16]int8) string {
 	if i := strings.IndexByte(string(b), 0); i >= 0 {
 		b = b[:i]
 	}
-	return sanitizeName(string(b))
+	return sanitize.Name(string(b))
 }
 
 func firstLine(err error) string {

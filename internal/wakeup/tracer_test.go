@@ -280,3 +280,13 @@ func TestCollectorShowsWhyUnavailable(t *testing.T) {
 		t.Errorf("after SetEnabled(false): err %v, snapshot %v", c.Err(), c.Snapshot())
 	}
 }
+
+func TestCommIsSanitized(t *testing.T) {
+	var c [16]int8
+	for i, b := range []byte("\x1b[2Jpwn\x00junk") {
+		c[i] = int8(b)
+	}
+	if got, want := comm(&c), "?[2Jpwn"; got != want {
+		t.Errorf("comm = %q, want %q", got, want)
+	}
+}
