@@ -6,6 +6,10 @@ import (
 	"os/exec"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/testutil"
@@ -15,37 +19,66 @@ import (
 // highest: a futex ping-pong pinned to one CPU, which wakes and switches
 // about 400,000 times a second. Runs with the programs attached and
 // detached alternate, so drift in a busy machine hits both alike; the
-// medians and their ratio are reported (target: on/off ≤ 1.05).
+// medians and their ratio are reported (target: on/off ≤ 1.05). On a busy
+// machine run-to-run noise swamps a few percent, so the kernel's own
+// accounting of the programs' run time (bpf_stats) is reported too, per
+// round trip and as a share of the unattached round trip.
 func BenchmarkTracerOverheadPinnedFutex(b *testing.B) {
 	if err := Check(); err != nil {
 		b.Skip(err)
 	}
 	bin := testutil.Binary(b)
-	run := func() float64 {
+	var lastSwitches uint64
+	run := func() (float64, uint64) {
 		out, err := exec.Command(bin, "load", "--mode", "futex", "--cpus", "0", "--duration", "1s", "-o", "json").Output()
 		if err != nil {
 			b.Fatalf("ctxtop load: %v", err)
 		}
 		var r struct {
-			Ns float64 `json:"ns_per_round_trip"`
+			Ns         float64 `json:"ns_per_round_trip"`
+			RoundTrips uint64  `json:"round_trips"`
+			Vol        uint64  `json:"switches_voluntary"`
+			Invol      uint64  `json:"switches_involuntary"`
 		}
 		if err := json.Unmarshal(bytes.TrimSpace(out), &r); err != nil || r.Ns <= 0 {
 			b.Fatalf("ctxtop load printed %q: %v", out, err)
 		}
-		return r.Ns
+		lastSwitches = r.Vol + r.Invol
+		return r.Ns, r.RoundTrips
 	}
+	stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
+	if err != nil {
+		b.Fatalf("bpf_stats: %v", err)
+	}
+	defer stats.Close()
+	var progNs time.Duration
+	var progRTs, switches uint64
+	var perProg [3]ebpf.ProgramStats
 	const alternations = 5
 	b.ReportAllocs()
 	var off, on []float64
 	for range b.N {
 		off, on = off[:0], on[:0]
 		for range alternations {
-			off = append(off, run())
+			ns, _ := run()
+			off = append(off, ns)
 			tr, err := Open()
 			if err != nil {
 				b.Fatal(err)
 			}
-			on = append(on, run())
+			ns, rts := run()
+			on = append(on, ns)
+			for i, p := range []*ebpf.Program{tr.objs.CtxtopWaking, tr.objs.CtxtopSwitch, tr.objs.CtxtopMigrate} {
+				st, err := p.Stats()
+				if err != nil {
+					b.Fatal(err)
+				}
+				progNs += st.Runtime
+				perProg[i].Runtime += st.Runtime
+				perProg[i].RunCount += st.RunCount
+			}
+			progRTs += rts
+			switches += lastSwitches
 			// The view would read once a refresh; read so the map is
 			// drained as it would be.
 			var s model.WakeupSample
@@ -61,7 +94,20 @@ func BenchmarkTracerOverheadPinnedFutex(b *testing.B) {
 	b.ReportMetric(mOff, "ns/rt-off")
 	b.ReportMetric(mOn, "ns/rt-on")
 	b.ReportMetric(mOn/mOff, "on/off")
-	b.Logf("pinned futex ns/round trip, off: %.0f (runs %.0f), on: %.0f (runs %.0f), ratio %.3f", mOff, off, mOn, on, mOn/mOff)
+	perRun := func(i int) float64 { return float64(perProg[i].Runtime.Nanoseconds()) / float64(max(perProg[i].RunCount, 1)) }
+	// A round trip is one wake-up per voluntary switch and one run of the
+	// switch program per switch; the load reports both.
+	est := (perRun(0) + perRun(1)) * float64(switches) / float64(progRTs)
+	b.ReportMetric(perRun(0), "ns/waking-run")
+	b.ReportMetric(perRun(1), "ns/switch-run")
+	b.ReportMetric(1+est/off[0], "est-on/off")
+	b.Logf("programs: %.0f ns per sched_waking run, %.0f ns per sched_switch run; %.2f switches per round trip → about %.0f ns per round trip, %.3f× the fastest unattached one",
+		perRun(0), perRun(1), float64(switches)/float64(progRTs), est, 1+est/off[0])
+	perRT := float64(progNs.Nanoseconds()) / float64(progRTs)
+	b.ReportMetric(perRT, "bpf-ns/rt")
+	b.ReportMetric(perRT/off[0], "bpf/rt-fastest-off")
+	b.Logf("pinned futex ns/round trip, off: %.0f (runs %.0f), on: %.0f (runs %.0f), ratio %.3f; programs ran %.0f ns per round trip (system-wide), %.1f%% of the fastest unattached one",
+		mOff, off, mOn, on, mOn/mOff, perRT, 100*perRT/off[0])
 }
 
 // BenchmarkRead is one refresh's read of the maps with a ping-pong's worth

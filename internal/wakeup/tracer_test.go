@@ -203,16 +203,22 @@ func TestAccuracyAgainstLoad(t *testing.T) {
 			if res.RoundTrips < 100 {
 				t.Fatalf("only %d round trips", res.RoundTrips)
 			}
-			within := func(what string, got, want uint64) {
-				if r := float64(got) / float64(want); r < 0.9 || r > 1.1 {
-					t.Errorf("%s: %d wake-ups, want %d ± 10%% (ratio %.3f)", what, got, want, r)
+			within := func(what string, got, want uint64, lo, hi float64) {
+				r := float64(got) / float64(want)
+				t.Logf("%s: %d wake-ups vs %d, ratio %.3f", what, got, want, r)
+				if r < lo || r > hi {
+					t.Errorf("%s: %d wake-ups, want %d × %.2f–%.2f (ratio %.3f)", what, got, want, lo, hi, r)
 				}
 			}
 			if tc.perTrip {
-				within(ping+"→"+pong, there.wakeups, res.RoundTrips)
-				within(pong+"→"+ping, back.wakeups, res.RoundTrips)
+				// 0.96–0.98 on a quiet machine. On a loaded one a side that
+				// was kept off its CPU finds the byte already there and
+				// does not sleep, so fewer wake-ups are needed: the bound
+				// allows for that, not for a lost count (checked below).
+				within(ping+"→"+pong+" vs round trips", there.wakeups, res.RoundTrips, 0.8, 1.1)
+				within(pong+"→"+ping+" vs round trips", back.wakeups, res.RoundTrips, 0.8, 1.1)
 			}
-			within("both directions vs voluntary switches", there.wakeups+back.wakeups, res.SwitchesVoluntary)
+			within("both directions vs voluntary switches", there.wakeups+back.wakeups, res.SwitchesVoluntary, 0.9, 1.1)
 			for _, d := range []direction{there, back} {
 				if d.wakeups == 0 {
 					continue
