@@ -94,7 +94,9 @@ func BenchmarkTracerOverheadPinnedFutex(b *testing.B) {
 	b.ReportMetric(mOff, "ns/rt-off")
 	b.ReportMetric(mOn, "ns/rt-on")
 	b.ReportMetric(mOn/mOff, "on/off")
-	perRun := func(i int) float64 { return float64(perProg[i].Runtime.Nanoseconds()) / float64(max(perProg[i].RunCount, 1)) }
+	perRun := func(i int) float64 {
+		return float64(perProg[i].Runtime.Nanoseconds()) / float64(max(perProg[i].RunCount, 1))
+	}
 	// A round trip is one wake-up per voluntary switch and one run of the
 	// switch program per switch; the load reports both.
 	est := (perRun(0) + perRun(1)) * float64(switches) / float64(progRTs)
