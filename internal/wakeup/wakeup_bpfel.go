@@ -39,13 +39,13 @@ type wakeupPairKey struct {
 }
 
 type wakeupPending struct {
-	_         structs.HostLayout
-	Ts        uint64
-	WakerTid  uint32
-	WakerPid  uint32
-	WakerCpu  uint32
-	Pad       uint32
-	WakerComm [16]int8
+	_        structs.HostLayout
+	Ts       uint64
+	Waker    uint64
+	WakerTid uint32
+	WakerPid uint32
+	WakerCpu uint32
+	Pad      uint32
 }
 
 // Names of all BPF objects in the ELF.
