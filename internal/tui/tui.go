@@ -138,7 +138,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		return m.handleTick(msg)
 	case sampleMsg:
-		return m.handleSample(msg)
+		// A load that ended by itself no longer needs the tracer.
+		next, cmd := m.handleSample(msg)
+		return next.(Model).withTracer(cmd)
 	case tea.BackgroundColorMsg:
 		return m.setTheme(theme.New(m.opts.NoColor, msg.IsDark())), nil
 	case loadMsg, demoMsg:

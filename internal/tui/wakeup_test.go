@@ -1,11 +1,13 @@
 package tui
 
 import (
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ctxtop/ctxtop/internal/model"
@@ -123,5 +125,31 @@ func TestWakeupOpenIgnoresNoThread(t *testing.T) {
 	m = m.openWakee(wakeups.OpenMsg{})
 	if m.view != viewTable {
 		t.Errorf("OpenMsg without a TID changed the view to %v", m.view)
+	}
+}
+
+func TestLoadAttachesTracerUntilItEnds(t *testing.T) {
+	s := loadSnapshot()
+	tid := os.Getpid() + 100000 // the fake run's thread
+	s.Wakeups = &model.Wakeups{Interval: time.Second, Pairs: []model.WakeupPair{
+		{WakerPID: os.Getpid(), WakerTID: tid, WakerComm: "ping-futex", WakeePID: os.Getpid(), WakeeTID: tid, WakeeComm: "pong-futex",
+			PerSec: 90_000, CrossCPUPercent: 100, LatencyP50Micros: 24.5, LatencyP99Micros: 61},
+	}}
+	sw := &fakeSwitch{}
+	ld := &fakeLoader{}
+	m := New(Options{Source: &fakeSource{snaps: []model.Snapshot{s}}, Interval: time.Second, HotThreshold: 1000, NoColor: true,
+		Version: "test", FixedBackground: true, Wakeups: sw, Load: ld}, "db-7", "6.18.0")
+	m = m.handleResize(100, 30)
+	m, _ = step(t, m, press("L"))
+	m, _ = step(t, m, press("s"))
+	m = sampled(t, m)
+	if got := ansi.Strip(m.Render()); !strings.Contains(got, "100% of 90,000 wake-ups/s cross-CPU") || !strings.Contains(got, "p50 24.5 µs") {
+		t.Errorf("load panel lacks the load's wake-ups:\n%s", got)
+	}
+	close(ld.runs[0].done)
+	m = sampled(t, m)
+	wants, _ := sw.log()
+	if diff := cmp.Diff([]bool{true, false}, wants); diff != "" {
+		t.Errorf("tracer wishes over a load that ended by itself (-want +got):\n%s", diff)
 	}
 }
