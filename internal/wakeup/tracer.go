@@ -36,6 +36,9 @@ var ErrUnavailable = errors.New("wake-ups unavailable")
 // programs' CO-RE relocations and tp_btf attachment need.
 const BTFPath = "/sys/kernel/btf/vmlinux"
 
+// btfPath is BTFPath, or where a test pretends it is.
+var btfPath = BTFPath
+
 // Linux capability numbers golang.org/x/sys does not name on every release.
 const (
 	capSysAdmin = 21
@@ -47,7 +50,7 @@ const (
 // kernel BTF, or neither root nor CAP_BPF with CAP_PERFMON. nil does not
 // promise Open succeeds (an old kernel may still refuse the programs).
 func Check() error {
-	if _, err := os.Stat(BTFPath); err != nil {
+	if _, err := os.Stat(btfPath); err != nil {
 		return fmt.Errorf("%w: the kernel has no BTF (%s); it needs Linux 5.11 or later built with CONFIG_DEBUG_INFO_BTF=y", ErrUnavailable, BTFPath)
 	}
 	if !privileged() {

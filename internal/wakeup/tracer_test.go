@@ -233,11 +233,12 @@ func TestAccuracyAgainstLoad(t *testing.T) {
 }
 
 func TestOpenWithoutPrivilegeSaysWhatIsMissing(t *testing.T) {
-	if os.Geteuid() != 0 {
-		err := Check()
-		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "CAP_BPF") {
-			t.Errorf("Check as non-root = %v, want ErrUnavailable naming CAP_BPF", err)
-		}
+	if os.Geteuid() == 0 {
+		t.Skip("root; the cli test TestBatchWakeupsWithoutPrivilege runs ctxtop as nobody")
+	}
+	err := Check()
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "CAP_BPF") {
+		t.Errorf("Check as non-root = %v, want ErrUnavailable naming CAP_BPF", err)
 	}
 }
 
@@ -294,5 +295,22 @@ func TestCommIsSanitized(t *testing.T) {
 	}
 	if got, want := comm(&c), "?[2Jpwn"; got != want {
 		t.Errorf("comm = %q, want %q", got, want)
+	}
+}
+
+func TestOpenWithoutBTFSaysWhatIsMissing(t *testing.T) {
+	btfPath = filepath.Join(t.TempDir(), "no-such-btf")
+	t.Cleanup(func() { btfPath = BTFPath })
+	before := bpfFDs(t)
+	tr, err := Open()
+	if tr != nil || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Open without BTF = %v, %v; want ErrUnavailable", tr, err)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "BTF") || !strings.Contains(msg, "CONFIG_DEBUG_INFO_BTF") {
+		t.Errorf("message %q: want one line naming BTF and how to get it", msg)
+	}
+	if got := bpfFDs(t); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Errorf("failed Open left BPF descriptors: %v", got)
 	}
 }
