@@ -400,6 +400,11 @@ func (m *Model) syncDetail() {
 			}
 		}
 	}
+	if t.Comm == "" && m.wake.wakee.TID == t.TID {
+		// A wakee outside the table (another process under -p): what the
+		// wake-up row knew of it.
+		t.PID, t.Comm = m.wake.wakee.PID, m.wake.wakee.Comm
+	}
 	var sib []model.ThreadRates
 	if m.snap != nil {
 		for _, x := range m.snap.Threads {

@@ -153,3 +153,12 @@ func TestLoadAttachesTracerUntilItEnds(t *testing.T) {
 		t.Errorf("tracer wishes over a load that ended by itself (-want +got):\n%s", diff)
 	}
 }
+
+func TestWakeeOutsideTheTableKeepsItsName(t *testing.T) {
+	m, _ := wakeRoot(t)
+	m = sampled(t, m)
+	m = m.openWakee(wakeups.OpenMsg{PID: 31337, TID: 31338, Comm: "elsewhere"})
+	if got := ansi.Strip(m.Render()); !strings.Contains(got, "thread 31338 elsewhere  of process 31337") {
+		t.Errorf("detail of a wakee the table does not hold:\n%s", got)
+	}
+}

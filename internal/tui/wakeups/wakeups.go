@@ -21,7 +21,10 @@ import (
 )
 
 // OpenMsg asks the root to show the detail of a wakee thread.
-type OpenMsg struct{ PID, TID int }
+type OpenMsg struct {
+	PID, TID int
+	Comm     string
+}
 
 // Column is a sortable column.
 type Column int
@@ -164,7 +167,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.rebuild()
 	case key.Matches(k, km.Detail):
 		if p, ok := m.Selected(); ok {
-			open := OpenMsg{PID: p.WakeePID, TID: p.WakeeTID}
+			open := OpenMsg{PID: p.WakeePID, TID: p.WakeeTID, Comm: p.WakeeComm}
 			return m, func() tea.Msg { return open }
 		}
 	}

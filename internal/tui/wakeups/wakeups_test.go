@@ -112,7 +112,7 @@ func TestFilterSortAndOpen(t *testing.T) {
 	if cmd == nil {
 		t.Fatal("Enter gave no command")
 	}
-	if diff := cmp.Diff(OpenMsg{PID: 901, TID: 911}, cmd()); diff != "" {
+	if diff := cmp.Diff(OpenMsg{PID: 901, TID: 911, Comm: "pool-1-thread-1"}, cmd()); diff != "" {
 		t.Errorf("Enter (-want +got):\n%s", diff)
 	}
 	// Esc clears the filter; the cursor stays on the same pair.
