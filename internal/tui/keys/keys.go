@@ -47,7 +47,7 @@ func New() Map {
 		Pin:             b([]string{"p"}, "p", "cycle load pinning"),
 		NextStep:        b([]string{"n"}, "n", "demo: next step"),
 		PrevStep:        b([]string{"N"}, "N", "demo: previous step"),
-		Wakeups:         b([]string{"W"}, "W", "who wakes whom (eBPF)"),
+		Wakeups:         b([]string{"W"}, "W", "who wakes whom"),
 	}
 }
 
