@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -42,7 +43,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 			fmt.Fprintln(os.Stderr, "ctxtop: "+err.Error())
 			col.SetEnabled(false)
 		} else {
-			src = withWakeups{mon, col}
+			src = withWakeups{mon, col, o.pids}
 		}
 	}
 
@@ -83,16 +84,23 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	return nil
 }
 
-// withWakeups adds the wake-up graph of the same interval to each snapshot.
+// withWakeups adds the wake-up graph of the same interval to each snapshot;
+// with --pid, only the pairs one of those processes is on either side of.
 type withWakeups struct {
-	mon *sampler.Monitor
-	col *wakeup.Collector
+	mon  *sampler.Monitor
+	col  *wakeup.Collector
+	pids []int
 }
 
 func (w withWakeups) Next() (model.Snapshot, error) {
 	s, err := w.mon.Next()
 	if err == nil {
 		s.Wakeups = w.col.Snapshot()
+		if s.Wakeups != nil && len(w.pids) > 0 {
+			s.Wakeups.Pairs = slices.DeleteFunc(s.Wakeups.Pairs, func(p model.WakeupPair) bool {
+				return !slices.Contains(w.pids, p.WakerPID) && !slices.Contains(w.pids, p.WakeePID)
+			})
+		}
 	}
 	return s, err
 }

@@ -46,7 +46,7 @@ Keys: n next step, N previous, space holds the current step, q quits.`,
 			col := wakeup.NewCollector()
 			defer col.Close()
 			return tui.Run(tui.Options{
-				Source:       withWakeups{mon, col},
+				Source:       withWakeups{mon, col, nil},
 				Wakeups:      col,
 				Interval:     time.Second,
 				HotThreshold: 1000,

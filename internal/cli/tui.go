@@ -22,7 +22,7 @@ func runTUI(o options) error {
 	col := wakeup.NewCollector()
 	defer col.Close()
 	err = tui.Run(tui.Options{
-		Source:       withWakeups{mon, col},
+		Source:       withWakeups{mon, col, o.pids},
 		Wakeups:      col,
 		Interval:     time.Duration(o.delay),
 		HotThreshold: o.hot,

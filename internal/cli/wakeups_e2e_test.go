@@ -85,6 +85,28 @@ func TestBatchWakeupsJSON(t *testing.T) {
 	}
 }
 
+// TestBatchWakeupsPIDFilter: with -p, only pairs the process is on.
+func TestBatchWakeupsPIDFilter(t *testing.T) {
+	needBPF(t)
+	pid, _ := testutil.StartPingPong(t)
+	out, err := exec.Command(testutil.Binary(t), "-o", "json", "--wakeups", "-n", "1", "-d", "0.5", "-p", strconv.Itoa(pid)).Output()
+	if err != nil {
+		t.Fatalf("ctxtop --wakeups -p: %v", err)
+	}
+	var r wakeupReport
+	if err := json.Unmarshal(out, &r); err != nil || r.Wakeups == nil {
+		t.Fatalf("report %q: %v", out, err)
+	}
+	if len(*r.Wakeups) < 2 {
+		t.Errorf("%d pairs, want at least the ping-pong's two", len(*r.Wakeups))
+	}
+	for _, p := range *r.Wakeups {
+		if p.WakerPID != pid && p.WakeePID != pid {
+			t.Errorf("pair %d/%s → %d/%s does not involve process %d", p.WakerTID, p.WakerComm, p.WakeeTID, p.WakeeComm, pid)
+		}
+	}
+}
+
 // TestBatchWakeupsWithoutPrivilege runs ctxtop as nobody: one line says
 // what is missing, and the reports go on without wake-ups.
 func TestBatchWakeupsWithoutPrivilege(t *testing.T) {
