@@ -337,6 +337,14 @@ func (m Model) View() string {
 		return ""
 	}
 	th := m.th
+	if m.w != nil && m.w.Unavailable != "" && !m.filtering {
+		// The reason and the way out are the whole view: keep all of it.
+		var lines []string
+		for _, l := range wrap(m.w.Unavailable, m.width) {
+			lines = append(lines, th.Error.Render(l))
+		}
+		return textutil.Fit(strings.Join(lines, "\n"), m.width, m.height)
+	}
 	lines := []string{m.status()}
 	if m.w != nil && m.w.Unavailable == "" {
 		cols, widths := m.layout()
@@ -441,4 +449,26 @@ func micros(v float64) string {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
 	return textutil.Thousands(v)
+}
+
+// wrap breaks s into lines of at most width cells at spaces; a word longer
+// than the width is cut.
+func wrap(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = w
+		case textutil.Width(line)+1+textutil.Width(w) <= width:
+			line += " " + w
+		default:
+			lines = append(lines, textutil.Truncate(line, width))
+			line = w
+		}
+	}
+	if line != "" {
+		lines = append(lines, textutil.Truncate(line, width))
+	}
+	return lines
 }
