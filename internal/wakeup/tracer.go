@@ -89,7 +89,10 @@ const batch = 256
 
 // Open loads the programs and attaches them. Its errors wrap ErrUnavailable
 // and fit on one line.
-func Open() (t *Tracer, err error) {
+func Open() (*Tracer, error) { return open(PairMapSize) }
+
+// open is Open with a pair map of pairs entries, so a test can fill one.
+func open(pairs uint32) (t *Tracer, err error) {
 	if err := Check(); err != nil {
 		return nil, err
 	}
@@ -107,6 +110,7 @@ func Open() (t *Tracer, err error) {
 	if m := spec.Maps[wakeupMapPairMap]; m.MaxEntries != PairMapSize {
 		return nil, fmt.Errorf("%w: pair map holds %d entries, Go expects %d", ErrUnavailable, m.MaxEntries, PairMapSize)
 	}
+	spec.Maps[wakeupMapPairMap].MaxEntries = pairs
 	t = &Tracer{ncpu: ncpu}
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
 		return nil, fmt.Errorf("%w: kernel %s cannot load the programs (tp_btf and task storage need Linux 5.11 or later): %s", ErrUnavailable, kernelRelease(), firstLine(err))
