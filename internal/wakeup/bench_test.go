@@ -28,7 +28,7 @@ func BenchmarkTracerOverheadPinnedFutex(b *testing.B) {
 		b.Skip(err)
 	}
 	bin := testutil.Binary(b)
-	var lastSwitches uint64
+	var lastSwitches, lastVoluntary uint64
 	run := func() (float64, uint64) {
 		out, err := exec.Command(bin, "load", "--mode", "futex", "--cpus", "0", "--duration", "1s", "-o", "json").Output()
 		if err != nil {
@@ -43,11 +43,11 @@ func BenchmarkTracerOverheadPinnedFutex(b *testing.B) {
 		if err := json.Unmarshal(bytes.TrimSpace(out), &r); err != nil || r.Ns <= 0 {
 			b.Fatalf("ctxtop load printed %q: %v", out, err)
 		}
-		lastSwitches = r.Vol + r.Invol
+		lastSwitches, lastVoluntary = r.Vol+r.Invol, r.Vol
 		return r.Ns, r.RoundTrips
 	}
 	var progNs time.Duration
-	var progRTs, switches uint64
+	var progRTs, switches, wakeups uint64
 	var perProg [3]ebpf.ProgramStats
 	const alternations = 5
 	b.ReportAllocs()
@@ -94,6 +94,7 @@ func BenchmarkTracerOverheadPinnedFutex(b *testing.B) {
 			}
 			progRTs += rts
 			switches += lastSwitches
+			wakeups += lastVoluntary
 			tr.Close()
 			stats.Close()
 		}
@@ -110,14 +111,15 @@ func BenchmarkTracerOverheadPinnedFutex(b *testing.B) {
 	perRun := func(i int) float64 {
 		return float64(perProg[i].Runtime.Nanoseconds()) / float64(max(perProg[i].RunCount, 1))
 	}
-	// A round trip is one wake-up per voluntary switch and one run of the
-	// switch program per switch; the load reports both.
-	est := (perRun(0) + perRun(1)) * float64(switches) / float64(progRTs)
+	// The waking program runs once per wake-up, which is once per
+	// voluntary switch (each ends a sleep), the switch program once per
+	// switch; the load reports both.
+	est := (perRun(0)*float64(wakeups) + perRun(1)*float64(switches)) / float64(progRTs)
 	b.ReportMetric(perRun(0), "ns/waking-run")
 	b.ReportMetric(perRun(1), "ns/switch-run")
 	b.ReportMetric(1+est/off[0], "est-on/off")
-	b.Logf("programs: %.0f ns per sched_waking run, %.0f ns per sched_switch run; %.2f switches per round trip → about %.0f ns per round trip, %.3f× the fastest unattached one",
-		perRun(0), perRun(1), float64(switches)/float64(progRTs), est, 1+est/off[0])
+	b.Logf("programs: %.0f ns per sched_waking run, %.0f ns per sched_switch run; %.2f wake-ups and %.2f switches per round trip → about %.0f ns per round trip, %.3f× the fastest unattached one",
+		perRun(0), perRun(1), float64(wakeups)/float64(progRTs), float64(switches)/float64(progRTs), est, 1+est/off[0])
 	perRT := float64(progNs.Nanoseconds()) / float64(progRTs)
 	b.ReportMetric(perRT, "bpf-ns/rt")
 	b.ReportMetric(perRT/off[0], "bpf/rt-fastest-off")
