@@ -14,7 +14,7 @@ BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
 SHAREDIR ?= $(PREFIX)/share
 
-.PHONY: build run test bench lint fuzz clean install
+.PHONY: build run test bench lint fuzz clean install generate
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ctxtop
@@ -53,6 +53,13 @@ install: build
 	'$(abspath $(BIN))' completion bash > '$(DESTDIR)$(SHAREDIR)/bash-completion/completions/ctxtop'
 	'$(abspath $(BIN))' completion zsh > '$(DESTDIR)$(SHAREDIR)/zsh/site-functions/_ctxtop'
 	'$(abspath $(BIN))' completion fish > '$(DESTDIR)$(SHAREDIR)/fish/vendor_completions.d/ctxtop.fish'
+
+# Rebuild the committed BPF object and its Go bindings (needs clang and
+# llvm-strip: apt-get install -y clang llvm libbpf-dev). bpf2go strips DWARF and
+# maps the source directory to a relative path, so the same clang gives the
+# same bytes on any machine.
+generate:
+	$(GO) generate ./internal/wakeup/
 
 clean:
 	rm -rf bin

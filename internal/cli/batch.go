@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/output"
 	"github.com/ctxtop/ctxtop/internal/sampler"
+	"github.com/ctxtop/ctxtop/internal/wakeup"
 )
 
 // runBatch prints a report per interval, like pidstat -w -t, until
@@ -28,6 +30,21 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 		return procError(err)
 	}
 	defer mon.Close()
+	var src interface {
+		Next() (model.Snapshot, error)
+	} = mon
+	if o.wakeups {
+		col := wakeup.NewCollector()
+		defer col.Close()
+		col.SetEnabled(true)
+		if err := col.Err(); err != nil {
+			// Everything else still works: say what is missing once.
+			fmt.Fprintln(os.Stderr, "ctxtop: "+err.Error())
+			col.SetEnabled(false)
+		} else {
+			src = withWakeups{mon, col, o.pids}
+		}
+	}
 
 	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups}
 	if o.output == "json" {
@@ -54,7 +71,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 		// Deadlines from the start, so reports do not drift by the
 		// sampling time each interval.
 		next := start.Add(time.Duration(i+1) * interval)
-		snap, err := mon.Next()
+		snap, err := src.Next()
 		if errors.Is(err, sampler.ErrTargetsGone) {
 			fmt.Fprintln(os.Stderr, "ctxtop: every process given with --pid has exited")
 			return nil
@@ -68,4 +85,25 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 		timer.Reset(max(time.Until(next), 0))
 	}
 	return nil
+}
+
+// withWakeups adds the wake-up graph of the same interval to each snapshot;
+// with --pid, only the pairs one of those processes is on either side of.
+type withWakeups struct {
+	mon  *sampler.Monitor
+	col  *wakeup.Collector
+	pids []int
+}
+
+func (w withWakeups) Next() (model.Snapshot, error) {
+	s, err := w.mon.Next()
+	if err == nil {
+		s.Wakeups = w.col.Snapshot()
+		if s.Wakeups != nil && len(w.pids) > 0 {
+			s.Wakeups.Pairs = slices.DeleteFunc(s.Wakeups.Pairs, func(p model.WakeupPair) bool {
+				return !slices.Contains(w.pids, p.WakerPID) && !slices.Contains(w.pids, p.WakeePID)
+			})
+		}
+	}
+	return s, err
 }

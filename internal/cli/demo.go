@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/sampler"
 	"github.com/ctxtop/ctxtop/internal/tui"
+	"github.com/ctxtop/ctxtop/internal/wakeup"
 )
 
 // newDemoCmd is the scripted tour for talks: the live monitor with the
@@ -43,8 +44,11 @@ Keys: n next step, N previous, space holds the current step, q quits.`,
 				return err
 			}
 			defer mon.Close()
+			col := wakeup.NewCollector()
+			defer col.Close()
 			return tui.Run(tui.Options{
-				Source:       mon,
+				Source:       withWakeups{mon, col, nil},
+				Wakeups:      col,
 				Interval:     time.Second,
 				HotThreshold: 1000,
 				NoColor:      noColor,

@@ -47,6 +47,7 @@ type options struct {
 	cgroupRoot string
 	output     outputValue
 	noColor    bool
+	wakeups    bool
 }
 
 func newRootCmd() *cobra.Command {
@@ -98,6 +99,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroup file system root, laid out like /sys/fs/cgroup (default: found in the procfs root's self/mountinfo)")
 	f.VarP(&o.output, "output", "o", "batch output format: text or json")
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the live monitor (NO_COLOR is honoured too)")
+	f.BoolVar(&o.wakeups, "wakeups", false, "batch: add who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF)")
 	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd(), newGenManCmd())
 	return root
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/sampler"
 	"github.com/ctxtop/ctxtop/internal/tui"
+	"github.com/ctxtop/ctxtop/internal/wakeup"
 )
 
 // runTUI opens the live monitor on the terminal.
@@ -17,8 +18,12 @@ func runTUI(o options) error {
 		return procError(err)
 	}
 	defer mon.Close()
+	// Attached only while a view shows its figures; closed on any return.
+	col := wakeup.NewCollector()
+	defer col.Close()
 	err = tui.Run(tui.Options{
-		Source:       mon,
+		Source:       withWakeups{mon, col, o.pids},
+		Wakeups:      col,
 		Interval:     time.Duration(o.delay),
 		HotThreshold: o.hot,
 		NoColor:      o.noColor,

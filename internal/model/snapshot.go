@@ -136,6 +136,8 @@ type Snapshot struct {
 	// Tasks is the number of threads in the later sample.
 	Tasks      int
 	Unreadable int
+	// Wakeups is the wake-up graph, nil unless the tracer is on.
+	Wakeups *Wakeups
 	// Self is ctxtop's own cost over the interval.
 	Self SelfRates
 	// UnattributedPerSec is the part of System.ContextSwitchesPerSec that no

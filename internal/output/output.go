@@ -96,6 +96,9 @@ func (t *Text) Write(s *model.Snapshot) error {
 				dec(s.UnattributedPerSec), "-", "-", pad("-", 9), model.UnattributedWhy)
 		}
 	}
+	if s.Wakeups != nil {
+		t.writeWakeups(s.Wakeups)
+	}
 	return w.Flush()
 }
 
@@ -128,6 +131,42 @@ func (t *Text) writeCgroups(s *model.Snapshot) {
 // The last row of a text report holds the switches no thread row holds, so
 // the rows add up to the system line's cs/s.
 const unattributedComm = "(no thread row)"
+
+// writeWakeups prints the wake-up pairs, busiest first: who woke whom, how
+// often, how many of those ran the wakee on another CPU, and the wakee's
+// wake-to-run latency.
+func (t *Text) writeWakeups(wk *model.Wakeups) {
+	w := t.w
+	if wk.Unavailable != "" {
+		line(w, "%s", clipLine(wk.Unavailable))
+		return
+	}
+	head := fmt.Sprintf("wake-ups: %d pairs", len(wk.Pairs))
+	if wk.Dropped > 0 {
+		head += fmt.Sprintf(", %d wake-ups not counted (pair map full)", wk.Dropped)
+	}
+	line(w, "%s", head)
+	line(w, "%8s %8s %-*s %8s %8s %-*s %11s %7s %9s %9s", "PID", "TID", commWidth, "WAKER", "PID", "TID", commWidth, "WAKEE",
+		"WAKEUPS/s", "XCPU%", "P50us", "P99us")
+	for i, p := range wk.Pairs {
+		if t.opts.Top > 0 && i >= t.opts.Top {
+			break
+		}
+		line(w, "%8d %8d %s %8d %8d %s %11s %7s %9s %9s", p.WakerPID, p.WakerTID, pad(clip(p.WakerComm), commWidth),
+			p.WakeePID, p.WakeeTID, pad(clip(p.WakeeComm), commWidth), dec(p.PerSec), dec(p.CrossCPUPercent),
+			dec(p.LatencyP50Micros), dec(p.LatencyP99Micros))
+	}
+}
+
+// clipLine keeps a message on one line.
+func clipLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+}
 
 // line writes one row without trailing blanks, which paste badly.
 func line(w *bufio.Writer, format string, args ...any) {
@@ -205,6 +244,10 @@ type jsonReport struct {
 	Threads   []jsonThread  `json:"threads"`
 	Cgroups   []jsonCgroup  `json:"cgroups"`
 	Host      *jsonHost     `json:"host,omitempty"`
+	// Present only with --wakeups.
+	Wakeups            *[]jsonWakeup `json:"wakeups,omitempty"`
+	WakeupsDropped     *uint64       `json:"wakeups_dropped,omitempty"`
+	WakeupsUnavailable string        `json:"wakeups_unavailable,omitempty"`
 }
 
 type jsonCgroup struct {
@@ -228,6 +271,19 @@ type jsonHost struct {
 	CPUs     int     `json:"cpus"`
 	MemTotal uint64  `json:"mem_total_bytes"`
 	Uptime   float64 `json:"uptime_s"`
+}
+
+type jsonWakeup struct {
+	WakerPID  int     `json:"waker_pid"`
+	WakerTID  int     `json:"waker_tid"`
+	WakerComm string  `json:"waker_comm"`
+	WakeePID  int     `json:"wakee_pid"`
+	WakeeTID  int     `json:"wakee_tid"`
+	WakeeComm string  `json:"wakee_comm"`
+	PerSec    float64 `json:"per_s"`
+	CrossCPU  float64 `json:"cross_cpu_pct"`
+	P50       float64 `json:"latency_p50_us"`
+	P99       float64 `json:"latency_p99_us"`
 }
 
 type jsonSystem struct {
@@ -326,6 +382,18 @@ func (j *JSON) Write(s *model.Snapshot) error {
 			jc.ThrottledPct, jc.ThrottledMsPS = &p, &ms
 		}
 		r.Cgroups = append(r.Cgroups, jc)
+	}
+	if wk := s.Wakeups; wk != nil {
+		pairs := []jsonWakeup{}
+		for i, p := range wk.Pairs {
+			if j.opts.Top > 0 && i >= j.opts.Top {
+				break
+			}
+			pairs = append(pairs, jsonWakeup{p.WakerPID, p.WakerTID, p.WakerComm, p.WakeePID, p.WakeeTID, p.WakeeComm,
+				round2(p.PerSec), round2(p.CrossCPUPercent), round2(p.LatencyP50Micros), round2(p.LatencyP99Micros)})
+		}
+		dropped := wk.Dropped
+		r.Wakeups, r.WakeupsDropped, r.WakeupsUnavailable = &pairs, &dropped, wk.Unavailable
 	}
 	return j.enc.Encode(&r)
 }

@@ -273,7 +273,7 @@ func (m Model) panelModel() loadpanel.Model {
 	// The table keeps at least a header and a few rows.
 	room := max(m.height-m.header.Height()-1-5, 0)
 	if m.demo == nil {
-		room = min(room, 2)
+		room = min(room, 3) // a third line: the run's wake-ups
 	}
 	p.SetSize(m.width, room)
 	l := m.load
@@ -283,7 +283,7 @@ func (m Model) panelModel() loadpanel.Model {
 			Mode: l.modeName(), Pinning: pinLabel(l.pinCPUs(l.pin)), Running: l.running(),
 			Elapsed:        l.progress.Elapsed.Truncate(100 * time.Millisecond).String(),
 			NsPerRoundTrip: l.progress.NsPerRoundTrip, RoundTrips: l.progress.RoundTrips,
-			LoadSwitches: l.switches, Err: l.err,
+			LoadSwitches: l.switches, Err: l.err, Wake: m.loadWake(),
 		}
 	}
 	p.SetState(st, m.demoView())

@@ -37,6 +37,10 @@ type Options struct {
 	FixedBackground bool
 	// ProcRoot is the procfs the host facts are read from; "" is /proc.
 	ProcRoot string
+	// Wakeups attaches the wake-up tracer while a view that shows its
+	// figures is open; nil when there is none. The Source then carries
+	// them in Snapshot.Wakeups.
+	Wakeups WakeupSwitch
 }
 
 // Run opens the monitor on the terminal and returns the error that ended

@@ -20,6 +20,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/tui/table"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
+	"github.com/ctxtop/ctxtop/internal/tui/wakeups"
 )
 
 // Source produces one Snapshot per call, with rates since the previous
@@ -35,6 +36,7 @@ const (
 	viewDetail
 	viewPerCPU
 	viewHelp
+	viewWakeups
 )
 
 // Intervals are the refresh steps + and - move through.
@@ -63,6 +65,7 @@ type Model struct {
 	detail detail.Model
 	percpu percpu.Model
 	help   help.Model
+	wake   wakeState
 
 	view      view
 	prevView  view
@@ -103,6 +106,7 @@ func New(o Options, host, kernel string) Model {
 		detail:   detail.New(th),
 		percpu:   percpu.New(th),
 		help:     help.New(th, km),
+		wake:     wakeState{view: wakeups.New(th, km)},
 		interval: o.Interval,
 		hist:     newThreadHistory(),
 	}
@@ -130,15 +134,21 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		return m.handleResize(msg.Width, msg.Height), nil
 	case tea.KeyPressMsg:
-		return m.handleKey(msg)
+		next, cmd := m.handleKey(msg)
+		return next.(Model).withTracer(cmd)
+	case wakeups.OpenMsg:
+		return m.openWakee(msg).withTracer(nil)
 	case tickMsg:
 		return m.handleTick(msg)
 	case sampleMsg:
-		return m.handleSample(msg)
+		// A load that ended by itself no longer needs the tracer.
+		next, cmd := m.handleSample(msg)
+		return next.(Model).withTracer(cmd)
 	case tea.BackgroundColorMsg:
 		return m.setTheme(theme.New(m.opts.NoColor, msg.IsDark())), nil
 	case loadMsg, demoMsg:
-		return m.handleLoad(msg)
+		next, cmd := m.handleLoad(msg)
+		return next.(Model).withTracer(cmd)
 	}
 	return m, nil
 }
@@ -198,6 +208,7 @@ func (m *Model) setSnapshot(s model.Snapshot) {
 	m.header.SetSnapshot(m.snap)
 	m.table.SetSnapshot(m.snap)
 	m.percpu.SetSnapshot(m.snap)
+	m.setWakeups(m.snap)
 	m.syncDetail()
 }
 
@@ -215,6 +226,7 @@ func (m *Model) layout() {
 	m.detail.SetSize(m.width, body)
 	m.percpu.SetSize(m.width, body)
 	m.help.SetSize(m.width, body)
+	m.wake.view.SetSize(m.width, body)
 }
 
 func (m Model) setTheme(th theme.Theme) Model {
@@ -224,6 +236,7 @@ func (m Model) setTheme(th theme.Theme) Model {
 	m.detail.SetTheme(th)
 	m.percpu.SetTheme(th)
 	m.help.SetTheme(th)
+	m.wake.view.SetTheme(th)
 	return m
 }
 
@@ -258,6 +271,9 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.view = m.prevView
 		m.layout()
 		return m, nil
+	}
+	if next, cmd, ok := m.handleWakeupKey(k); ok {
+		return next, cmd
 	}
 	if m.demo != nil {
 		if next, cmd, ok := m.handleDemoKey(k); ok {
@@ -409,6 +425,10 @@ func (m *Model) syncDetail() {
 		return
 	}
 	r, ok := m.table.Selected()
+	if m.wake.wakee.TID != 0 {
+		// Opened from the wake-up view: the wakee, not the table's row.
+		r.PID, r.TID, ok = m.wake.wakee.PID, m.wake.wakee.TID, true
+	}
 	if !ok || r.TID == 0 {
 		return
 	}
@@ -419,6 +439,11 @@ func (m *Model) syncDetail() {
 				t, active = x, true
 			}
 		}
+	}
+	if t.Comm == "" && m.wake.wakee.TID == t.TID {
+		// A wakee outside the table (another process under -p): what the
+		// wake-up row knew of it.
+		t.PID, t.Comm = m.wake.wakee.PID, m.wake.wakee.Comm
 	}
 	var sib []model.ThreadRates
 	if m.snap != nil {
@@ -475,6 +500,8 @@ func (m Model) Render() string {
 		body = m.percpu.View()
 	case viewHelp:
 		body = m.help.View()
+	case viewWakeups:
+		body = m.wake.view.View()
 	default:
 		body = m.table.View()
 	}

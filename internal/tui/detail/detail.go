@@ -23,6 +23,7 @@ type Model struct {
 	active        bool
 	vol, invol    []float64
 	siblings      []model.ThreadRates
+	wakeups       *model.Wakeups
 }
 
 // New returns an empty detail view.
@@ -44,6 +45,10 @@ func (m *Model) SetTheme(th theme.Theme) { m.th = th }
 func (m *Model) SetThread(t model.ThreadRates, active bool, vol, invol []float64, siblings []model.ThreadRates) {
 	m.thread, m.active, m.vol, m.invol, m.siblings = t, active, vol, invol, siblings
 }
+
+// SetWakeups gives the wake-up graph the "woken by" and "wakes" lists are
+// drawn from; nil when the tracer is off.
+func (m *Model) SetWakeups(w *model.Wakeups) { m.wakeups = w }
 
 // TID is the thread shown.
 func (m Model) TID() int { return m.thread.TID }
@@ -93,6 +98,8 @@ func (m Model) View() string {
 	lines = append(lines,
 		spark("voluntary/s", t.VoluntaryPerSec, m.vol),
 		spark("involuntary/s", t.InvoluntaryPerSec, m.invol))
+
+	lines = append(lines, m.wakeLines()...)
 
 	var hot []model.ThreadRates
 	for _, s := range m.siblings {

@@ -14,6 +14,7 @@ type Map struct {
 	Detail, Back, PerCPU           key.Binding
 	Load, LoadMode, LoadStart, Pin key.Binding
 	NextStep, PrevStep             key.Binding
+	Wakeups                        key.Binding
 }
 
 // New returns the default bindings.
@@ -50,6 +51,7 @@ func New() Map {
 		Pin:             b([]string{"p"}, "p", "load: pinning"),
 		NextStep:        b([]string{"n"}, "n", "demo: next step"),
 		PrevStep:        b([]string{"N"}, "N", "demo: step back"),
+		Wakeups:         b([]string{"W"}, "W", "who wakes whom"),
 	}
 }
 
@@ -62,7 +64,7 @@ func (m Map) ShortHelp() []key.Binding {
 func (m Map) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{m.Up, m.Down, m.PageUp, m.PageDown, m.Home, m.End, m.Detail, m.Back},
-		{m.Filter, m.ToggleProcesses, m.Group, m.SortLeft, m.SortRight, m.Reverse, m.PerCPU},
+		{m.Filter, m.ToggleProcesses, m.Group, m.SortLeft, m.SortRight, m.Reverse, m.PerCPU, m.Wakeups},
 		{m.Pause, m.Faster, m.Slower, m.Load, m.LoadMode, m.LoadStart, m.Pin, m.NextStep, m.PrevStep, m.Help, m.Quit},
 	}
 }

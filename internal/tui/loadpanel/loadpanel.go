@@ -25,6 +25,41 @@ type State struct {
 	// LoadSwitches is its threads' switches/s in the last interval.
 	LoadSwitches float64
 	Err          string
+	// Wake is the run's own wake-ups, when the tracer can see them.
+	Wake *Wake
+}
+
+// Wake is how the load's threads woke each other in the last interval.
+type Wake struct {
+	PerSec            float64
+	CrossCPUPercent   float64
+	LatencyP50Micros  float64
+	LatencyP99Micros  float64
+	ReschedIPIsPerSec float64
+	// Note says why there are no figures, instead of them.
+	Note string
+}
+
+// wakeLine is one line on the load's wake-ups: the share that crossed
+// CPUs, what each cost in waiting, and the IPIs that carried them.
+func (m Model) wakeLine() string {
+	w, th := m.state.Wake, m.th
+	if w == nil {
+		return ""
+	}
+	if w.Note != "" {
+		return th.Dim.Render(textutil.Truncate(w.Note, m.width))
+	}
+	return textutil.Truncate(th.Value.Render(textutil.Percent(w.CrossCPUPercent)+"%")+" of "+textutil.Thousands(w.PerSec)+" wake-ups/s cross-CPU  "+
+		"wake→run p50 "+th.Value.Render(micros(w.LatencyP50Micros)+" µs")+" p99 "+micros(w.LatencyP99Micros)+" µs  "+
+		th.Value.Render(textutil.Thousands(w.ReschedIPIsPerSec))+" IPI/s", m.width)
+}
+
+func micros(v float64) string {
+	if v < 100 {
+		return fmt.Sprintf("%.1f", v)
+	}
+	return textutil.Thousands(v)
 }
 
 // Result is one finished demo step.
@@ -112,7 +147,11 @@ func (m Model) loadLines() []string {
 	default:
 		line2 = th.Dim.Render("press s to start it, m for another mode")
 	}
-	return []string{textutil.Truncate(line1, m.width), textutil.Truncate(line2, m.width)}
+	lines := []string{textutil.Truncate(line1, m.width), textutil.Truncate(line2, m.width)}
+	if w := m.wakeLine(); w != "" && s.Running {
+		lines = append(lines, w)
+	}
+	return lines
 }
 
 func (m Model) demoLines() []string {
@@ -138,6 +177,9 @@ func (m Model) demoLines() []string {
 		lines = append(lines, big...)
 	} else {
 		lines = append(lines, th.Value.Render(nsText)+" ns/round trip   "+th.Value.Render(csText)+" cs/s system-wide")
+	}
+	if w := m.wakeLine(); w != "" && s.Running {
+		lines = append(lines, w)
 	}
 	if len(d.Results) > 0 && m.height-len(lines) >= 3 {
 		head := fmt.Sprintf("%-30s %12s %10s %12s", "step", "ns/round trip", "ns/switch", "cs/s system")

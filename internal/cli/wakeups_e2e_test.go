@@ -1,0 +1,231 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/ctxtop/ctxtop/internal/testutil"
+	"github.com/ctxtop/ctxtop/internal/wakeup"
+)
+
+// needBPF skips where the wake-up programs cannot run, except under CI
+// (root with BTF), where they must.
+func needBPF(t *testing.T) {
+	t.Helper()
+	if err := wakeup.Check(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("path: BPF unavailable under CI: %v", err)
+		}
+		t.Skipf("path: skipped, %v", err)
+	}
+	t.Log("path: real BPF programs")
+}
+
+type wakeupReport struct {
+	Wakeups *[]struct {
+		WakerPID  int     `json:"waker_pid"`
+		WakerTID  int     `json:"waker_tid"`
+		WakerComm string  `json:"waker_comm"`
+		WakeePID  int     `json:"wakee_pid"`
+		WakeeTID  int     `json:"wakee_tid"`
+		WakeeComm string  `json:"wakee_comm"`
+		PerSec    float64 `json:"per_s"`
+		Cross     float64 `json:"cross_cpu_pct"`
+		P50       float64 `json:"latency_p50_us"`
+		P99       float64 `json:"latency_p99_us"`
+	} `json:"wakeups"`
+}
+
+func TestBatchWakeupsJSON(t *testing.T) {
+	needBPF(t)
+	pid, tids := testutil.StartPingPong(t)
+	out, err := exec.Command(testutil.Binary(t), "-o", "json", "--wakeups", "-n", "2", "-d", "0.5").Output()
+	if err != nil {
+		t.Fatalf("ctxtop --wakeups: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d reports, want 2:\n%s", len(lines), out)
+	}
+	for i, l := range lines {
+		var r wakeupReport
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("report %d: %v", i, err)
+		}
+		if r.Wakeups == nil {
+			t.Fatalf("report %d has no wakeups array: %s", i, l)
+		}
+		found := map[[2]int]float64{}
+		for _, p := range *r.Wakeups {
+			if p.WakerPID == pid && p.WakeePID == pid {
+				found[[2]int{p.WakerTID, p.WakeeTID}] = p.PerSec
+				if p.P50 <= 0 || p.P99 < p.P50 {
+					t.Errorf("report %d: %s→%s latency p50 %v p99 %v", i, p.WakerComm, p.WakeeComm, p.P50, p.P99)
+				}
+			}
+		}
+		there, back := found[[2]int{tids[0], tids[1]}], found[[2]int{tids[1], tids[0]}]
+		if there < 100 || back < 100 {
+			t.Errorf("report %d: pp-ping↔pp-pong at %.0f and %.0f wake-ups/s, want both busy; pairs of %d: %v", i, there, back, pid, found)
+		}
+	}
+}
+
+// TestBatchWakeupsPIDFilter: with -p, only pairs the process is on.
+func TestBatchWakeupsPIDFilter(t *testing.T) {
+	needBPF(t)
+	pid, _ := testutil.StartPingPong(t)
+	out, err := exec.Command(testutil.Binary(t), "-o", "json", "--wakeups", "-n", "1", "-d", "0.5", "-p", strconv.Itoa(pid)).Output()
+	if err != nil {
+		t.Fatalf("ctxtop --wakeups -p: %v", err)
+	}
+	var r wakeupReport
+	if err := json.Unmarshal(out, &r); err != nil || r.Wakeups == nil {
+		t.Fatalf("report %q: %v", out, err)
+	}
+	if len(*r.Wakeups) < 2 {
+		t.Errorf("%d pairs, want at least the ping-pong's two", len(*r.Wakeups))
+	}
+	for _, p := range *r.Wakeups {
+		if p.WakerPID != pid && p.WakeePID != pid {
+			t.Errorf("pair %d/%s → %d/%s does not involve process %d", p.WakerTID, p.WakerComm, p.WakeeTID, p.WakeeComm, pid)
+		}
+	}
+}
+
+// TestBatchWakeupsWithoutPrivilege runs ctxtop as nobody: one line says
+// what is missing, and the reports go on without wake-ups.
+func TestBatchWakeupsWithoutPrivilege(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run a command as nobody")
+	}
+	// t.TempDir's parent is private to root; nobody must reach the binary.
+	dir, err := os.MkdirTemp("", "ctxtop-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "ctxtop")
+	src, err := os.ReadFile(testutil.Binary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-b", "--wakeups", "-n", "1", "-d", "0.2")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ctxtop as nobody: %v\n%s", err, stderr.String())
+	}
+	msg := strings.TrimSpace(stderr.String())
+	if strings.Count(msg, "\n") != 0 || !strings.Contains(msg, "CAP_BPF") || !strings.Contains(msg, "root") {
+		t.Errorf("stderr = %q, want one line naming root and CAP_BPF", msg)
+	}
+	if !strings.Contains(stdout.String(), "cs/s") || strings.Contains(stdout.String(), "WAKEE") {
+		t.Errorf("report without wake-ups expected:\n%s", stdout.String())
+	}
+}
+
+// bpfProgIDs are the IDs of the BPF programs a process holds, from the
+// fdinfo of its link and program descriptors.
+func bpfProgIDs(t *testing.T, pid int) []ebpf.ProgramID {
+	t.Helper()
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []ebpf.ProgramID
+	for _, fd := range fds {
+		target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if target != "anon_inode:bpf_link" && target != "anon_inode:bpf-prog" {
+			continue
+		}
+		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, fd.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(info), "\n") {
+			if v, ok := strings.CutPrefix(l, "prog_id:"); ok {
+				id, err := strconv.Atoi(strings.TrimSpace(v))
+				if err == nil {
+					ids = append(ids, ebpf.ProgramID(id))
+				}
+			}
+		}
+	}
+	return ids
+}
+
+// TestWakeupProgramsGoWithTheProcess checks that a signal, even SIGKILL,
+// leaves no program attached: links and maps live in file descriptors.
+func TestWakeupProgramsGoWithTheProcess(t *testing.T) {
+	needBPF(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(testutil.Binary(t), "-b", "--wakeups", "-d", "0.2")
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			r := bufio.NewReader(stdout)
+			if _, err := r.ReadString('\n'); err != nil {
+				t.Fatalf("no report: %v", err)
+			}
+			ids := bpfProgIDs(t, cmd.Process.Pid)
+			if len(ids) < 3 {
+				t.Fatalf("ctxtop --wakeups holds programs %v, want 3", ids)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			go io.Copy(io.Discard, r)
+			err = cmd.Wait()
+			if sig == syscall.SIGTERM && err != nil {
+				t.Errorf("ctxtop after SIGTERM: %v, want a clean exit", err)
+			}
+			// The kernel frees a program once its last reference is gone,
+			// after an RCU grace period.
+			deadline := time.Now().Add(5 * time.Second)
+			for _, id := range ids {
+				for {
+					p, err := ebpf.NewProgramFromID(id)
+					if errors.Is(err, os.ErrNotExist) {
+						break
+					}
+					if err == nil {
+						p.Close()
+					}
+					if time.Now().After(deadline) {
+						t.Errorf("program %d still loaded after ctxtop exited (%v)", id, err)
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,199 @@
+package model
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+)
+
+// LatencyBuckets is the number of log2 buckets in a wake-to-run latency
+// histogram: bucket i counts latencies in [2^i, 2^(i+1)) ns, the last one
+// everything from 2^31 ns (2.1 s) up.
+const LatencyBuckets = 32
+
+// WakeupPairCount is one (waker thread → wakee thread) pair as the kernel
+// counted it since the previous read: wake-ups that were followed by the
+// wakee running, how many of those ran it on another CPU than the waker's,
+// and their wake-to-run latencies.
+type WakeupPairCount struct {
+	WakerPID, WakerTID int
+	WakerComm          string
+	WakeePID, WakeeTID int
+	WakeeComm          string
+	Wakeups            uint64
+	CrossCPU           uint64
+	Latency            [LatencyBuckets]uint64
+}
+
+// CPUSchedCount are one CPU's running totals since the programs attached.
+type CPUSchedCount struct {
+	// Switches are context switches on this CPU.
+	Switches uint64
+	// Migrations are tasks moved onto this CPU.
+	Migrations uint64
+}
+
+// WakeupSample is one read of the wake-up tracer. Pairs are counts since
+// the previous read (the tracer drains them); CPUs and Dropped are running
+// totals.
+type WakeupSample struct {
+	Time  time.Time
+	Pairs []WakeupPairCount
+	CPUs  []CPUSchedCount
+	// Dropped counts pair wake-ups not recorded because the pair map was full.
+	Dropped uint64
+}
+
+// WakeupPair is one pair's rates over an interval.
+type WakeupPair struct {
+	WakerPID, WakerTID int
+	WakerComm          string
+	WakeePID, WakeeTID int
+	WakeeComm          string
+	PerSec             float64
+	// CrossCPUPercent is the share of wake-ups after which the wakee ran on
+	// another CPU than the one the waker woke it from.
+	CrossCPUPercent float64
+	// LatencyP50Micros and LatencyP99Micros are the wakee's wake-to-run
+	// latency over the interval, from all its wakers.
+	LatencyP50Micros float64
+	LatencyP99Micros float64
+}
+
+// CPUSchedRates are one CPU's context switches and migrations per second.
+type CPUSchedRates struct {
+	SwitchesPerSec   float64
+	MigrationsPerSec float64
+}
+
+// Wakeups is the wake-up graph over one interval.
+type Wakeups struct {
+	Interval time.Duration
+	// Pairs are sorted busiest first, then by waker and wakee TID.
+	Pairs []WakeupPair
+	// PerCPU is empty on the first read, which has no previous one.
+	PerCPU []CPUSchedRates
+	// Dropped is the number of wake-ups in the interval that could not be
+	// counted because the pair map was full.
+	Dropped uint64
+	// Unavailable says why there are no figures (missing privileges or
+	// kernel support, and what to do about it); empty when there are.
+	Unavailable string
+}
+
+// ComputeWakeups derives the rates between two reads of the tracer; prev
+// is nil for the first read after the programs attached, whose counts all
+// started at zero at since.
+func ComputeWakeups(prev *WakeupSample, since time.Time, cur *WakeupSample) Wakeups {
+	start := since
+	var prevCPUs []CPUSchedCount
+	var prevDropped uint64
+	if prev != nil {
+		start, prevCPUs, prevDropped = prev.Time, prev.CPUs, prev.Dropped
+	}
+	w := Wakeups{Interval: cur.Time.Sub(start), Pairs: []WakeupPair{}}
+	if cur.Dropped >= prevDropped {
+		w.Dropped = cur.Dropped - prevDropped
+	}
+	if w.Interval <= 0 {
+		return w
+	}
+	secs := w.Interval.Seconds()
+	if prev == nil {
+		prevCPUs = make([]CPUSchedCount, len(cur.CPUs))
+	}
+	if len(prevCPUs) == len(cur.CPUs) {
+		w.PerCPU = make([]CPUSchedRates, len(cur.CPUs))
+		for i, c := range cur.CPUs {
+			p := prevCPUs[i]
+			w.PerCPU[i] = CPUSchedRates{SwitchesPerSec: delta(p.Switches, c.Switches) / secs, MigrationsPerSec: delta(p.Migrations, c.Migrations) / secs}
+		}
+	}
+
+	// The latency is the wakee's, whoever woke it: sum its pairs' histograms.
+	hists := map[int]*[LatencyBuckets]uint64{}
+	for i := range cur.Pairs {
+		p := &cur.Pairs[i]
+		h := hists[p.WakeeTID]
+		if h == nil {
+			h = new([LatencyBuckets]uint64)
+			hists[p.WakeeTID] = h
+		}
+		for b, n := range p.Latency {
+			h[b] += n
+		}
+	}
+	for i := range cur.Pairs {
+		p := &cur.Pairs[i]
+		if p.Wakeups == 0 {
+			continue
+		}
+		h := hists[p.WakeeTID]
+		w.Pairs = append(w.Pairs, WakeupPair{
+			WakerPID: p.WakerPID, WakerTID: p.WakerTID, WakerComm: p.WakerComm,
+			WakeePID: p.WakeePID, WakeeTID: p.WakeeTID, WakeeComm: p.WakeeComm,
+			PerSec:           float64(p.Wakeups) / secs,
+			CrossCPUPercent:  100 * float64(min(p.CrossCPU, p.Wakeups)) / float64(p.Wakeups),
+			LatencyP50Micros: LatencyPercentile(h, 50) / 1e3,
+			LatencyP99Micros: LatencyPercentile(h, 99) / 1e3,
+		})
+	}
+	slices.SortFunc(w.Pairs, func(a, b WakeupPair) int {
+		return cmp.Or(cmp.Compare(b.PerSec, a.PerSec), cmp.Compare(a.WakerTID, b.WakerTID), cmp.Compare(a.WakeeTID, b.WakeeTID))
+	})
+	return w
+}
+
+// LatencyPercentile is the q-th percentile (0–100) of a log2 histogram in
+// nanoseconds, interpolated linearly inside the bucket it falls in; 0 for
+// an empty histogram.
+func LatencyPercentile(h *[LatencyBuckets]uint64, q float64) float64 {
+	var total uint64
+	for _, n := range h {
+		total += n
+	}
+	if total == 0 {
+		return 0
+	}
+	rank := q / 100 * float64(total)
+	var seen float64
+	for b, n := range h {
+		if n == 0 {
+			continue
+		}
+		if seen+float64(n) >= rank {
+			lo := math.Ldexp(1, b)
+			if b == 0 {
+				lo = 0
+			}
+			hi := math.Ldexp(1, b+1)
+			return lo + (hi-lo)*(rank-seen)/float64(n)
+		}
+		seen += float64(n)
+	}
+	return math.Ldexp(1, LatencyBuckets)
+}
+
+// WakersOf returns the pairs whose wakee is tid, busiest first, at most n.
+func (w *Wakeups) WakersOf(tid, n int) []WakeupPair {
+	return w.top(n, func(p *WakeupPair) bool { return p.WakeeTID == tid })
+}
+
+// WakeesOf returns the pairs whose waker is tid, busiest first, at most n.
+func (w *Wakeups) WakeesOf(tid, n int) []WakeupPair {
+	return w.top(n, func(p *WakeupPair) bool { return p.WakerTID == tid })
+}
+
+func (w *Wakeups) top(n int, keep func(*WakeupPair) bool) []WakeupPair {
+	var out []WakeupPair
+	for i := range w.Pairs {
+		if len(out) == n {
+			break
+		}
+		if keep(&w.Pairs[i]) {
+			out = append(out, w.Pairs[i])
+		}
+	}
+	return out
+}

@@ -1,0 +1,88 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+)
+
+func wakeups() *model.Wakeups {
+	return &model.Wakeups{
+		Interval: time.Second,
+		Pairs: []model.WakeupPair{
+			{WakerPID: 4100, WakerTID: 4102, WakerComm: "ping-futex", WakeePID: 4100, WakeeTID: 4103, WakeeComm: "pong-futex",
+				PerSec: 98000.456, CrossCPUPercent: 99.5, LatencyP50Micros: 23.456, LatencyP99Micros: 61.2},
+			{WakerPID: 4100, WakerTID: 4103, WakerComm: "pong-futex", WakeePID: 4100, WakeeTID: 4102, WakeeComm: "ping-futex",
+				PerSec: 97990, CrossCPUPercent: 100, LatencyP50Micros: 22.1, LatencyP99Micros: 58},
+			{WakerPID: 0, WakerTID: 0, WakerComm: "swapper/1", WakeePID: 812, WakeeTID: 830, WakeeComm: "esc\x1b[2Jname",
+				PerSec: 12.5, LatencyP50Micros: 3.2, LatencyP99Micros: 9.9},
+		},
+		Dropped: 17,
+	}
+}
+
+func TestTextWakeups(t *testing.T) {
+	var b bytes.Buffer
+	w := NewText(&b, Options{Top: 2})
+	s := snapshot()
+	s.Wakeups = wakeups()
+	if err := w.Write(s); err != nil {
+		t.Fatal(err)
+	}
+	s.Wakeups = &model.Wakeups{Unavailable: "wake-ups unavailable: needs root, or CAP_BPF and CAP_PERFMON"}
+	if err := w.Write(s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "wakeups", b.Bytes())
+}
+
+func TestJSONWakeups(t *testing.T) {
+	var b bytes.Buffer
+	w := NewJSON(&b, Options{})
+	s := snapshot()
+	if err := w.Write(s); err != nil {
+		t.Fatal(err)
+	}
+	s.Wakeups = wakeups()
+	if err := w.Write(s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "wakeups", b.Bytes())
+
+	var without, with map[string]any
+	lines := bytes.Split(bytes.TrimSpace(b.Bytes()), []byte("\n"))
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2", len(lines))
+	}
+	if err := json.Unmarshal(lines[0], &without); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(lines[1], &with); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := without["wakeups"]; ok {
+		t.Errorf("report without --wakeups has a wakeups key")
+	}
+	pairs, _ := with["wakeups"].([]any)
+	if len(pairs) != 3 {
+		t.Fatalf("wakeups = %v, want 3 pairs", with["wakeups"])
+	}
+	var keys []string
+	for k := range pairs[0].(map[string]any) {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := []string{"cross_cpu_pct", "latency_p50_us", "latency_p99_us", "per_s", "wakee_comm", "wakee_pid", "wakee_tid", "waker_comm", "waker_pid", "waker_tid"}
+	if diff := cmp.Diff(want, keys); diff != "" {
+		t.Errorf("wake-up keys (-want +got):\n%s", diff)
+	}
+	if got := with["wakeups_dropped"]; got != float64(17) {
+		t.Errorf("wakeups_dropped = %v, want 17", got)
+	}
+}

@@ -1,0 +1,55 @@
+package detail
+
+import (
+	"fmt"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/tui/textutil"
+)
+
+// topWakers is how many wakers and wakees the detail lists.
+const topWakers = 5
+
+// wakeLines are the thread's top wakers ("woken by") and top wakees
+// ("wakes"), with rates, cross-CPU share and the wakee's latency.
+func (m Model) wakeLines() []string {
+	w, th, tid := m.wakeups, m.th, m.thread.TID
+	if w == nil {
+		return nil
+	}
+	if w.Unavailable != "" {
+		return []string{"", th.Dim.Render(textutil.Truncate(w.Unavailable, m.width))}
+	}
+	row := func(tid int, comm string, p model.WakeupPair) string {
+		s := fmt.Sprintf("  %7d %-15s %9s/s %5s%% cross-CPU  p50 %s µs", tid, textutil.Truncate(comm, 15),
+			textutil.Rate(p.PerSec, 9), textutil.Percent(p.CrossCPUPercent), latency(p.LatencyP50Micros))
+		return textutil.Truncate(s, m.width)
+	}
+	lines := []string{""}
+	by := w.WakersOf(tid, topWakers)
+	if len(by) == 0 {
+		lines = append(lines, th.Title.Render("woken by")+" "+th.Dim.Render("nobody in the last interval"))
+	} else {
+		lines = append(lines, th.Title.Render("woken by"))
+		for _, p := range by {
+			lines = append(lines, row(p.WakerTID, p.WakerComm, p))
+		}
+	}
+	to := w.WakeesOf(tid, topWakers)
+	if len(to) == 0 {
+		lines = append(lines, th.Title.Render("wakes")+" "+th.Dim.Render("nobody in the last interval"))
+	} else {
+		lines = append(lines, th.Title.Render("wakes"))
+		for _, p := range to {
+			lines = append(lines, row(p.WakeeTID, p.WakeeComm, p))
+		}
+	}
+	return lines
+}
+
+func latency(v float64) string {
+	if v < 100 {
+		return fmt.Sprintf("%.1f", v)
+	}
+	return textutil.Thousands(v)
+}

@@ -1,0 +1,136 @@
+package tui
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/tui/loadpanel"
+	"github.com/ctxtop/ctxtop/internal/tui/wakeups"
+)
+
+// WakeupSwitch turns the wake-up tracer on and off. Want records the wish
+// at once; Apply, which may take a while to load the programs, runs off the
+// event loop and applies the latest wish.
+type WakeupSwitch interface {
+	Want(on bool)
+	Apply()
+}
+
+// wakeState is the root's part of the wake-up graph.
+type wakeState struct {
+	view wakeups.Model
+	// on is what the tracer was last asked to be.
+	on bool
+	// wakee is the thread whose detail the wake-up view opened; zero when
+	// the detail follows the table.
+	wakee wakeups.OpenMsg
+}
+
+// handleWakeupKey is W, and the wake-up view's own keys while it is open.
+func (m Model) handleWakeupKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd, bool) {
+	km := m.keys
+	switch {
+	case key.Matches(k, km.Wakeups) && !m.wake.view.Filtering():
+		if m.view == viewWakeups {
+			m.view = viewTable
+		} else {
+			m.view, m.wake.wakee = viewWakeups, wakeups.OpenMsg{}
+		}
+		return m, nil, true
+	case m.view == viewWakeups && m.wake.view.Handles(k):
+		var cmd tea.Cmd
+		m.wake.view, cmd = m.wake.view.Update(k)
+		return m, cmd, true
+	case m.view == viewDetail && m.wake.wakee.TID != 0:
+		if key.Matches(k, km.Back) {
+			m.view, m.wake.wakee = viewWakeups, wakeups.OpenMsg{}
+			return m, nil, true
+		}
+		if key.Matches(k, km.Up, km.Down, km.PageUp, km.PageDown, km.Home, km.End) {
+			// Moving goes back to following the table.
+			m.wake.wakee = wakeups.OpenMsg{}
+		}
+	}
+	return m, nil, false
+}
+
+// openWakee shows the detail of the thread a wake-up row woke.
+func (m Model) openWakee(o wakeups.OpenMsg) Model {
+	if o.TID <= 0 {
+		return m
+	}
+	m.wake.wakee = o
+	m.view = viewDetail
+	m.syncDetail()
+	return m
+}
+
+// tracerWanted: the programs run only while something shows their figures,
+// so the idle monitor's own noise is what it was without them.
+func (m Model) tracerWanted() bool {
+	v := m.view
+	if v == viewHelp {
+		v = m.prevView
+	}
+	return v == viewWakeups || v == viewPerCPU || v == viewDetail || m.load.running()
+}
+
+// withTracer asks for the tracer on or off after anything that may change
+// the view or start a load.
+func (m Model) withTracer(cmd tea.Cmd) (tea.Model, tea.Cmd) {
+	sw := m.opts.Wakeups
+	want := m.tracerWanted()
+	if sw == nil || want == m.wake.on {
+		return m, cmd
+	}
+	m.wake.on = want
+	sw.Want(want)
+	if !want {
+		m.wake.view.SetWakeups(nil)
+		m.detail.SetWakeups(nil)
+		m.percpu.SetSched(nil)
+	}
+	return m, tea.Batch(cmd, func() tea.Msg { sw.Apply(); return nil })
+}
+
+// setWakeups hands a snapshot's wake-up graph to the views that show it.
+func (m *Model) setWakeups(s *model.Snapshot) {
+	w := s.Wakeups
+	if !m.wake.on {
+		w = nil
+	}
+	m.wake.view.SetWakeups(w)
+	m.detail.SetWakeups(w)
+	m.percpu.SetSched(w)
+}
+
+// loadWake is the running load's own pairs: how many of its wake-ups
+// crossed CPUs and how long its threads waited to run, with the IPIs the
+// cross-CPU ones cost. Nil when there are no figures.
+func (m Model) loadWake() *loadpanel.Wake {
+	l := m.load
+	if !l.running() || m.snap == nil || m.snap.Wakeups == nil || !m.wake.on {
+		return nil
+	}
+	w := m.snap.Wakeups
+	if w.Unavailable != "" {
+		return &loadpanel.Wake{Note: w.Unavailable}
+	}
+	var n, cross, p50, p99 float64
+	for _, p := range w.Pairs {
+		if l.isLoad(p.WakerPID, p.WakerTID) && l.isLoad(p.WakeePID, p.WakeeTID) {
+			n += p.PerSec
+			cross += p.PerSec * p.CrossCPUPercent / 100
+			p50 += p.PerSec * p.LatencyP50Micros
+			p99 = max(p99, p.LatencyP99Micros)
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return &loadpanel.Wake{
+		PerSec: n, CrossCPUPercent: 100 * cross / n, LatencyP50Micros: p50 / n, LatencyP99Micros: p99,
+		ReschedIPIsPerSec: m.snap.System.ReschedIPIsPerSec,
+	}
+}

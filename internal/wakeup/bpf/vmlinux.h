@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
+/*
+ * The few kernel types wakeup.bpf.c reads, declared by hand instead of a
+ * full generated vmlinux.h (megabytes in the repository). preserve_access_index
+ * makes every field access a CO-RE relocation: the loader finds each field's
+ * offset in the running kernel's BTF, so the layout here need not match any
+ * one kernel, only the names.
+ */
+#ifndef CTXTOP_VMLINUX_H
+#define CTXTOP_VMLINUX_H
+
+typedef unsigned char __u8;
+typedef short int __s16;
+typedef short unsigned int __u16;
+typedef int __s32;
+typedef unsigned int __u32;
+typedef long long int __s64;
+typedef long long unsigned int __u64;
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+typedef _Bool bool;
+#define true 1
+#define false 0
+
+enum bpf_map_type {
+	BPF_MAP_TYPE_HASH = 1,
+	BPF_MAP_TYPE_ARRAY = 2,
+	BPF_MAP_TYPE_TASK_STORAGE = 29,
+};
+
+enum {
+	BPF_ANY = 0,
+	BPF_NOEXIST = 1,
+	BPF_EXIST = 2,
+};
+
+enum {
+	BPF_F_NO_PREALLOC = 1,
+};
+
+enum {
+	BPF_LOCAL_STORAGE_GET_F_CREATE = 1,
+};
+
+#define TASK_COMM_LEN 16
+
+struct task_struct {
+	int pid;
+	int tgid;
+	char comm[TASK_COMM_LEN];
+} __attribute__((preserve_access_index));
+
+#endif

@@ -1,0 +1,105 @@
+package wakeup
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+)
+
+// Collector attaches the tracer only while someone looks (a view is open,
+// or batch mode asked for wake-ups), so a monitor that does not show them
+// pays nothing, and turns each read into rates. Its methods are safe from
+// any goroutine: the TUI switches it from its event loop while a sampling
+// command reads it.
+type Collector struct {
+	mu    sync.Mutex
+	want  atomic.Bool
+	open  func() (*Tracer, error)
+	tr    *Tracer
+	err   error
+	on    bool
+	since time.Time
+	prev  *model.WakeupSample
+	cur   model.WakeupSample
+}
+
+// NewCollector returns a collector that is off.
+func NewCollector() *Collector { return &Collector{open: Open} }
+
+// SetEnabled attaches (true) or detaches (false) the programs. A failure
+// to attach is kept and shown by every Snapshot until it is switched off.
+func (c *Collector) SetEnabled(on bool) {
+	c.want.Store(on)
+	c.Apply()
+}
+
+// Want records whether the programs should be attached, at once and
+// without blocking; Apply, which takes a while to load them, then makes it
+// so. A caller with an event loop calls Want there and Apply off it: of
+// several Applies in flight, whichever runs last applies the latest Want.
+func (c *Collector) Want(on bool) { c.want.Store(on) }
+
+// Apply attaches or detaches the programs as the last Want asked.
+func (c *Collector) Apply() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	on := c.want.Load()
+	if on == c.on {
+		return
+	}
+	c.on = on
+	if !on {
+		c.closeLocked()
+		return
+	}
+	c.tr, c.err = c.open()
+	c.since, c.prev = time.Now(), nil
+}
+
+// Err is why the programs could not be attached, nil when they are (or
+// the collector is off).
+func (c *Collector) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Snapshot reads the maps and returns the rates since the previous call
+// (or since the programs attached); nil when the collector is off.
+func (c *Collector) Snapshot() *model.Wakeups {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.on {
+		return nil
+	}
+	if c.err != nil {
+		return &model.Wakeups{Unavailable: c.err.Error()}
+	}
+	if err := c.tr.Read(&c.cur); err != nil {
+		return &model.Wakeups{Unavailable: "reading the wake-up maps: " + err.Error()}
+	}
+	w := model.ComputeWakeups(c.prev, c.since, &c.cur)
+	// Pairs were drained; only the per-CPU totals carry over.
+	prev := model.WakeupSample{Time: c.cur.Time, CPUs: append([]model.CPUSchedCount(nil), c.cur.CPUs...), Dropped: c.cur.Dropped}
+	c.prev = &prev
+	return &w
+}
+
+// Close detaches the programs for good.
+func (c *Collector) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.want.Store(false)
+	c.on = false
+	c.closeLocked()
+}
+
+func (c *Collector) closeLocked() {
+	if c.tr != nil {
+		c.tr.Close()
+		c.tr = nil
+	}
+	c.err = nil
+}

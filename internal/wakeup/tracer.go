@@ -1,0 +1,225 @@
+// Package wakeup measures who wakes whom with eBPF programs on the
+// scheduler's tracepoints. The kernel aggregates: per (waker, wakee) thread
+// pair a wake-up count, a cross-CPU count and a log2 wake-to-run latency
+// histogram, and per CPU the context switches and migrations. User space
+// reads the maps once per refresh; no event is sent to user space.
+package wakeup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
+)
+
+// PairMapSize is how many distinct (waker, wakee) pairs the kernel counts
+// between two reads (MAX_PAIRS in the BPF source). Each read empties the
+// map; wake-ups of further pairs in the same interval are counted as
+// dropped. At about 250 bytes an entry the map takes about 4 MiB.
+const PairMapSize = 16384
+
+// ErrUnavailable wraps every reason the programs cannot run here; its
+// message says what is missing and how to get it, in one line.
+var ErrUnavailable = errors.New("wake-ups unavailable")
+
+// BTFPath is where the kernel publishes its own type information, which the
+// programs' CO-RE relocations and tp_btf attachment need.
+const BTFPath = "/sys/kernel/btf/vmlinux"
+
+// btfPath is BTFPath, or where a test pretends it is.
+var btfPath = BTFPath
+
+// Linux capability numbers golang.org/x/sys does not name on every release.
+const (
+	capSysAdmin = 21
+	capPerfmon  = 38
+	capBPF      = 39
+)
+
+// Check reports, without loading anything, why the tracer cannot run: no
+// kernel BTF, or neither root nor CAP_BPF with CAP_PERFMON. nil does not
+// promise Open succeeds (an old kernel may still refuse the programs).
+func Check() error {
+	if _, err := os.Stat(btfPath); err != nil {
+		return fmt.Errorf("%w: the kernel has no BTF (%s); it needs Linux 5.11 or later built with CONFIG_DEBUG_INFO_BTF=y", ErrUnavailable, BTFPath)
+	}
+	if !privileged() {
+		return fmt.Errorf("%w: needs root, or CAP_BPF and CAP_PERFMON (sudo ctxtop, or setcap cap_bpf,cap_perfmon+ep on the binary)", ErrUnavailable)
+	}
+	return nil
+}
+
+func privileged() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return os.Geteuid() == 0
+	}
+	has := func(c uint) bool { return data[c/32].Effective&(1<<(c%32)) != 0 }
+	return has(capSysAdmin) || (has(capBPF) && has(capPerfmon))
+}
+
+// Tracer is the loaded and attached programs and their maps.
+type Tracer struct {
+	objs  wakeupObjects
+	links []link.Link
+	ncpu  int
+
+	// Buffers for the batch reads, kept so a read allocates only for the
+	// pairs it returns.
+	keys   []wakeupPairKey
+	vals   []wakeupPair
+	cpuIDs []uint32
+	cpus   []wakeupCpuStats
+}
+
+// batch is how many pairs one batch syscall returns; a hash bucket never
+// holds this many, so the kernel's ENOSPC cannot occur.
+const batch = 256
+
+// Open loads the programs and attaches them. Its errors wrap ErrUnavailable
+// and fit on one line.
+func Open() (*Tracer, error) { return open(PairMapSize) }
+
+// open is Open with a pair map of pairs entries, so a test can fill one.
+func open(pairs uint32) (t *Tracer, err error) {
+	if err := Check(); err != nil {
+		return nil, err
+	}
+	// Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK.
+	_ = rlimit.RemoveMemlock()
+	spec, err := loadWakeup()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	spec.Maps[wakeupMapCpuStatMap].MaxEntries = uint32(ncpu)
+	if m := spec.Maps[wakeupMapPairMap]; m.MaxEntries != PairMapSize {
+		return nil, fmt.Errorf("%w: pair map holds %d entries, Go expects %d", ErrUnavailable, m.MaxEntries, PairMapSize)
+	}
+	spec.Maps[wakeupMapPairMap].MaxEntries = pairs
+	t = &Tracer{ncpu: ncpu}
+	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
+		return nil, fmt.Errorf("%w: kernel %s cannot load the programs (tp_btf and task storage need Linux 5.11 or later): %s", ErrUnavailable, kernelRelease(), firstLine(err))
+	}
+	defer func() {
+		if err != nil {
+			t.Close()
+			t = nil
+		}
+	}()
+	for _, p := range []*ebpf.Program{t.objs.CtxtopWaking, t.objs.CtxtopSwitch, t.objs.CtxtopMigrate} {
+		l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
+		if err != nil {
+			return nil, fmt.Errorf("%w: kernel %s cannot attach %s: %s", ErrUnavailable, kernelRelease(), p, firstLine(err))
+		}
+		t.links = append(t.links, l)
+	}
+	t.keys = make([]wakeupPairKey, batch)
+	t.vals = make([]wakeupPair, batch)
+	t.cpuIDs = make([]uint32, ncpu)
+	for i := range t.cpuIDs {
+		t.cpuIDs[i] = uint32(i)
+	}
+	t.cpus = make([]wakeupCpuStats, ncpu)
+	return t, nil
+}
+
+// Close detaches the programs and frees the maps. It is safe to call more
+// than once.
+func (t *Tracer) Close() error {
+	if t == nil {
+		return nil
+	}
+	var errs []error
+	for _, l := range t.links {
+		errs = append(errs, l.Close())
+	}
+	t.links = nil
+	errs = append(errs, t.objs.Close())
+	t.objs = wakeupObjects{}
+	return errors.Join(errs...)
+}
+
+// Read drains the pair map into s.Pairs (so each read holds the pairs since
+// the previous one) and copies the per-CPU totals, with batch syscalls.
+func (t *Tracer) Read(s *model.WakeupSample) error {
+	s.Time = time.Now()
+	s.Pairs = s.Pairs[:0]
+	var cursor ebpf.MapBatchCursor
+	for {
+		n, err := t.objs.PairMap.BatchLookupAndDelete(&cursor, t.keys, t.vals, nil)
+		for i := range n {
+			k, v := &t.keys[i], &t.vals[i]
+			p := model.WakeupPairCount{
+				WakerPID: int(v.WakerPid), WakerTID: int(k.WakerTid), WakerComm: comm(&v.WakerComm),
+				WakeePID: int(v.WakeePid), WakeeTID: int(k.WakeeTid), WakeeComm: comm(&v.WakeeComm),
+				Wakeups: v.Wakeups, CrossCPU: v.CrossCpu,
+			}
+			for b, c := range v.Latency {
+				p.Latency[b] = uint64(c)
+			}
+			s.Pairs = append(s.Pairs, p)
+		}
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	var cc ebpf.MapBatchCursor
+	n, err := t.objs.CpuStatMap.BatchLookup(&cc, t.cpuIDs, t.cpus, nil)
+	if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return err
+	}
+	if cap(s.CPUs) < n {
+		s.CPUs = make([]model.CPUSchedCount, n)
+	}
+	s.CPUs = s.CPUs[:n]
+	s.Dropped = 0
+	for i, c := range t.cpus[:n] {
+		s.CPUs[i] = model.CPUSchedCount{Switches: c.Switches, Migrations: c.Migrations}
+		s.Dropped += c.Dropped
+	}
+	return nil
+}
+
+// comm turns a kernel task name into a string safe for a terminal: a name
+// is whatever a program set with prctl, escape sequences included.
+func comm(c *[16]int8) string {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&c[0])), len(c))
+	if i := strings.IndexByte(string(b), 0); i >= 0 {
+		b = b[:i]
+	}
+	return sanitize.Name(string(b))
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func kernelRelease() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "?"
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}
