@@ -93,7 +93,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
 	f.VarP(&o.output, "output", "o", "batch output format: text or json")
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the live monitor (NO_COLOR is honoured too)")
-	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd())
+	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd(), newServeCmd())
 	return root
 }
 
