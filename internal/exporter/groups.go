@@ -37,9 +37,10 @@ func (c *counts) add(a counts) {
 // within a process group. A group that got a series of its own is its own
 // target; one that did not sends its counts to an "other" group.
 type group struct {
-	key    string // raw name, or the PID in decimal
-	label  string // the label value: key made valid UTF-8 without control characters
-	target *group
+	// key is the label value: the name (or PID) made valid UTF-8 without
+	// control characters; label is the same string.
+	key, label string
+	target     *group
 	// proc is a thread group's process group (its target); nil for process groups.
 	proc     *group
 	exported bool
@@ -63,6 +64,9 @@ type group struct {
 	// others is a process group's "other" thread group, nil until one of its
 	// thread groups finds no free series.
 	others *group
+	// threadSeries is how many of a process group's thread groups have a
+	// series of their own.
+	threadSeries int
 	// score orders new keys for admission: lifetime switches seen in the
 	// pass that found them.
 	score uint64
@@ -218,10 +222,12 @@ func (a *accounts) resolve() {
 	a.pendingProcs = a.pendingProcs[:0]
 	for _, i := range a.unresolved {
 		t := &a.tracked[i]
-		key := a.procKey(t)
+		// Keyed by label value, so names that clean up alike share one
+		// series rather than making the scrape fail on a duplicate.
+		key := labelValue(a.procKey(t))
 		g, ok := a.procs[key]
 		if !ok {
-			g = &group{key: key, label: labelValue(key)}
+			g = &group{key: key, label: key}
 			a.procs[key] = g
 			a.pendingProcs = append(a.pendingProcs, g)
 		}
@@ -242,11 +248,11 @@ func (a *accounts) resolve() {
 			t.tkey = a.otherThread
 			continue
 		}
-		name := model.ThreadGroup(t.comm)
+		name := labelValue(model.ThreadGroup(t.comm))
 		k := threadKey{proc: p, name: name}
 		g, ok := a.threads[k]
 		if !ok {
-			g = &group{key: name, label: labelValue(name), proc: p}
+			g = &group{key: name, label: name, proc: p}
 			a.threads[k] = g
 			a.pendingThrs = append(a.pendingThrs, g)
 		}
@@ -299,46 +305,36 @@ func (a *accounts) admit(pending []*group, procs bool) {
 			a.exportedProcs++
 		} else {
 			a.exportedThreads++
+			g.proc.threadSeries++
 		}
 	}
 }
 
-// evict frees one series held by a group with no thread left, the one idle
-// longest. Its series ends; that is not a counter reset.
+// evict frees series held by a process group with no thread left, the one
+// idle longest: its own series and those of its thread groups end together
+// (a series that ends is not a counter reset). For a thread series it picks
+// a process group that holds one. Thread groups of a process group with
+// threads are never evicted alone: the process group's counter would then
+// exceed the sum of its thread groups' for good.
 func (a *accounts) evict(procs bool) bool {
 	var victim *group
-	if procs {
-		for _, g := range a.procs {
-			if g.exported && g.members == 0 && g.lastLive < a.pass && (victim == nil || g.lastLive < victim.lastLive) {
-				victim = g
-			}
-		}
-		if victim == nil {
-			return false
-		}
-		delete(a.procs, victim.key)
-		a.exportedProcs--
-		for k, tg := range a.threads {
-			if k.proc == victim {
-				delete(a.threads, k)
-				if tg.exported {
-					a.exportedThreads--
-				}
-			}
-		}
-		return true
-	}
-	var vk threadKey
-	for k, g := range a.threads {
-		if g.exported && g.members == 0 && g.lastLive < a.pass && (victim == nil || g.lastLive < victim.lastLive) {
-			victim, vk = g, k
+	for _, g := range a.procs {
+		if g.exported && g.members == 0 && g.lastLive < a.pass && (procs || g.threadSeries > 0) &&
+			(victim == nil || g.lastLive < victim.lastLive) {
+			victim = g
 		}
 	}
 	if victim == nil {
 		return false
 	}
-	delete(a.threads, vk)
-	a.exportedThreads--
+	delete(a.procs, victim.key)
+	a.exportedProcs--
+	for k := range a.threads {
+		if k.proc == victim {
+			delete(a.threads, k)
+		}
+	}
+	a.exportedThreads -= victim.threadSeries
 	return true
 }
 
@@ -413,7 +409,7 @@ func labelValue(s string) string {
 	}
 	if !clean {
 		s = strings.Map(func(r rune) rune {
-			if unicode.IsControl(r) {
+			if r == unicode.ReplacementChar || unicode.IsControl(r) {
 				return '?'
 			}
 			return r
