@@ -65,6 +65,8 @@ type Exporter struct {
 	err     error
 	gone    bool // every -p target exited
 	cpus    []string
+	// window is CacheWindow; benchmarks set 0 to sample on every scrape.
+	window time.Duration
 }
 
 // New opens the sampler. It does not sample: the first scrape does.
@@ -87,7 +89,7 @@ func New(cfg Config) (*Exporter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Exporter{s: s, acc: newAccounts(cfg.GroupBy == GroupByPID, cfg.MaxGroups, cfg.HotThreshold)}, nil
+	return &Exporter{s: s, acc: newAccounts(cfg.GroupBy == GroupByPID, cfg.MaxGroups, cfg.HotThreshold), window: CacheWindow}, nil
 }
 
 // Close releases the sampler's files.
@@ -100,7 +102,7 @@ func (e *Exporter) Close() error {
 // refresh samples unless the cached sample is younger than CacheWindow.
 // The caller holds e.mu.
 func (e *Exporter) refresh() {
-	if !e.sampled.IsZero() && time.Since(e.sampled) < CacheWindow {
+	if !e.sampled.IsZero() && time.Since(e.sampled) < e.window {
 		return
 	}
 	start := time.Now()

@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -259,5 +260,24 @@ func TestRandomHistoriesKeepInvariants(t *testing.T) {
 				t.Fatalf("round %d step %d: %d process and %d thread series, max %d", round, step, np, nt, a.maxGroups)
 			}
 		}
+	}
+}
+
+// BenchmarkUpdate10kThreads is the group accounting alone: 10,000 threads
+// in 100 thread groups of one process, a tenth of them switching each pass.
+func BenchmarkUpdate10kThreads(b *testing.B) {
+	tasks := make([]model.TaskCounters, 0, 10000)
+	for i := range 10000 {
+		tasks = append(tasks, task(100, 100+i, fmt.Sprintf("pool-%c%c-%d", 'a'+i/100%26, 'a'+i/2600, i%100), "app", 10, 1))
+	}
+	a := newAccounts(false, 200, 1000)
+	a.update(tasks, 1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := i % 10; j < len(tasks); j += 10 {
+			tasks[j].VoluntarySwitches++
+		}
+		a.update(tasks, 1)
 	}
 }

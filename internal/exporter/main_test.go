@@ -3,11 +3,15 @@ package exporter
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -28,7 +32,70 @@ func TestMain(m *testing.M) {
 		exitWorkload()
 		return
 	}
+	if v := os.Getenv("CTXTOP_POOLS"); v != "" {
+		var pools, size int
+		if _, err := fmt.Sscanf(v, "%dx%d", &pools, &size); err != nil {
+			fmt.Fprintln(os.Stderr, "bad CTXTOP_POOLS:", v)
+			os.Exit(2)
+		}
+		poolWorkload(pools, size, os.Getenv("CTXTOP_BUSY") != "")
+		return
+	}
 	os.Exit(m.Run())
+}
+
+// poolName is pool i's thread-name prefix, in letters so that collapsing
+// digits keeps pools apart: "pool-ab-".
+func poolName(i int) string {
+	b := []byte("pool-")
+	for {
+		b = append(b, byte('a'+i%26))
+		i /= 26
+		if i == 0 {
+			break
+		}
+	}
+	return string(append(b, '-'))
+}
+
+// poolWorkload starts pools × size OS threads named pool-<letters>-<n>, each
+// blocked in read(2), prints "ready", and exits when stdin closes. With busy,
+// one more thread wakes every millisecond, as a timer thread would.
+func poolWorkload(pools, size int, busy bool) {
+	debug.SetMaxThreads(pools*size + 1000)
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil {
+		os.Exit(2)
+	}
+	started := make(chan struct{})
+	for i := range pools {
+		for j := range size {
+			go func() {
+				runtime.LockOSThread()
+				name(poolName(i) + strconv.Itoa(j))
+				started <- struct{}{}
+				var b [1]byte
+				for {
+					syscall.Read(p[0], b[:])
+				}
+			}()
+			<-started
+		}
+	}
+	if busy {
+		go func() {
+			for {
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	fmt.Println("ready")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+func name(s string) {
+	n := append([]byte(s), 0)
+	syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&n[0])), 0, 0, 0, 0)
 }
 
 func exitWorkload() {
@@ -39,11 +106,10 @@ func exitWorkload() {
 	tids := make(chan int, 2)
 	done := make(chan struct{}, 2)
 	var stop atomic.Bool
-	side := func(name string, in, out int, first bool) {
+	side := func(thread string, in, out int, first bool) {
 		// Locked and never unlocked: the OS thread exits with the goroutine.
 		runtime.LockOSThread()
-		n := append([]byte(name), 0)
-		syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&n[0])), 0, 0, 0, 0)
+		name(thread)
 		tids <- syscall.Gettid()
 		buf := []byte{0}
 		if first {
