@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ctxtop/ctxtop/internal/model"
 )
@@ -279,5 +280,42 @@ func BenchmarkUpdate10kThreads(b *testing.B) {
 			tasks[j].VoluntarySwitches++
 		}
 		a.update(tasks, 1)
+	}
+}
+
+// The README's worst case: with M = --max-groups, at most 6(M+1) process
+// series and 3(2M+1) thread-group series, however many names the host has.
+func TestWorstCaseSeries(t *testing.T) {
+	const m = 4
+	a := newAccounts(false, m, 1000)
+	var tasks []model.TaskCounters
+	tid := 1000
+	for p := range 3 * m {
+		pid := 100 + p
+		pname := fmt.Sprintf("proc%c", 'a'+p)
+		for th := range 3 * m {
+			tid++
+			tasks = append(tasks, task(pid, tid, fmt.Sprintf("thr%c", 'a'+th), pname, uint64(p*100+th), 0))
+		}
+	}
+	a.update(tasks, 1)
+	e := &Exporter{acc: a}
+	ch := make(chan prometheus.Metric, 10000)
+	e.collectGroups(ch)
+	close(ch)
+	procs, threads := 0, 0
+	for m := range ch {
+		switch m.Desc() {
+		case descGroupSwitches, descGroupCPU, descGroupWait, descGroupThreads, descGroupHot:
+			procs++
+		case descThreadSwitches, descThreadThreads:
+			threads++
+		}
+	}
+	if diff := cmp.Diff([2]int{6 * (m + 1), 3 * (2*m + 1)}, [2]int{procs, threads}); diff != "" {
+		t.Errorf("series [process, thread group] (-want +got):\n%s", diff)
+	}
+	if p, th := a.dropped(); p != 2*m || th != m*(3*m-1) {
+		t.Errorf("dropped: %d process groups, %d thread groups; want %d, %d", p, th, 2*m, m*(3*m-1))
 	}
 }
