@@ -204,3 +204,22 @@ func benchScrape(b *testing.B, busy, noGate bool) {
 	b.ReportMetric(float64(threads), "threads")
 	b.ReportMetric(float64(unreadable), "unreadable")
 }
+
+// BenchmarkExpositionHost is a scrape's work besides the pass over /proc:
+// collecting, encoding (OpenMetrics) and gzip of this host's series, served
+// from a cached sample.
+func BenchmarkExpositionHost(b *testing.B) {
+	s := newScraper(b, false)
+	defer s.e.Close()
+	s.scrape(b, true)
+	s.e.window = time.Hour
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := cpuTime()
+	var n int
+	for i := 0; i < b.N; i++ {
+		n = len(s.scrape(b, true))
+	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/scrape")
+	b.ReportMetric(float64(n), "gzip-bytes")
+}

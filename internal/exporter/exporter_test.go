@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
 	"log/slog"
 	"net/http"
@@ -244,5 +245,34 @@ func TestBadConfig(t *testing.T) {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("New(%+v) accepted it", cfg)
 		}
+	}
+}
+
+// Prometheus asks for gzip; the body must come compressed and whole.
+func TestGzipWhenAsked(t *testing.T) {
+	_, srv := fixtureServer(t, Config{})
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ce := resp.Header.Get("Content-Encoding"); ce != "gzip" {
+		t.Fatalf("Content-Encoding %q, want gzip", ce)
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := value(parse(t, body), "ctxtop_context_switches_total"); !ok || v != 2727877 {
+		t.Errorf("gzipped body: ctxtop_context_switches_total = %v (found %v), want 2727877", v, ok)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -275,12 +276,16 @@ func BenchmarkUpdate10kThreads(b *testing.B) {
 	a.update(tasks, 1)
 	b.ReportAllocs()
 	b.ResetTimer()
+	var cpu time.Duration
 	for i := 0; i < b.N; i++ {
 		for j := i % 10; j < len(tasks); j += 10 {
 			tasks[j].VoluntarySwitches++
 		}
+		c0 := cpuTime()
 		a.update(tasks, 1)
+		cpu += cpuTime() - c0
 	}
+	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/update")
 }
 
 // The README's worst case: with M = --max-groups, at most 6(M+1) process
