@@ -276,3 +276,35 @@ func TestGzipWhenAsked(t *testing.T) {
 		t.Errorf("gzipped body: ctxtop_context_switches_total = %v (found %v), want 2727877", v, ok)
 	}
 }
+
+func TestTelemetryPath(t *testing.T) {
+	e, err := New(Config{Root: filepath.Join(testutil.RepoRoot(), "testdata", "proc")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	reg, err := Registry(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Handler(reg, HandlerOptions{TelemetryPath: "/ctxtop/metrics", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	if body, _ := get(t, srv.URL+"/ctxtop/metrics", ""); !bytes.Contains(body, []byte("ctxtop_context_switches_total")) {
+		t.Errorf("no metrics at the telemetry path")
+	}
+	if body, _ := get(t, srv.URL+"/", ""); !bytes.Contains(body, []byte(`href="/ctxtop/metrics"`)) {
+		t.Errorf("landing page does not link to the telemetry path:\n%s", body)
+	}
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("/metrics with another telemetry path: %s, want 404", resp.Status)
+	}
+}
