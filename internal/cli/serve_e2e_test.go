@@ -198,7 +198,7 @@ func TestServeDefaultsToLoopback(t *testing.T) {
 	if err != nil {
 		t.Fatalf("serve --help: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), `--web.listen-address stringArray   address to listen on; repeat for several (default [127.0.0.1:10230])`) {
+	if !strings.Contains(string(out), `repeat for several (default [127.0.0.1:10230])`) {
 		t.Errorf("serve --help does not show the loopback default:\n%s", out)
 	}
 }
