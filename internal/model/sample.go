@@ -26,6 +26,11 @@ type SystemCounters struct {
 	// on kernels without pressure stall information.
 	PSICPUSomeAvg10 float64
 	HasPSI          bool
+	// PSICPUSomeTotalUs is /proc/pressure/cpu "some total=": microseconds
+	// in which some runnable task waited for a CPU, since boot (a counter).
+	// HasPSITotal is false when the field is absent.
+	PSICPUSomeTotalUs uint64
+	HasPSITotal       bool
 	// LoadAvg is the 1, 5 and 15 minute load average from /proc/loadavg.
 	LoadAvg [3]float64
 }

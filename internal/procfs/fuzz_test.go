@@ -34,6 +34,19 @@ func FuzzParsePressureCPU(f *testing.F) {
 	})
 }
 
+func FuzzParsePressureCPUSome(f *testing.F) {
+	f.Add([]byte("some avg10=0.31 avg60=2.20 avg300=0.96 total=19669245\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := ParsePressureCPUSome(b, "pressure/cpu")
+		if err != nil && s != (PressureSome{}) {
+			t.Errorf("error %v with a non-zero result %+v", err, s)
+		}
+		if err == nil && !s.HasTotal && s.Total != 0 {
+			t.Errorf("total %d without HasTotal", s.Total)
+		}
+	})
+}
+
 func FuzzParseLoadAvg(f *testing.F) {
 	f.Add([]byte("0.00 0.02 0.00 1/85 5767\n"))
 	f.Fuzz(func(t *testing.T, b []byte) { _, _ = ParseLoadAvg(b, "loadavg") })

@@ -30,8 +30,26 @@ func (fsys FS) PressureCPU() (avg10 float64, ok bool, err error) {
 	return v, true, nil
 }
 
+// PressureSome is the "some" line of /proc/pressure/cpu.
+type PressureSome struct {
+	// Avg10 is the share of the last 10 s in which some runnable task
+	// waited for a CPU, in percent.
+	Avg10 float64
+	// Total is the time some task waited, in microseconds since boot: a
+	// counter, unlike the averages. HasTotal is false if the field is absent.
+	Total    uint64
+	HasTotal bool
+}
+
 // ParsePressureCPU returns "some avg10" from the contents of /proc/pressure/cpu.
 func ParsePressureCPU(b []byte, path string) (float64, error) {
+	s, err := ParsePressureCPUSome(b, path)
+	return s.Avg10, err
+}
+
+// ParsePressureCPUSome returns the "some" line of /proc/pressure/cpu: avg10
+// (required) and total= (optional).
+func ParsePressureCPUSome(b []byte, path string) (PressureSome, error) {
 	for i := 0; i < len(b); {
 		var line []byte
 		line, i = nextLine(b, i)
@@ -39,15 +57,27 @@ func ParsePressureCPU(b []byte, path string) (float64, error) {
 		if string(kind) != "some" {
 			continue
 		}
-		f, _ := nextField(line, j)
+		f, j := nextField(line, j)
 		if !hasPrefix(f, "avg10=") {
-			return 0, parseErr(path, "some avg10")
+			return PressureSome{}, parseErr(path, "some avg10")
 		}
 		v, ok := parseFixed(f[len("avg10="):])
 		if !ok {
-			return 0, parseErr(path, "some avg10")
+			return PressureSome{}, parseErr(path, "some avg10")
 		}
-		return v, nil
+		s := PressureSome{Avg10: v}
+		for j < len(line) {
+			f, j = nextField(line, j)
+			if len(f) == 0 {
+				break
+			}
+			if hasPrefix(f, "total=") {
+				if s.Total, s.HasTotal = parseUint(f[len("total="):]); !s.HasTotal {
+					return PressureSome{}, parseErr(path, "some total")
+				}
+			}
+		}
+		return s, nil
 	}
-	return 0, parseErr(path, "some")
+	return PressureSome{}, parseErr(path, "some")
 }

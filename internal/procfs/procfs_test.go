@@ -125,6 +125,34 @@ func TestParsePressureCPU(t *testing.T) {
 	}
 }
 
+func TestParsePressureCPUSome(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    PressureSome
+		wantErr bool
+	}{
+		{"normal", "some avg10=0.31 avg60=2.20 avg300=0.96 total=19669245\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+			PressureSome{Avg10: 0.31, Total: 19669245, HasTotal: true}, false},
+		{"no total", "some avg10=7 avg60=2.20\n", PressureSome{Avg10: 7}, false},
+		{"trailing blanks", "some avg10=1.00 total=5  \n", PressureSome{Avg10: 1, Total: 5, HasTotal: true}, false},
+		{"bad total", "some avg10=1.00 total=x1\n", PressureSome{}, true},
+		{"negative total", "some avg10=1.00 total=-1\n", PressureSome{}, true},
+		{"no some", "full avg10=0.00 total=3\n", PressureSome{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParsePressureCPUSome([]byte(tt.in), "pressure/cpu")
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ParsePressureCPUSome (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestPressureCPUAbsentIsNotAnError(t *testing.T) {
 	dir := t.TempDir()
 	_, ok, err := FS{root: dir}.PressureCPU()

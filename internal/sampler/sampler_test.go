@@ -105,6 +105,10 @@ func TestFixtureRoles(t *testing.T) {
 	if smp.System.ContextSwitches == 0 || smp.System.CPUs == 0 || !smp.System.HasPSI || len(smp.System.ReschedPerCPU) != smp.System.CPUs {
 		t.Errorf("system counters not read: %+v", smp.System)
 	}
+	// testdata/proc/pressure/cpu: "some ... total=64211273".
+	if !smp.System.HasPSITotal || smp.System.PSICPUSomeTotalUs != 64211273 {
+		t.Errorf("PSI some total = %d (present %v), want 64211273", smp.System.PSICPUSomeTotalUs, smp.System.HasPSITotal)
+	}
 }
 
 // copyTree copies the fixture so a test can change it between samples.

@@ -83,10 +83,12 @@ func (s *Sampler) readSystem(sys *model.SystemCounters) error {
 		}
 	}
 	sys.HasPSI, sys.PSICPUSomeAvg10 = false, 0
+	sys.HasPSITotal, sys.PSICPUSomeTotalUs = false, 0
 	if fd := s.sysFD[sysPressure]; fd >= 0 {
 		if n, err = readAll(fd, &s.buf, procfs.LimitLine); err == nil {
-			if v, err := procfs.ParsePressureCPU(s.buf[:n], "pressure/cpu"); err == nil {
-				sys.HasPSI, sys.PSICPUSomeAvg10 = true, v
+			if v, err := procfs.ParsePressureCPUSome(s.buf[:n], "pressure/cpu"); err == nil {
+				sys.HasPSI, sys.PSICPUSomeAvg10 = true, v.Avg10
+				sys.HasPSITotal, sys.PSICPUSomeTotalUs = v.HasTotal, v.Total
 			}
 		}
 	}

@@ -1,0 +1,108 @@
+package exporter
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// A busy thread that exits between two scrapes must not take its switches
+// out of its groups' counters: Prometheus would read the drop as a reset.
+func TestBusyThreadExitingKeepsCountersMonotonic(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "CTXTOP_EXIT_WORKLOAD=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("workload: %v", err)
+	}
+	var pid, tid1, tid2 int
+	if _, err := fmt.Sscan(line, &pid, &tid1, &tid2); err != nil {
+		t.Fatalf("workload said %q: %v", line, err)
+	}
+
+	e, err := New(Config{PIDs: []int{pid}, GroupBy: GroupByPID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	reg, err := Registry(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := strconv.Itoa(pid)
+	scrape := func() (proc, threads, busy float64) {
+		t.Helper()
+		time.Sleep(CacheWindow + 50*time.Millisecond)
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fams := map[string]*dto.MetricFamily{}
+		for _, f := range mfs {
+			fams[f.GetName()] = f
+		}
+		for _, typ := range []string{"voluntary", "involuntary"} {
+			v, _ := value(fams, "ctxtop_process_context_switches_total", "group", group, "type", typ)
+			proc += v
+			v, _ = value(fams, "ctxtop_thread_group_context_switches_total", "group", group, "thread_group", "busy-*", "type", typ)
+			busy += v
+		}
+		threads, _ = value(fams, "ctxtop_thread_group_threads", "group", group, "thread_group", "busy-*")
+		return proc, threads, busy
+	}
+
+	_, _, _ = scrape()
+	procBefore, threadsBefore, busyBefore := scrape()
+	if threadsBefore != 2 || busyBefore < 1000 {
+		t.Fatalf("before the exit: busy-* has %v threads and %v switches; want 2 threads switching", threadsBefore, busyBefore)
+	}
+	if _, err := fmt.Fprintln(stdin, "stop"); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := out.ReadString('\n'); err != nil || line != "stopped\n" {
+		t.Fatalf("workload: %q %v", line, err)
+	}
+	for _, tid := range []int{tid1, tid2} {
+		for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d", pid, tid)); os.IsNotExist(err) {
+				break
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("thread %d did not exit", tid)
+			}
+		}
+	}
+	procAfter, threadsAfter, busyAfter := scrape()
+	if threadsAfter != 0 {
+		t.Errorf("after the exit busy-* has %v threads, want 0", threadsAfter)
+	}
+	if busyAfter < busyBefore {
+		t.Errorf("thread group busy-* went from %v to %v switches when its threads exited", busyBefore, busyAfter)
+	}
+	if procAfter < procBefore {
+		t.Errorf("process group went from %v to %v switches when two of its threads exited", procBefore, procAfter)
+	}
+}

@@ -1,0 +1,159 @@
+// Package exporter serves ctxtop's counters to Prometheus: host context
+// switches, interrupts and rescheduling IPIs, and per process group and
+// thread group switch counters summed over every thread (including threads
+// that exited since the last scrape).
+//
+// It samples on scrape and keeps no timer of its own: between scrapes it
+// sleeps. Scrapes within CacheWindow of the last sample are served that
+// sample, so two Prometheus servers scraping at once cost one pass over /proc.
+package exporter
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/sampler"
+)
+
+// CacheWindow is how long a sample answers further scrapes. Short next to
+// any sane scrape interval (Prometheus allows 1 s at the least useful), long
+// enough that scrapes arriving together share one pass over /proc.
+const CacheWindow = 500 * time.Millisecond
+
+// GroupBy selects what a process group is.
+type GroupBy string
+
+const (
+	// GroupByName groups processes by their name (comm), as process-exporter does.
+	GroupByName GroupBy = "name"
+	// GroupByPID makes each process its own group, for a few -p targets.
+	GroupByPID GroupBy = "pid"
+)
+
+// Config selects what to sample and how to group it.
+type Config struct {
+	// Root is the procfs root; "" means /proc.
+	Root string
+	// PIDs limits sampling to these processes; nil samples every process.
+	PIDs []int
+	// GroupBy is GroupByName (default) or GroupByPID.
+	GroupBy GroupBy
+	// MaxGroups bounds the series at each level (process groups, thread
+	// groups); the rest are summed into "other". 0 means 200.
+	MaxGroups int
+	// HotThreshold is the switches/s at which a thread counts as hot.
+	HotThreshold float64
+	// NoTaskstats turns off the sampler's process-level activity gate.
+	NoTaskstats bool
+}
+
+// Exporter is a prometheus.Collector over one Sampler.
+type Exporter struct {
+	mu      sync.Mutex
+	s       *sampler.Sampler
+	smp     model.Sample
+	acc     *accounts
+	sampled time.Time // when the cached sample was taken; zero before the first
+	took    time.Duration
+	samples uint64
+	err     error
+	gone    bool // every -p target exited
+	cpus    []string
+	// window is CacheWindow; benchmarks set 0 to sample on every scrape.
+	window time.Duration
+}
+
+// New opens the sampler. It does not sample: the first scrape does.
+func New(cfg Config) (*Exporter, error) {
+	switch cfg.GroupBy {
+	case "", GroupByName, GroupByPID:
+	default:
+		return nil, fmt.Errorf("unknown --group-by %q: want name or pid", string(cfg.GroupBy))
+	}
+	if cfg.MaxGroups == 0 {
+		cfg.MaxGroups = 200
+	}
+	if cfg.MaxGroups < 1 {
+		return nil, fmt.Errorf("--max-groups must be at least 1, got %d", cfg.MaxGroups)
+	}
+	if cfg.HotThreshold == 0 {
+		cfg.HotThreshold = 1000
+	}
+	s, err := sampler.New(sampler.Config{Root: cfg.Root, PIDs: cfg.PIDs, HotThreshold: cfg.HotThreshold, NoTaskstats: cfg.NoTaskstats})
+	if err != nil {
+		return nil, err
+	}
+	return &Exporter{s: s, acc: newAccounts(cfg.GroupBy == GroupByPID, cfg.MaxGroups, cfg.HotThreshold), window: CacheWindow}, nil
+}
+
+// Close releases the sampler's files.
+func (e *Exporter) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.s.Close()
+}
+
+// refresh samples unless the cached sample is younger than CacheWindow.
+// The caller holds e.mu.
+func (e *Exporter) refresh() {
+	if !e.sampled.IsZero() && time.Since(e.sampled) < e.window {
+		return
+	}
+	start := time.Now()
+	prev := e.sampled
+	err := e.s.Sample(&e.smp)
+	if errors.Is(err, sampler.ErrTargetsGone) {
+		// Keep serving host counters and the groups' final sums.
+		e.smp.Tasks, e.gone, err = e.smp.Tasks[:0], true, nil
+	}
+	e.err = err
+	if err != nil {
+		return
+	}
+	seconds := 0.0
+	if !prev.IsZero() {
+		seconds = e.smp.Time.Sub(prev).Seconds()
+	}
+	e.acc.update(e.smp.Tasks, seconds)
+	e.sampled = e.smp.Time
+	e.samples++
+	e.took = time.Since(start)
+	for len(e.cpus) < len(e.smp.System.ReschedPerCPU) {
+		e.cpus = append(e.cpus, strconv.Itoa(len(e.cpus)))
+	}
+}
+
+// Describe sends every metric's description.
+func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range allDescs {
+		ch <- d
+	}
+}
+
+// Collect samples (or reuses a sample younger than CacheWindow) and sends
+// every metric.
+func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.refresh()
+	if e.err != nil {
+		ch <- prometheus.NewInvalidMetric(descSelfSamples, e.err)
+		return
+	}
+	e.collectHost(ch)
+	e.collectGroups(ch)
+	e.collectSelf(ch)
+}
+
+// Samples reports how many passes over /proc the exporter has made.
+func (e *Exporter) Samples() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.samples
+}
