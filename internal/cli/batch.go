@@ -24,11 +24,12 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
-	mon, err := sampler.NewMonitor(sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot})
+	mon, rec, err := openMonitor(o)
 	if err != nil {
 		return err
 	}
 	defer mon.Close()
+	defer rec.close()
 
 	oo := output.Options{Top: o.top, Processes: o.processes}
 	var write func(*model.Snapshot) error
@@ -57,7 +58,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 			return nil
 		}
 		if err != nil {
-			return err
+			return rec.explain(err)
 		}
 		if err := write(&snap); err != nil {
 			return err

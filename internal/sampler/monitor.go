@@ -15,11 +15,20 @@ type Monitor struct {
 	bufs      [2]model.Sample
 	opts      model.Options
 	spikes    *model.SpikeDetector
+	// record, when set, gets every raw Sample before rates are computed.
+	record func(*model.Sample) error
 }
 
 // NewMonitor opens the sampler and takes the first sample, so the first Next
 // already has an interval to compute rates over.
 func NewMonitor(cfg Config) (*Monitor, error) {
+	return NewRecordingMonitor(cfg, nil)
+}
+
+// NewRecordingMonitor is NewMonitor that hands every raw Sample, the
+// baseline included, to record: batch mode's --record keeps the very
+// samples its reports come from.
+func NewRecordingMonitor(cfg Config, record func(*model.Sample) error) (*Monitor, error) {
 	s, err := New(cfg)
 	if err != nil {
 		return nil, err
@@ -28,9 +37,14 @@ func NewMonitor(cfg Config) (*Monitor, error) {
 		s:      s,
 		opts:   model.Options{HotThreshold: cfg.HotThreshold},
 		spikes: model.NewSpikeDetector(5 * time.Minute),
+		record: record,
 	}
 	m.prev, m.cur = &m.bufs[0], &m.bufs[1]
 	if err := s.Sample(m.prev); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := m.keep(m.prev); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -43,6 +57,9 @@ func (m *Monitor) Next() (model.Snapshot, error) {
 	if err := m.s.Sample(m.cur); err != nil {
 		return model.Snapshot{}, err
 	}
+	if err := m.keep(m.cur); err != nil {
+		return model.Snapshot{}, err
+	}
 	snap := model.Compute(m.prev, m.cur, m.opts)
 	snap.Spike = m.spikes.Observe(snap.Time, snap.System.ContextSwitchesPerSec, snap.System.CPUs)
 	m.prev, m.cur = m.cur, m.prev
@@ -51,3 +68,10 @@ func (m *Monitor) Next() (model.Snapshot, error) {
 
 // Close releases the sampler's files.
 func (m *Monitor) Close() error { return m.s.Close() }
+
+func (m *Monitor) keep(s *model.Sample) error {
+	if m.record == nil {
+		return nil
+	}
+	return m.record(s)
+}
