@@ -15,6 +15,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/output"
 	"github.com/ctxtop/ctxtop/internal/record"
+	"github.com/ctxtop/ctxtop/internal/tui"
 )
 
 type replayOptions struct {
@@ -271,7 +272,8 @@ func printInfo(w io.Writer, path string) error {
 			break
 		}
 		m := e.peak
-		fmt.Fprintf(w, "  %s  cs/s %s for %ds (%s)", e.peakAt.Format("15:04:05"), model.Thousands(m.CSPerSec), e.samples, m.Spike.Reason)
+		fmt.Fprintf(w, "  %s  cs/s %s, %d samples from %s (%s)", e.peakAt.Format("15:04:05"), model.Thousands(m.CSPerSec),
+			e.samples, e.start.Format("15:04:05"), m.Spike.Reason)
 		if m.TopComm != "" {
 			fmt.Fprintf(w, "; top: %s %d/%d %s/s", m.TopComm, m.TopPID, m.TopTID, model.Thousands(m.TopPerSec))
 		}
@@ -281,5 +283,12 @@ func printInfo(w io.Writer, path string) error {
 }
 
 func runReplayTUI(p *record.Player, o options) error {
-	return errors.New("not yet")
+	r := p.Recording()
+	return tui.Run(tui.Options{
+		Replay:       tui.PlayerReplay(p),
+		Interval:     r.Header.Interval,
+		HotThreshold: o.hot,
+		NoColor:      o.noColor,
+		Version:      version,
+	})
 }

@@ -107,6 +107,13 @@ func (p *Player) SetRange(from, to time.Time) bool {
 	return false
 }
 
+// Range is the first and last sample Next and Seek reach.
+func (p *Player) Range() (lo, hi int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lo, p.hi
+}
+
 // step applies the next frame and makes it the current sample.
 func (p *Player) step() error {
 	b, err := p.rec.frameBytes(p.at + 1)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/record/recordtest"
 )
 
 // live is what sampler.Monitor computes from the same samples.
@@ -49,7 +50,7 @@ func play(t *testing.T, data []byte) (*Player, []model.Snapshot) {
 }
 
 func spikeRun() []model.Sample {
-	in := synthRun(40, 5, 30, true)
+	in := recordtest.Run(40, 5, 30, true)
 	// A storm at sample 20: a hundred times the usual rate.
 	for i := 20; i < len(in); i++ {
 		in[i].System.ContextSwitches += 5_000_000 + uint64(i-20)*100
@@ -71,7 +72,7 @@ func TestReplayEqualsLive(t *testing.T) {
 }
 
 func TestSeekEqualsPlayingThere(t *testing.T) {
-	in := synthRun(40, 5, 150, true)
+	in := recordtest.Run(40, 5, 150, true)
 	data := record(t, in, WriterOptions{KeyframeEvery: 50 * time.Second})
 	p, all := play(t, data)
 	for _, i := range []int{149, 1, 70, 64, 65, 128, 2, 100, 101} {
@@ -111,7 +112,7 @@ func chunkOffsets(t *testing.T, data []byte) []int {
 }
 
 func TestTruncatedFileReplaysToItsLastCompleteChunk(t *testing.T) {
-	in := synthRun(40, 5, 30, false)
+	in := recordtest.Run(40, 5, 30, false)
 	data := record(t, in, WriterOptions{FlushEvery: 5 * time.Second})
 	offs := chunkOffsets(t, data)
 	cut := offs[3] + 30 // inside the fourth chunk
@@ -128,7 +129,7 @@ func TestTruncatedFileReplaysToItsLastCompleteChunk(t *testing.T) {
 }
 
 func TestCorruptChunkIsSkippedToTheNextKeyframe(t *testing.T) {
-	in := synthRun(40, 5, 60, false)
+	in := recordtest.Run(40, 5, 60, false)
 	data := record(t, in, WriterOptions{FlushEvery: 5 * time.Second, KeyframeEvery: 20 * time.Second})
 	offs := chunkOffsets(t, data)
 	bad := bytes.Clone(data)
@@ -158,7 +159,7 @@ func TestCorruptChunkIsSkippedToTheNextKeyframe(t *testing.T) {
 }
 
 func TestBadInputIsAClearError(t *testing.T) {
-	good := record(t, synthRun(10, 2, 5, false), WriterOptions{})
+	good := record(t, recordtest.Run(10, 2, 5, false), WriterOptions{})
 	newer := bytes.Clone(good)
 	newer[len(magic)] = FormatVersion + 1
 	for _, tc := range []struct {
@@ -188,7 +189,7 @@ func TestBadInputIsAClearError(t *testing.T) {
 }
 
 func TestHugeClaimsAllocateNothing(t *testing.T) {
-	good := record(t, synthRun(10, 2, 5, false), WriterOptions{})
+	good := record(t, recordtest.Run(10, 2, 5, false), WriterOptions{})
 	off := bytes.Index(good, chunkSync[:])
 	bad := bytes.Clone(good)
 	binary.LittleEndian.PutUint32(bad[off+8:], 1<<31) // raw length 2 GiB
@@ -202,7 +203,7 @@ func TestHugeClaimsAllocateNothing(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	f.Add(record(&testing.T{}, synthRun(10, 3, 12, true), WriterOptions{FlushEvery: 2 * time.Second, KeyframeEvery: 5 * time.Second}))
+	f.Add(record(&testing.T{}, recordtest.Run(10, 3, 12, true), WriterOptions{FlushEvery: 2 * time.Second, KeyframeEvery: 5 * time.Second}))
 	f.Add([]byte(magic))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {

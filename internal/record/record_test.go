@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/record/recordtest"
 )
 
 func testHeader() Header {
@@ -33,15 +34,6 @@ func record(t *testing.T, samples []model.Sample, o WriterOptions) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
-}
-
-func synthRun(threads, busy, n int, churn bool) []model.Sample {
-	s := newSynth(threads, busy, churn)
-	out := make([]model.Sample, n)
-	for i := range out {
-		out[i] = s.next()
-	}
-	return out
 }
 
 // decoded plays every frame of data and returns the samples as read.
@@ -75,7 +67,7 @@ var sampleCmp = []cmp.Option{
 }
 
 func TestRoundTripGivesBackEverySample(t *testing.T) {
-	in := synthRun(60, 10, 40, true)
+	in := recordtest.Run(60, 10, 40, true)
 	// Short flush and keyframe periods, so chunks and keyframes both repeat.
 	data := record(t, in, WriterOptions{FlushEvery: 3 * time.Second, KeyframeEvery: 10 * time.Second})
 	r, got := decoded(t, data)
@@ -91,8 +83,8 @@ func TestRoundTripGivesBackEverySample(t *testing.T) {
 }
 
 func TestUnchangedTasksCostNothing(t *testing.T) {
-	idle := synthRun(1000, 0, 2, false)
-	busy := synthRun(1000, 50, 2, false)
+	idle := recordtest.Run(1000, 0, 2, false)
+	busy := recordtest.Run(1000, 50, 2, false)
 	var e encoder
 	frame := func(s []model.Sample) int {
 		e = encoder{}

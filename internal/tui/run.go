@@ -35,6 +35,8 @@ type Options struct {
 	// Load runs workloads for the load panel and the demo; nil means
 	// ctxtop's own (NewLoader).
 	Load Loader
+	// Replay plays a recording instead of sampling; Source is unused.
+	Replay Replay
 	// FixedBackground skips asking the terminal for its background colour.
 	FixedBackground bool
 }
@@ -50,7 +52,7 @@ type Options struct {
 // This loop draws only after a message changed the view, so a key is
 // answered at once and an idle monitor wakes once per refresh.
 func Run(o Options) error {
-	if o.Source == nil {
+	if o.Source == nil && o.Replay == nil {
 		return errors.New("tui: no source")
 	}
 	if o.Load == nil {

@@ -80,6 +80,8 @@ type Model struct {
 	samples int
 	load    *loadState
 	demo    *demoState
+	// replay is ctxtop replay's time control; nil when live.
+	replay *replayState
 	// procs is GOMAXPROCS as it was before Run lowered it.
 	procs int
 }
@@ -88,6 +90,9 @@ type Model struct {
 func New(o Options, host, kernel string) Model {
 	th := theme.New(o.NoColor, true)
 	km := keys.New()
+	if o.Replay != nil {
+		host, kernel = o.Replay.Host()
+	}
 	if o.Interval <= 0 {
 		o.Interval = time.Second
 	}
@@ -104,6 +109,7 @@ func New(o Options, host, kernel string) Model {
 		hist:     newThreadHistory(),
 	}
 	m.load = newLoadState(o)
+	m.replay = newReplayState(o)
 	if o.Demo {
 		m.demo = newDemoState(o)
 	}
@@ -114,6 +120,9 @@ func New(o Options, host, kernel string) Model {
 // Init schedules the first sample one interval from now: the source took
 // its baseline when it was made, and a rate over a shorter span is noise.
 func (m Model) Init() tea.Cmd {
+	if m.replay != nil {
+		return m.replayInit()
+	}
 	cmds := []tea.Cmd{m.tick()}
 	if m.demo != nil {
 		cmds = append(cmds, m.demo.init())
@@ -136,6 +145,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.setTheme(theme.New(m.opts.NoColor, msg.IsDark())), nil
 	case loadMsg, demoMsg:
 		return m.handleLoad(msg)
+	case replayTickMsg, seekedMsg:
+		return m.handleReplay(msg)
 	}
 	return m, nil
 }
@@ -206,7 +217,7 @@ func (m Model) handleResize(w, h int) Model {
 func (m *Model) layout() {
 	m.syncHeader()
 	m.header.SetSize(m.width, m.height)
-	body := max(m.height-m.header.Height()-1-m.panelHeight(), 0)
+	body := max(m.height-m.header.Height()-1-m.panelHeight()-m.replayHeight(), 0)
 	m.table.SetSize(m.width, body)
 	m.detail.SetSize(m.width, body)
 	m.percpu.SetSize(m.width, body)
@@ -234,7 +245,13 @@ func (m *Model) syncHeader() {
 	if f := m.table.Filter(); f != "" && !m.filtering {
 		note = strings.TrimSpace(note + " /" + f)
 	}
-	m.header.SetState(m.interval, m.paused, note)
+	paused := m.paused
+	if m.replay != nil {
+		// The recording's clock is in the header; say it is not now.
+		paused = !m.replay.ctl.Playing()
+		note = strings.TrimSpace(fmt.Sprintf("replay %d× %s", m.replay.ctl.Speed(), note))
+	}
+	m.header.SetState(m.interval, paused, note)
 }
 
 func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
@@ -247,6 +264,11 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if m.view == viewHelp {
 		m.view = m.prevView
 		return m, nil
+	}
+	if m.replay != nil {
+		if next, cmd, ok := m.handleReplayKey(k); ok {
+			return next, cmd
+		}
 	}
 	if m.demo != nil {
 		if next, cmd, ok := m.handleDemoKey(k); ok {
@@ -424,6 +446,9 @@ func (m Model) Render() string {
 		return ""
 	}
 	parts := []string{m.header.View()}
+	if r := m.replayView(); r != "" {
+		parts = append(parts, r)
+	}
 	if p := m.panelView(); p != "" {
 		parts = append(parts, p)
 	}
@@ -438,7 +463,7 @@ func (m Model) Render() string {
 	default:
 		body = m.table.View()
 	}
-	bodyH := max(m.height-m.header.Height()-1-m.panelHeight(), 0)
+	bodyH := max(m.height-m.header.Height()-1-m.panelHeight()-m.replayHeight(), 0)
 	if bodyH > 0 {
 		// Pad the body so the footer stays on the last line.
 		lines := strings.Split(body, "\n")

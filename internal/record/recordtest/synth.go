@@ -1,4 +1,7 @@
-package record
+// Package recordtest makes recordings of a made-up host for tests and
+// benchmarks: the size of a busy hour, a storm to find, every kind of task
+// change.
+package recordtest
 
 import (
 	"fmt"
@@ -8,10 +11,10 @@ import (
 	"github.com/ctxtop/ctxtop/internal/model"
 )
 
-// synth makes a run of samples like a host with threads tasks of which busy
+// Synth makes a run of samples like a host with threads tasks of which busy
 // switch every interval; the rest never run. Some tasks come and go, one is
 // renamed and one TID is reused, so every kind of frame record occurs.
-type synth struct {
+type Synth struct {
 	rng   *rand.Rand
 	t     time.Time
 	busy  int
@@ -20,10 +23,15 @@ type synth struct {
 	self  model.SelfCounters
 	n     int
 	churn bool
+	// StormFrom and StormTo are the samples (counting from 1) during
+	// which system-wide switches jump by 5,000,000 a second: a spike.
+	StormFrom, StormTo int
 }
 
-func newSynth(threads, busy int, churn bool) *synth {
-	s := &synth{rng: rand.New(rand.NewPCG(1, 2)), t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), busy: busy, churn: churn}
+// New is a host with threads tasks of which busy switch every second;
+// churn adds exits, starts, renames and a reused TID.
+func New(threads, busy int, churn bool) *Synth {
+	s := &Synth{rng: rand.New(rand.NewPCG(1, 2)), t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), busy: busy, churn: churn}
 	for i := range threads {
 		pid := 1000 + i/20*20
 		s.tasks = append(s.tasks, model.TaskCounters{
@@ -38,8 +46,8 @@ func newSynth(threads, busy int, churn bool) *synth {
 	return s
 }
 
-// next advances one interval and returns a copy the caller may keep.
-func (s *synth) next() model.Sample {
+// Next advances one interval and returns a copy the caller may keep.
+func (s *Synth) Next() model.Sample {
 	s.n++
 	// Sampling is never exactly on time.
 	s.t = s.t.Add(time.Second + time.Duration(s.rng.IntN(3e6)))
@@ -76,6 +84,9 @@ func (s *synth) next() model.Sample {
 		}
 	}
 	d := uint64(2000 + s.rng.IntN(100000))
+	if s.n >= s.StormFrom && s.n < s.StormTo {
+		d += 5_000_000
+	}
 	s.sys.ContextSwitches += d
 	s.sys.Interrupts += d / 3
 	s.sys.ReschedIPIs += d / 10
@@ -92,5 +103,15 @@ func (s *synth) next() model.Sample {
 	out := model.Sample{Time: s.t, System: s.sys, Tasks: append([]model.TaskCounters(nil), s.tasks...), Self: s.self}
 	out.System.ReschedPerCPU = append([]uint64(nil), s.sys.ReschedPerCPU...)
 	out.System.InterruptsPerCPU = append([]uint64(nil), s.sys.InterruptsPerCPU...)
+	return out
+}
+
+// Run is n samples of a New host.
+func Run(threads, busy, n int, churn bool) []model.Sample {
+	s := New(threads, busy, churn)
+	out := make([]model.Sample, n)
+	for i := range out {
+		out[i] = s.Next()
+	}
 	return out
 }
