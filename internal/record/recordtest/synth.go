@@ -83,7 +83,7 @@ func (s *Synth) Next() model.Sample {
 			s.tasks[2].VoluntarySwitches = 3
 		}
 	}
-	d := uint64(2000 + s.rng.IntN(100000))
+	d := uint64(500 + s.rng.IntN(3000))
 	if s.n >= s.StormFrom && s.n < s.StormTo {
 		d += 5_000_000
 	}

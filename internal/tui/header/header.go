@@ -57,6 +57,9 @@ func (m *Model) SetHistory(cs, in []float64) {
 	m.in = append(m.in[:0], in[max(len(in)-historyLen, 0):]...)
 }
 
+// History is the cs/s sparkline's values, oldest first.
+func (m Model) History() []float64 { return m.cs }
+
 // SetState shows the refresh interval, whether sampling is paused, and a
 // short note (filter, view mode) at the end of the first line.
 func (m *Model) SetState(interval time.Duration, paused bool, note string) {

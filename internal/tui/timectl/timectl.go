@@ -287,26 +287,45 @@ func (m Model) bar(room int) string {
 	if n > 1 {
 		cur = m.pos * (room - 1) / (n - 1)
 	}
+	// Cells of one kind are drawn as one styled run.
+	type kind int
+	const (
+		played kind = iota
+		ahead
+		spike
+		cursor
+	)
+	styles := [...]func(...string) string{t.Spark.Render, t.Dim.Render, t.Spike.Render, t.Value.Render}
+	glyphs := [...]string{"━", "─", "▲", "●"}
 	var b strings.Builder
+	run, runKind := 0, played
+	flush := func() {
+		if run > 0 {
+			b.WriteString(styles[runKind](strings.Repeat(glyphs[runKind], run)))
+		}
+		run = 0
+	}
 	for c := range room {
 		lo, hi := c*n/room, (c+1)*n/room
-		spike := false
+		k := ahead
+		if c < cur {
+			k = played
+		}
 		for i := lo; i < max(hi, lo+1) && i < n; i++ {
 			if m.points[i].Spike {
-				spike = true
+				k = spike
 				break
 			}
 		}
-		switch {
-		case c == cur:
-			b.WriteString(t.Value.Render("●"))
-		case spike:
-			b.WriteString(t.Spike.Render("▲"))
-		case c < cur:
-			b.WriteString(t.Spark.Render("━"))
-		default:
-			b.WriteString(t.Dim.Render("─"))
+		if c == cur {
+			k = cursor
 		}
+		if k != runKind {
+			flush()
+			runKind = k
+		}
+		run++
 	}
+	flush()
 	return b.String()
 }
