@@ -30,10 +30,11 @@ type recordOptions struct {
 	procRoot string
 	hot      float64
 	info     string
+	flush    time.Duration
 }
 
 func newRecordCmd() *cobra.Command {
-	o := recordOptions{delay: delayValue(time.Second), procRoot: "/proc", hot: 1000}
+	o := recordOptions{delay: delayValue(time.Second), procRoot: "/proc", hot: 1000, flush: record.DefaultFlushEvery}
 	cmd := &cobra.Command{
 		Use:   "record -o FILE",
 		Short: "Record raw samples to a file, to replay later with ctxtop replay",
@@ -42,7 +43,7 @@ interrupted, --duration passes or the file reaches --max-size. Only what
 changed is written, so an hour of a busy host fits in a few MB; copy the
 file anywhere and open it with ctxtop replay.
 
-The file is written in checksummed chunks at least every 5 seconds: a
+The file is written in checksummed chunks at least every --flush: a
 recorder killed, or stopped by a full disk, leaves a file that replays up
 to its last complete chunk.`,
 		Example: `  ctxtop record -o incident.ctxrec                  until Ctrl-C
@@ -63,6 +64,9 @@ to its last complete chunk.`,
 			if o.rotate > 0 && o.maxSize == 0 {
 				return errors.New("--rotate needs --max-size: the size at which to start the next file")
 			}
+			if o.flush < time.Duration(o.delay) {
+				o.flush = time.Duration(o.delay)
+			}
 			if !(o.hot > 0) {
 				return fmt.Errorf("--hot must be a positive rate, got %v", o.hot)
 			}
@@ -79,6 +83,7 @@ to its last complete chunk.`,
 	f.VarP(&o.pids, "pid", "p", "only these processes, comma-separated PIDs")
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
 	f.Float64Var(&o.hot, "hot", 1000, "switches/s at which a thread is hot, kept for the replay")
+	f.DurationVar(&o.flush, "flush", record.DefaultFlushEvery, "write a chunk to the file at least this often: what a crash can lose")
 	f.StringVar(&o.info, "info", "", "describe a recording instead: header, time span, samples, top spikes")
 	return cmd
 }
@@ -127,7 +132,7 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	h.CPUs = smp.System.CPUs
 	rec, err := record.Create(record.FileOptions{
 		Path: o.out, Header: h, Rotate: o.rotate,
-		Writer: record.WriterOptions{MaxSize: int64(o.maxSize)},
+		Writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: o.flush},
 	})
 	if err != nil {
 		return err
@@ -143,7 +148,7 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 			msg += fmt.Sprintf("; %d rotations, %d files kept", rec.Rotations, min(rec.Rotations+1, o.rotate))
 		}
 		if rec.Dropped > 0 {
-			msg += fmt.Sprintf("; %d samples dropped at a rotation", rec.Dropped)
+			msg += fmt.Sprintf("; the last %d samples before a cap did not fit", rec.Dropped)
 		}
 		fmt.Fprintln(stderr, msg)
 		return nil

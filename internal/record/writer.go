@@ -45,11 +45,14 @@ type Writer struct {
 	enc  encoder
 	z    *zstd.Encoder
 
-	raw     []byte
-	frames  int
-	out     []byte
-	size    int64
-	lastLen int
+	raw    []byte
+	frames int
+	out    []byte
+	size   int64
+	// lastLen is the size of the last chunk that did not start with a
+	// keyframe: the usual size, which NearFull projects from.
+	lastLen  int
+	chunkKey bool
 
 	first              time.Time
 	started            bool
@@ -123,6 +126,7 @@ func (w *Writer) Write(s *model.Sample) error {
 	}
 	if key {
 		w.lastKey, w.keyPending = mono, false
+		w.chunkKey = true
 	}
 	var err error
 	w.raw, err = w.enc.appendFrame(w.raw, s, int64(mono), key)
@@ -168,7 +172,10 @@ func (w *Writer) Flush() error {
 		w.err = err
 		return err
 	}
-	w.raw, w.frames, w.lastLen = w.raw[:0], 0, len(chunk)
+	if !w.chunkKey {
+		w.lastLen = len(chunk)
+	}
+	w.raw, w.frames, w.chunkKey = w.raw[:0], 0, false
 	return nil
 }
 
