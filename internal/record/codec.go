@@ -1,8 +1,10 @@
 package record
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -38,6 +40,15 @@ const (
 	fSelf       = 6
 	fTask       = 7
 	fGone       = 8
+	fCounters   = 9
+)
+
+// countersPerTask is how many varints each task takes in the packed
+// counter field: key, then the seven counter deltas. A newer writer may
+// append more per task; the count that opens the field lets a reader skip them.
+const (
+	countersPerTask = 9
+	maxPerTask      = 64
 )
 
 // System field numbers.
@@ -121,6 +132,7 @@ type encoder struct {
 	task      []byte
 	gone      []byte
 	sys, self []byte
+	counters  []byte
 }
 
 // appendFrame encodes s against e.st (or against nothing when key is set)
@@ -165,7 +177,8 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 	// Merge-join the previous tasks with the current ones.
 	prev, cur := st.tasks, s.Tasks
 	gone := e.gone[:0]
-	lastPID, lastGonePID := 0, 0
+	counters := e.counters[:0]
+	lastPID, lastGonePID, lastCounterPID := 0, 0, 0
 	i := 0
 	for j := range cur {
 		c := &cur[j]
@@ -179,6 +192,14 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 		if i < len(prev) && prev[i].PID == c.PID && prev[i].TID == c.TID {
 			p = &prev[i]
 			i++
+		}
+		if p != nil && p.StartTime == c.StartTime && p.Comm == c.Comm && p.ProcessComm == c.ProcessComm && p.CPUsAllowed == c.CPUsAllowed {
+			// The common case, a known task that ran: its counters only.
+			if *p != *c {
+				counters = appendCounters(counters, p, c, lastCounterPID)
+				lastCounterPID = c.PID
+			}
+			continue
 		}
 		t := e.encodeTask(p, c, lastPID)
 		if len(t) > 0 {
@@ -194,7 +215,13 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 	if len(gone) > 0 {
 		b = appendMsg(b, fGone, gone)
 	}
-	e.gone = gone
+	if len(counters) > 0 {
+		b = protowire.AppendTag(b, fCounters, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(len(counters)+1))
+		b = protowire.AppendVarint(b, countersPerTask)
+		b = append(b, counters...)
+	}
+	e.gone, e.counters = gone, counters
 	st.tasks = append(st.tasks[:0], cur...)
 	e.scratch = b
 	dst = protowire.AppendVarint(dst, uint64(len(b)))
@@ -260,6 +287,24 @@ func at(s []uint64, i int) uint64 {
 		return s[i]
 	}
 	return 0
+}
+
+func appendCounters(b []byte, p, c *model.TaskCounters, lastPID int) []byte {
+	z := func(v int64) { b = protowire.AppendVarint(b, protowire.EncodeZigZag(v)) }
+	b = protowire.AppendVarint(b, uint64(c.PID-lastPID))
+	z(int64(c.TID - c.PID))
+	dv, di := c.VoluntarySwitches-p.VoluntarySwitches, c.InvoluntarySwitches-p.InvoluntarySwitches
+	z(int64(dv))
+	z(int64(di))
+	z(int64(c.RunNs - p.RunNs))
+	z(int64(c.WaitNs - p.WaitNs))
+	// Each time a thread is scheduled in it was switched out before: the
+	// timeslice count moves with the switch counts, so only the
+	// difference from their sum is written.
+	z(int64(c.Timeslices - p.Timeslices - dv - di))
+	z(int64(c.State) - int64(p.State))
+	z(int64(c.LastCPU - p.LastCPU))
+	return b
 }
 
 // encodeTask writes what changed in c since p; nil p is a task first seen.
@@ -411,9 +456,6 @@ func (d *decoder) apply(b []byte) error {
 			if err != nil {
 				return err
 			}
-			if n := len(d.recs); n > 0 && !(d.recs[n-1].pid < r.pid || (d.recs[n-1].pid == r.pid && d.recs[n-1].tid < r.tid)) {
-				return corrupt("task %d/%d out of order", r.pid, r.tid)
-			}
 			if len(d.recs) >= MaxTasks {
 				return corrupt("more than %d tasks in one frame", MaxTasks)
 			}
@@ -421,9 +463,60 @@ func (d *decoder) apply(b []byte) error {
 			lastPID = r.pid
 		case f.num == fGone && f.typ == protowire.BytesType:
 			gone = f.b
+		case f.num == fCounters && f.typ == protowire.BytesType:
+			if err := d.parseCounters(f.b); err != nil {
+				return err
+			}
+		}
+	}
+	// Task records and packed counters are each sorted; together, sort.
+	slices.SortFunc(d.recs, func(a, b taskRec) int {
+		if a.pid != b.pid {
+			return cmp.Compare(a.pid, b.pid)
+		}
+		return cmp.Compare(a.tid, b.tid)
+	})
+	for i := 1; i < len(d.recs); i++ {
+		if d.recs[i].pid == d.recs[i-1].pid && d.recs[i].tid == d.recs[i-1].tid {
+			return corrupt("task %d/%d twice in one frame", d.recs[i].pid, d.recs[i].tid)
 		}
 	}
 	return d.merge(gone)
+}
+
+// parseCounters reads the packed counter deltas of known tasks.
+func (d *decoder) parseCounters(b []byte) error {
+	k, n := protowire.ConsumeVarint(b)
+	if n < 0 || k < countersPerTask || k > maxPerTask {
+		return corrupt("packed counters: %d values per task", k)
+	}
+	b = b[n:]
+	var v [maxPerTask]uint64
+	lastPID := 0
+	for len(b) > 0 {
+		for i := range int(k) {
+			x, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return corrupt("packed counters cut short")
+			}
+			v[i], b = x, b[n:]
+		}
+		z := func(i int) int64 { return protowire.DecodeZigZag(v[i]) }
+		r := taskRec{pid: clampInt(int64(lastPID) + int64(clampInt(int64(v[0]))))}
+		r.tid = clampInt(int64(r.pid) + int64(clampInt(z(1))))
+		r.dv, r.di, r.dr, r.dw = uint64(z(2)), uint64(z(3)), uint64(z(4)), uint64(z(5))
+		r.ds = uint64(z(6)) + r.dv + r.di
+		r.dState, r.dLast = z(7), z(8)
+		if r.pid <= 0 || r.tid <= 0 {
+			return corrupt("task %d/%d: not a PID", r.pid, r.tid)
+		}
+		if len(d.recs) >= MaxTasks {
+			return corrupt("more than %d tasks in one frame", MaxTasks)
+		}
+		d.recs = append(d.recs, r)
+		lastPID = r.pid
+	}
+	return nil
 }
 
 func parseTask(b []byte, lastPID int) (taskRec, error) {
