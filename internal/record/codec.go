@@ -21,12 +21,18 @@ type state struct {
 	unreadable int
 	self       model.SelfCounters
 	tasks      []model.TaskCounters
+	// last holds, for each task, how much its voluntary, involuntary,
+	// run and wait counters moved in the frame before: the prediction the
+	// packed counters are written against. Zero for a task new or idle.
+	last []deltas
 }
 
+type deltas [4]uint64
+
 func (s *state) reset() {
-	tasks := s.tasks[:0]
+	tasks, last := s.tasks[:0], s.last[:0]
 	rpc, ipc := s.sys.ReschedPerCPU[:0], s.sys.InterruptsPerCPU[:0]
-	*s = state{tasks: tasks}
+	*s = state{tasks: tasks, last: last}
 	s.sys.ReschedPerCPU, s.sys.InterruptsPerCPU = rpc, ipc
 }
 
@@ -44,10 +50,10 @@ const (
 )
 
 // countersPerTask is how many varints each task takes in the packed
-// counter field: key, then the seven counter deltas. A newer writer may
-// append more per task; the count that opens the field lets a reader skip them.
+// counter field: its index, then seven counters. A newer writer may append
+// more per task; the count that opens the field lets a reader skip them.
 const (
-	countersPerTask = 9
+	countersPerTask = 8
 	maxPerTask      = 64
 )
 
@@ -133,6 +139,8 @@ type encoder struct {
 	gone      []byte
 	sys, self []byte
 	counters  []byte
+	cols      [countersPerTask][]uint64
+	nextLast  []deltas
 }
 
 // appendFrame encodes s against e.st (or against nothing when key is set)
@@ -177,8 +185,11 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 	// Merge-join the previous tasks with the current ones.
 	prev, cur := st.tasks, s.Tasks
 	gone := e.gone[:0]
-	counters := e.counters[:0]
-	lastPID, lastGonePID, lastCounterPID := 0, 0, 0
+	for k := range e.cols {
+		e.cols[k] = e.cols[k][:0]
+	}
+	lastPID, lastGonePID, lastIdx := 0, 0, -1
+	last := e.nextLast[:0]
 	i := 0
 	for j := range cur {
 		c := &cur[j]
@@ -189,15 +200,22 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 			i++
 		}
 		var p *model.TaskCounters
+		pi := i
 		if i < len(prev) && prev[i].PID == c.PID && prev[i].TID == c.TID {
 			p = &prev[i]
 			i++
 		}
+		var d deltas
+		if p != nil && p.StartTime == c.StartTime {
+			d = deltas{c.VoluntarySwitches - p.VoluntarySwitches, c.InvoluntarySwitches - p.InvoluntarySwitches,
+				c.RunNs - p.RunNs, c.WaitNs - p.WaitNs}
+		}
+		last = append(last, d)
 		if p != nil && p.StartTime == c.StartTime && p.Comm == c.Comm && p.ProcessComm == c.ProcessComm && p.CPUsAllowed == c.CPUsAllowed {
 			// The common case, a known task that ran: its counters only.
 			if *p != *c {
-				counters = appendCounters(counters, p, c, lastCounterPID)
-				lastCounterPID = c.PID
+				e.addCounters(p, c, pi-lastIdx-1, &st.last[pi], &d)
+				lastIdx = pi
 			}
 			continue
 		}
@@ -215,14 +233,23 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 	if len(gone) > 0 {
 		b = appendMsg(b, fGone, gone)
 	}
-	if len(counters) > 0 {
-		b = protowire.AppendTag(b, fCounters, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(len(counters)+1))
-		b = protowire.AppendVarint(b, countersPerTask)
-		b = append(b, counters...)
+	if m := len(e.cols[0]); m > 0 {
+		// Column by column: the same tasks' indexes repeat frame after
+		// frame, and the small fields sit together, where zstd finds them.
+		counters := e.counters[:0]
+		counters = protowire.AppendVarint(counters, countersPerTask)
+		counters = protowire.AppendVarint(counters, uint64(m))
+		for k := range e.cols {
+			for _, v := range e.cols[k] {
+				counters = protowire.AppendVarint(counters, v)
+			}
+		}
+		b = appendMsg(b, fCounters, counters)
+		e.counters = counters
 	}
-	e.gone, e.counters = gone, counters
+	e.gone = gone
 	st.tasks = append(st.tasks[:0], cur...)
+	e.nextLast, st.last = st.last, last
 	e.scratch = b
 	dst = protowire.AppendVarint(dst, uint64(len(b)))
 	return append(dst, b...), nil
@@ -289,22 +316,23 @@ func at(s []uint64, i int) uint64 {
 	return 0
 }
 
-func appendCounters(b []byte, p, c *model.TaskCounters, lastPID int) []byte {
-	z := func(v int64) { b = protowire.AppendVarint(b, protowire.EncodeZigZag(v)) }
-	b = protowire.AppendVarint(b, uint64(c.PID-lastPID))
-	z(int64(c.TID - c.PID))
-	dv, di := c.VoluntarySwitches-p.VoluntarySwitches, c.InvoluntarySwitches-p.InvoluntarySwitches
-	z(int64(dv))
-	z(int64(di))
-	z(int64(c.RunNs - p.RunNs))
-	z(int64(c.WaitNs - p.WaitNs))
+// appendCounters writes a known task's counters: its index in the previous
+// frame's task list (as the gap from the last one written), then how far
+// each counter's move differs from its move the frame before: a thread
+// that keeps a steady pace costs a few bits per counter.
+func (e *encoder) addCounters(p, c *model.TaskCounters, gap int, before, now *deltas) {
+	z := protowire.EncodeZigZag
+	e.cols[0] = append(e.cols[0], uint64(gap))
+	for k := range now {
+		e.cols[1+k] = append(e.cols[1+k], z(int64(now[k]-before[k])))
+	}
+	dv, di := now[0], now[1]
 	// Each time a thread is scheduled in it was switched out before: the
 	// timeslice count moves with the switch counts, so only the
 	// difference from their sum is written.
-	z(int64(c.Timeslices - p.Timeslices - dv - di))
-	z(int64(c.State) - int64(p.State))
-	z(int64(c.LastCPU - p.LastCPU))
-	return b
+	e.cols[5] = append(e.cols[5], z(int64(c.Timeslices-p.Timeslices-dv-di)))
+	e.cols[6] = append(e.cols[6], z(int64(c.State)-int64(p.State)))
+	e.cols[7] = append(e.cols[7], z(int64(c.LastCPU-p.LastCPU)))
 }
 
 // encodeTask writes what changed in c since p; nil p is a task first seen.
@@ -349,15 +377,16 @@ func (e *encoder) encodeTask(p, c *model.TaskCounters, lastPID int) []byte {
 // against the bounds above, so no input makes it allocate more than the
 // input's own size allows.
 type decoder struct {
-	st   state
-	next []model.TaskCounters
-	recs []taskRec
+	st       state
+	next     []model.TaskCounters
+	nextLast []deltas
+	recs     []taskRec
 	// synced is false until a keyframe: before one, deltas have no base.
 	synced bool
 }
 
 type taskRec struct {
-	pid, tid                 int
+	pid, tid, idx            int
 	reset                    bool
 	start                    uint64
 	comm, pcomm, cpus        string
@@ -484,37 +513,64 @@ func (d *decoder) apply(b []byte) error {
 	return d.merge(gone)
 }
 
-// parseCounters reads the packed counter deltas of known tasks.
+// parseCounters reads the packed counters of known tasks: k columns of m
+// values each.
 func (d *decoder) parseCounters(b []byte) error {
 	k, n := protowire.ConsumeVarint(b)
 	if n < 0 || k < countersPerTask || k > maxPerTask {
 		return corrupt("packed counters: %d values per task", k)
 	}
 	b = b[n:]
-	var v [maxPerTask]uint64
-	lastPID := 0
-	for len(b) > 0 {
-		for i := range int(k) {
-			x, n := protowire.ConsumeVarint(b)
+	m, n := protowire.ConsumeVarint(b)
+	// Every value takes at least a byte: a count past the bytes is a lie.
+	if n < 0 || m > uint64(len(b)) {
+		return corrupt("packed counters: %d tasks", m)
+	}
+	b = b[n:]
+	old, last := d.st.tasks, d.st.last
+	base := len(d.recs)
+	if base+int(m) > MaxTasks {
+		return corrupt("more than %d tasks in one frame", MaxTasks)
+	}
+	for col := range int(k) {
+		idx := -1
+		for i := range int(m) {
+			v, n := protowire.ConsumeVarint(b)
 			if n < 0 {
 				return corrupt("packed counters cut short")
 			}
-			v[i], b = x, b[n:]
+			b = b[n:]
+			if col == 0 {
+				if v >= uint64(len(old)-idx-1) {
+					return corrupt("packed counters: task index past %d tasks", len(old))
+				}
+				idx += 1 + int(v)
+				d.recs = append(d.recs, taskRec{pid: old[idx].PID, tid: old[idx].TID, idx: idx})
+				continue
+			}
+			r := &d.recs[base+i]
+			z := protowire.DecodeZigZag(v)
+			switch col {
+			case 1, 2, 3, 4:
+				moved := last[r.idx][col-1] + uint64(z)
+				switch col {
+				case 1:
+					r.dv = moved
+				case 2:
+					r.di = moved
+				case 3:
+					r.dr = moved
+				case 4:
+					r.dw = moved
+				}
+			case 5:
+				r.ds = uint64(z) + r.dv + r.di
+			case 6:
+				r.dState = z
+			case 7:
+				r.dLast = z
+			}
 		}
-		z := func(i int) int64 { return protowire.DecodeZigZag(v[i]) }
-		r := taskRec{pid: clampInt(int64(lastPID) + int64(clampInt(int64(v[0]))))}
-		r.tid = clampInt(int64(r.pid) + int64(clampInt(z(1))))
-		r.dv, r.di, r.dr, r.dw = uint64(z(2)), uint64(z(3)), uint64(z(4)), uint64(z(5))
-		r.ds = uint64(z(6)) + r.dv + r.di
-		r.dState, r.dLast = z(7), z(8)
-		if r.pid <= 0 || r.tid <= 0 {
-			return corrupt("task %d/%d: not a PID", r.pid, r.tid)
-		}
-		if len(d.recs) >= MaxTasks {
-			return corrupt("more than %d tasks in one frame", MaxTasks)
-		}
-		d.recs = append(d.recs, r)
-		lastPID = r.pid
 	}
 	return nil
 }
@@ -684,6 +740,7 @@ func (d *decoder) applySelf(b []byte) error {
 func (d *decoder) merge(gone []byte) error {
 	old := d.st.tasks
 	out := d.next[:0]
+	outLast := d.nextLast[:0]
 	recs := d.recs
 	gonePID := 0
 	nextGone := func() (pid, tid int, ok bool, err error) {
@@ -731,21 +788,24 @@ func (d *decoder) merge(gone []byte) error {
 					return corrupt("update for task %d/%d that was never seen", r.pid, r.tid)
 				}
 				out = append(out, r.applyTo(model.TaskCounters{}))
+				outLast = append(outLast, deltas{})
 				recs = recs[1:]
 				continue
 			}
 			if r.pid == o.PID && r.tid == o.TID {
-				base := *o
+				base, moved := *o, deltas{r.dv, r.di, r.dr, r.dw}
 				if r.reset {
-					base = model.TaskCounters{}
+					base, moved = model.TaskCounters{}, deltas{}
 				}
 				out = append(out, r.applyTo(base))
+				outLast = append(outLast, moved)
 				recs = recs[1:]
 				i++
 				continue
 			}
 		}
 		out = append(out, *o)
+		outLast = append(outLast, deltas{})
 		i++
 		if len(out) > MaxTasks {
 			return corrupt("more than %d tasks", MaxTasks)
@@ -755,6 +815,7 @@ func (d *decoder) merge(gone []byte) error {
 		return corrupt("task %d/%d is gone but was never seen", gp, gt)
 	}
 	d.next, d.st.tasks = old, out
+	d.nextLast, d.st.last = d.st.last, outLast
 	return nil
 }
 

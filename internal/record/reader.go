@@ -306,6 +306,7 @@ func (r *Recording) scan(off int) {
 func (s *state) clone() state {
 	c := *s
 	c.tasks = append([]model.TaskCounters(nil), s.tasks...)
+	c.last = append([]deltas(nil), s.last...)
 	c.sys.ReschedPerCPU = append([]uint64(nil), s.sys.ReschedPerCPU...)
 	c.sys.InterruptsPerCPU = append([]uint64(nil), s.sys.InterruptsPerCPU...)
 	return c
