@@ -199,9 +199,13 @@ func writeStop(err error, rec *record.FileRecorder, o recordOptions, done func(s
 // file is still good up to the last sample that made it.
 func diskError(err error, rec *record.FileRecorder) error {
 	rec.Close()
+	// Read back what made it: the last chunk may not have.
 	upTo := ""
-	if !rec.Last().IsZero() {
-		upTo = " up to " + rec.Last().Format("15:04:05")
+	if r, rerr := record.Open(rec.Path()); rerr == nil {
+		if _, last := r.Span(); r.Samples() > 0 {
+			upTo = fmt.Sprintf(" up to %s (%d samples)", last.Format("15:04:05"), r.Samples())
+		}
+		r.Close()
 	}
 	return fmt.Errorf("%v; the file replays%s", err, upTo)
 }

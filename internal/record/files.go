@@ -73,7 +73,7 @@ func (r *FileRecorder) Write(s *model.Sample) error {
 		return err
 	}
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", r.o.Path, err)
+		return fmt.Errorf("writing %s: %w", r.o.Path, bare(err))
 	}
 	r.samples++
 	r.last = s.Time
@@ -111,7 +111,8 @@ func (r *FileRecorder) Samples() int { return r.samples }
 // Size is the current file's size.
 func (r *FileRecorder) Size() int64 { return r.w.Size() }
 
-// Last is the time of the last sample written.
+// Last is the time of the last sample handed to Write; the file may end
+// a few samples earlier, at its last complete chunk.
 func (r *FileRecorder) Last() time.Time { return r.last }
 
 // Close flushes and closes the file.
@@ -121,7 +122,19 @@ func (r *FileRecorder) Close() error {
 		err = cerr
 	}
 	if err != nil && !errors.Is(err, ErrSizeLimit) {
-		return fmt.Errorf("writing %s: %w", r.o.Path, err)
+		return fmt.Errorf("writing %s: %w", r.o.Path, bare(err))
 	}
 	return nil
 }
+
+// bare drops the path an *os.PathError repeats.
+func bare(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Path is the file being written.
+func (r *FileRecorder) Path() string { return r.o.Path }
