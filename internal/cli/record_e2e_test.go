@@ -250,3 +250,26 @@ func TestInfoSaysWhenAndWho(t *testing.T) {
 		t.Errorf("--from 10:00:30 --to +40s printed %d reports, want 11:\n%s", n, out)
 	}
 }
+
+// TestOtherCPUCountIsSaid replays a recording from a 64-CPU host: it says
+// so, and shows the reports anyway.
+func TestOtherCPUCountIsSaid(t *testing.T) {
+	bin := testutil.Binary(t)
+	file := filepath.Join(t.TempDir(), "big.ctxrec")
+	if err := tuitest.ReplayFileFrom(file, 5, 0, 0, 64); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "replay", "-b", "--top", "1", file)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "recorded on replay-host with 64 CPUs (this host has") {
+		t.Errorf("stderr does not name the other CPU count:\n%s", stderr.String())
+	}
+	if n := strings.Count(string(out), "cs/s"); n != 4 {
+		t.Errorf("%d reports from 5 samples, want 4:\n%s", n, out)
+	}
+}

@@ -282,10 +282,23 @@ func printInfo(w io.Writer, path string) error {
 	return nil
 }
 
+// replayNote is the first thing the monitor says over a recording: what
+// was lost and whether its host differs, in short.
+func replayNote(r *record.Recording) string {
+	var parts []string
+	if r.Lost > 0 {
+		parts = append(parts, fmt.Sprintf("%d samples lost to damage", r.Lost))
+	}
+	if h := r.Header; h.CPUs > 0 && h.CPUs != runtime.NumCPU() {
+		parts = append(parts, fmt.Sprintf("recorded with %d CPUs, this host has %d", h.CPUs, runtime.NumCPU()))
+	}
+	return strings.Join(parts, "; ")
+}
+
 func runReplayTUI(p *record.Player, o options) error {
 	r := p.Recording()
 	return tui.Run(tui.Options{
-		Replay:       tui.PlayerReplay(p),
+		Replay:       tui.PlayerReplay(p, replayNote(r)),
 		Interval:     r.Header.Interval,
 		HotThreshold: o.hot,
 		NoColor:      o.noColor,

@@ -23,6 +23,9 @@ type Replay interface {
 	Host() (host, kernel string)
 	// Interval is the recorded sampling interval.
 	Interval() time.Duration
+	// Note is what the viewer should know first (the recording came from
+	// a host with a different CPU count, samples were lost), or "".
+	Note() string
 }
 
 // replayState is the root's replay: the time control and what it shows.
@@ -50,7 +53,9 @@ func newReplayState(o Options) *replayState {
 		return nil
 	}
 	th := theme.New(o.NoColor, true)
-	return &replayState{src: o.Replay, ctl: timectl.New(th, o.Replay.Points(), o.Replay.Interval()), shown: -1}
+	ctl := timectl.New(th, o.Replay.Points(), o.Replay.Interval())
+	ctl.SetNote(o.Replay.Note())
+	return &replayState{src: o.Replay, ctl: ctl, shown: -1}
 }
 
 // replayInit shows the first sample at once and starts playing.

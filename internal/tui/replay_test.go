@@ -31,7 +31,7 @@ func replayRoot(t *testing.T, w, h int) (Model, *record.Player) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(Options{Replay: PlayerReplay(p), Interval: time.Second, HotThreshold: 1000, NoColor: true, Version: "test", FixedBackground: true}, "this-host", "")
+	m := New(Options{Replay: PlayerReplay(p, ""), Interval: time.Second, HotThreshold: 1000, NoColor: true, Version: "test", FixedBackground: true}, "this-host", "")
 	m = m.handleResize(w, h)
 	m.replay.ctl.SetPlaying(false)
 	m = replayStep(t, m, m.seek(m.replay.ctl.Pos())())
@@ -115,5 +115,14 @@ func TestReplayKeepsTableKeys(t *testing.T) {
 	m = replayStep(t, m, press("H"))
 	if !m.table.Processes() {
 		t.Errorf("H did not switch to processes in a replay")
+	}
+}
+
+func TestReplayShowsItsNote(t *testing.T) {
+	_, p := replayRoot(t, 120, 24)
+	m2 := New(Options{Replay: PlayerReplay(p, "recorded with 64 CPUs, this host has 2"), Interval: time.Second, NoColor: true, FixedBackground: true}, "", "")
+	m2 = m2.handleResize(120, 24)
+	if got := m2.Render(); !strings.Contains(got, "recorded with 64 CPUs, this host has 2") {
+		t.Errorf("the note is not on screen:\n%s", got)
 	}
 }

@@ -10,9 +10,14 @@ import (
 
 // PlayerReplay shows a recording's Player to the monitor, within the
 // Player's range.
-func PlayerReplay(p *record.Player) Replay { return playerReplay{p} }
+func PlayerReplay(p *record.Player, note string) Replay { return playerReplay{p, note} }
 
-type playerReplay struct{ p *record.Player }
+type playerReplay struct {
+	p    *record.Player
+	note string
+}
+
+func (s playerReplay) Note() string { return s.note }
 
 func (s playerReplay) Points() []timectl.Point {
 	marks := s.p.Marks()

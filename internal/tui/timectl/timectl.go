@@ -98,6 +98,9 @@ func (m Model) Height() int { return 1 }
 // Pos is the index of the sample shown.
 func (m Model) Pos() int { return m.pos }
 
+// SetNote shows s after the bar until the next time key.
+func (m *Model) SetNote(s string) { m.msg = s }
+
 // Points is the timeline; the caller must not modify it.
 func (m Model) Points() []Point { return m.points }
 
