@@ -256,7 +256,6 @@ func formatSize(n int64) string {
 // monitorRecorder is --record: the live monitor's samples, kept.
 type monitorRecorder struct {
 	rec *record.FileRecorder
-	err error
 }
 
 // openMonitor is the live monitor, writing its samples to o.recordTo when set.

@@ -101,3 +101,18 @@ func TestUnchangedTasksCostNothing(t *testing.T) {
 		t.Errorf("a busy task costs %d bytes per frame, want at most 40", per)
 	}
 }
+
+func TestNamesFromAFileAreSanitized(t *testing.T) {
+	in := recordtest.Run(3, 1, 2, false)
+	for i := range in {
+		in[i].Tasks[0].Comm = "\x1b[2Jevil"
+		in[i].Tasks[0].ProcessComm = "a\u202eb"
+	}
+	_, got := decoded(t, record(t, in, WriterOptions{}))
+	if diff := cmp.Diff("?[2Jevil", got[1].Tasks[0].Comm); diff != "" {
+		t.Errorf("comm (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff("a?b", got[1].Tasks[0].ProcessComm); diff != "" {
+		t.Errorf("process comm (-want +got):\n%s", diff)
+	}
+}
