@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/output"
 	"github.com/ctxtop/ctxtop/internal/sampler"
@@ -32,6 +33,10 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	defer rec.close()
 
 	oo := output.Options{Top: o.top, Processes: o.processes}
+	if o.output == "json" {
+		facts := hostinfo.Read(ctx, o.procRoot)
+		oo.Host = &facts
+	}
 	var write func(*model.Snapshot) error
 	if o.output == "json" {
 		write = output.NewJSON(w, oo).Write

@@ -209,11 +209,14 @@ func TestBatchJSONKeys(t *testing.T) {
 		sort.Strings(k)
 		return k
 	}
-	if diff := cmp.Diff([]string{"interval_s", "processes", "system", "threads", "time"}, keys(r)); diff != "" {
+	if diff := cmp.Diff([]string{"host", "interval_s", "processes", "system", "threads", "time"}, keys(r)); diff != "" {
 		t.Errorf("top-level keys (-want +got)\n%s", diff)
 	}
+	if diff := cmp.Diff([]string{"cpu_model", "cpus", "hostname", "kernel", "mem_total_bytes", "uptime_s"}, keys(r["host"].(map[string]any))); diff != "" {
+		t.Errorf("host keys (-want +got)\n%s", diff)
+	}
 	sys := keys(r["system"].(map[string]any))
-	wantSys := []string{"cpus", "cs_per_s", "intr_per_s", "procs_blocked", "procs_running", "resched_ipi_per_s"}
+	wantSys := []string{"cpus", "cs_per_s", "intr_per_s", "procs_blocked", "procs_running", "resched_ipi_per_s", "unattributed_cs_per_s"}
 	if _, err := os.Stat("/proc/pressure/cpu"); err == nil {
 		wantSys = append(wantSys, "psi_cpu_some_avg10")
 		sort.Strings(wantSys)

@@ -144,5 +144,6 @@ func newVersionCmd() *cobra.Command {
 		Run: func(cmd *cobra.Command, _ []string) {
 			fmt.Fprintf(cmd.OutOrStdout(), "ctxtop %s (commit %s, %s)\n", version, commit, goVersion())
 		},
+		PostRun: printHostFacts,
 	}
 }

@@ -23,6 +23,7 @@ func runTUI(o options) error {
 		HotThreshold: o.hot,
 		NoColor:      o.noColor,
 		Version:      version,
+		ProcRoot:     o.procRoot,
 		// A vanished target ends the monitor; anything else (a
 		// transient read error) is shown and the next tick retries.
 		IsFatal: func(err error) bool { return errors.Is(err, sampler.ErrTargetsGone) },

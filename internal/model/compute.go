@@ -16,6 +16,9 @@ const DefaultHotThreshold = 1000
 type Options struct {
 	// HotThreshold is total switches/s at or above which a row is hot.
 	HotThreshold float64
+	// Partial says the samples hold only some processes (--pid), so the
+	// switches outside the rows are not unexplained and are not reported.
+	Partial bool
 }
 
 // Compute derives the rates between two samples. It is pure: the same two
@@ -112,6 +115,13 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		threads = append(threads, t)
 	}
 	procs = closeProcess(procs, open, hot)
+	if !opts.Partial {
+		var rows float64
+		for i := range threads {
+			rows += threads[i].TotalPerSec()
+		}
+		dst.UnattributedPerSec = nonNeg(dst.System.ContextSwitchesPerSec - rows)
+	}
 	sortThreads(threads)
 	slices.SortFunc(procs, func(a, b ProcessRates) int {
 		return byRate(a.TotalPerSec(), b.TotalPerSec(), a.CPUPercent, b.CPUPercent, a.PID, b.PID, 0, 0)

@@ -374,3 +374,27 @@ func BenchmarkComputeInto10kBusyThreads(b *testing.B) {
 		ComputeInto(&s, prev, cur, Options{})
 	}
 }
+
+// The header's cs/s counts switches no row holds (threads that exited in
+// the interval, switches into the idle task); the rest is reported, so the
+// rows and the header reconcile.
+func TestComputeUnattributed(t *testing.T) {
+	prev := sample(0, task(1, 1, 5, 100, 10, 0, 0), task(1, 2, 5, 0, 0, 0, 0))
+	cur := sample(2*time.Second, task(1, 1, 5, 300, 30, 1e9, 0), task(1, 2, 5, 100, 0, 1e6, 0))
+	prev.System.ContextSwitches, cur.System.ContextSwitches = 1000, 1000+2*1000
+	s := Compute(prev, cur, Options{})
+	// rows: 100+10 + 50 = 160/s of 1000/s
+	if diff := cmp.Diff(840.0, s.UnattributedPerSec); diff != "" {
+		t.Errorf("unattributed (-want +got)\n%s", diff)
+	}
+	// Rows past the counter (rounding, a race between the reads) give 0, not a negative.
+	cur.System.ContextSwitches = 1000 + 2*100
+	if got := Compute(prev, cur, Options{}).UnattributedPerSec; got != 0 {
+		t.Errorf("rows above the system count: unattributed %v, want 0", got)
+	}
+	// Sampling only some processes (--pid): everything else is not "unexplained".
+	cur.System.ContextSwitches = 1000 + 2*1000
+	if got := Compute(prev, cur, Options{Partial: true}).UnattributedPerSec; got != 0 {
+		t.Errorf("partial sample: unattributed %v, want 0", got)
+	}
+}

@@ -4,7 +4,12 @@ import "strings"
 
 // ThreadGroup collapses every run of digits in a thread name to "*", so the
 // members of a pool (pool-1-thread-7, pool-1-thread-8) share one name.
+// Kernel workers are one family whatever they serve: kworker/0:1H-kblockd,
+// kworker/u8:0-events_unbound and kworker/R-rcu_gp all group as kworker/*.
 func ThreadGroup(name string) string {
+	if strings.HasPrefix(name, "kworker/") {
+		return "kworker/*"
+	}
 	var b strings.Builder
 	inDigits := false
 	for _, r := range name {
@@ -19,4 +24,21 @@ func ThreadGroup(name string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// kernelFamilies are the kernel's per-CPU and pooled thread families. Each
+// member is a process of its own, so grouping threads within a process would
+// never bring them together.
+var kernelFamilies = []string{"kworker/", "ksoftirqd/", "migration/", "cpuhp/", "idle_inject/", "rcuop/", "rcuos/", "rcuog/", "irq/", "watchdog/"}
+
+// GroupAcrossProcesses reports whether threads of the group pattern are
+// one family across processes (kernel threads such as kworker/*), rather
+// than a pool inside one process.
+func GroupAcrossProcesses(pattern string) bool {
+	for _, f := range kernelFamilies {
+		if strings.HasPrefix(pattern, f) {
+			return true
+		}
+	}
+	return false
 }

@@ -91,7 +91,17 @@ type Snapshot struct {
 	Unreadable int
 	// Self is ctxtop's own cost over the interval.
 	Self SelfRates
+	// UnattributedPerSec is the part of System.ContextSwitchesPerSec that no
+	// thread row holds: threads born or exited within the interval (a rate
+	// needs two reads of a live thread), and switches into a CPU's idle task,
+	// which has no thread in /proc. Never negative; 0 when only some
+	// processes were sampled.
+	UnattributedPerSec float64
 }
+
+// UnattributedWhy says where Snapshot.UnattributedPerSec went, in the words
+// every view uses.
+const UnattributedWhy = "new/exited tasks, idle"
 
 // SelfRates are the monitor's own CPU use and context switches.
 type SelfRates struct {

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 )
 
@@ -22,6 +23,8 @@ type Options struct {
 	Top int
 	// Processes prints one row per process instead of per thread (text).
 	Processes bool
+	// Host, when set, goes into every JSON line as "host".
+	Host *hostinfo.Facts
 }
 
 // Text writes pidstat-style reports.
@@ -68,6 +71,10 @@ func (t *Text) Write(s *model.Snapshot) error {
 			line(w, "%8d %s %7d %11s %11s %11s %7s %7s  %s", p.PID, pad(clip(p.Comm), commWidth), p.Threads,
 				dec(p.VoluntaryPerSec), dec(p.InvoluntaryPerSec), dec(p.TotalPerSec()), dec(p.CPUPercent), dec(p.WaitPercent), hot(p.Hot, p.Reason))
 		}
+		if s.UnattributedPerSec > 0 {
+			line(w, "%8s %s %7s %11s %11s %11s %7s %7s  %s", "-", pad(unattributedComm, commWidth), "-", "-", "-",
+				dec(s.UnattributedPerSec), "-", "-", model.UnattributedWhy)
+		}
 	} else {
 		line(w, "%8s %8s %-*s %11s %11s %11s %7s %7s %-9s %s", "PID", "TID", commWidth, "COMM", "CSWCH/s", "NVCSWCH/s", "TOTAL/s", "%CPU", "WAIT%", "CPUS", "HOT")
 		for i, th := range s.Threads {
@@ -78,9 +85,17 @@ func (t *Text) Write(s *model.Snapshot) error {
 				dec(th.VoluntaryPerSec), dec(th.InvoluntaryPerSec), dec(th.TotalPerSec()), dec(th.CPUPercent), dec(th.WaitPercent),
 				pad(cpus(th), 9), hot(th.Hot, th.Reason))
 		}
+		if s.UnattributedPerSec > 0 {
+			line(w, "%8s %8s %s %11s %11s %11s %7s %7s %s %s", "-", "-", pad(unattributedComm, commWidth), "-", "-",
+				dec(s.UnattributedPerSec), "-", "-", pad("-", 9), model.UnattributedWhy)
+		}
 	}
 	return w.Flush()
 }
+
+// The last row of a text report holds the switches no thread row holds, so
+// the rows add up to the system line's cs/s.
+const unattributedComm = "(no thread row)"
 
 // line writes one row without trailing blanks, which paste badly.
 func line(w *bufio.Writer, format string, args ...any) {
@@ -167,6 +182,17 @@ type jsonReport struct {
 	System    jsonSystem    `json:"system"`
 	Processes []jsonProcess `json:"processes"`
 	Threads   []jsonThread  `json:"threads"`
+	Host      *jsonHost     `json:"host,omitempty"`
+}
+
+// jsonHost is what the figures were measured on (gopsutil's host facts).
+type jsonHost struct {
+	Hostname string  `json:"hostname"`
+	Kernel   string  `json:"kernel"`
+	CPUModel string  `json:"cpu_model"`
+	CPUs     int     `json:"cpus"`
+	MemTotal uint64  `json:"mem_total_bytes"`
+	Uptime   float64 `json:"uptime_s"`
 }
 
 type jsonSystem struct {
@@ -177,6 +203,8 @@ type jsonSystem struct {
 	ProcsBlocked uint64   `json:"procs_blocked"`
 	CPUs         int      `json:"cpus"`
 	PSI          *float64 `json:"psi_cpu_some_avg10,omitempty"`
+	// Unattributed is cs_per_s minus the sum over every thread row.
+	Unattributed float64 `json:"unattributed_cs_per_s"`
 }
 
 type jsonProcess struct {
@@ -216,6 +244,7 @@ func (j *JSON) Write(s *model.Snapshot) error {
 			ProcsRunning: s.System.ProcsRunning,
 			ProcsBlocked: s.System.ProcsBlocked,
 			CPUs:         s.System.CPUs,
+			Unattributed: round2(s.UnattributedPerSec),
 		},
 		Processes: []jsonProcess{},
 		Threads:   []jsonThread{},
@@ -223,6 +252,9 @@ func (j *JSON) Write(s *model.Snapshot) error {
 	if s.System.HasPSI {
 		v := round2(s.System.PSICPUSomeAvg10)
 		r.System.PSI = &v
+	}
+	if h := j.opts.Host; h != nil {
+		r.Host = &jsonHost{h.Hostname, h.Kernel, h.CPUModel, h.CPUs, h.MemTotal, math.Floor(h.Uptime(s.Time).Seconds())}
 	}
 	for i, p := range s.Processes {
 		if j.opts.Top > 0 && i >= j.opts.Top {

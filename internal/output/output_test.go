@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 )
 
@@ -46,6 +47,7 @@ func snapshot() *model.Snapshot {
 		Interval: time.Second,
 		System: model.SystemRates{ContextSwitchesPerSec: 212345.5, InterruptsPerSec: 4567.25, ReschedIPIsPerSec: 98765,
 			ProcsRunning: 3, ProcsBlocked: 1, CPUs: 2, HasPSI: true, PSICPUSomeAvg10: 12.5, LoadAvg: [3]float64{2.5, 1.25, 0.5}},
+		UnattributedPerSec: 16332.54,
 		Threads: []model.ThreadRates{
 			{PID: 4100, TID: 4102, Comm: "ping-futex", VoluntaryPerSec: 98000.456, InvoluntaryPerSec: 12.5, CPUPercent: 61.25, WaitPercent: 3.5,
 				CPUsAllowed: "0", Pinned: true, Hot: true, Reason: "blocking, wait 4%"},
@@ -213,7 +215,7 @@ func TestJSON(t *testing.T) {
 	if diff := cmp.Diff([]string{"interval_s", "processes", "system", "threads", "time"}, keys(first)); diff != "" {
 		t.Errorf("top-level keys (-want +got)\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"cpus", "cs_per_s", "intr_per_s", "procs_blocked", "procs_running", "psi_cpu_some_avg10", "resched_ipi_per_s"}, keys(first["system"].(map[string]any))); diff != "" {
+	if diff := cmp.Diff([]string{"cpus", "cs_per_s", "intr_per_s", "procs_blocked", "procs_running", "psi_cpu_some_avg10", "resched_ipi_per_s", "unattributed_cs_per_s"}, keys(first["system"].(map[string]any))); diff != "" {
 		t.Errorf("system keys (-want +got)\n%s", diff)
 	}
 	if _, ok := second["system"].(map[string]any)["psi_cpu_some_avg10"]; ok {
@@ -230,5 +232,44 @@ func TestJSON(t *testing.T) {
 	}
 	if th, ok := second["threads"].([]any); !ok || len(th) != 0 {
 		t.Errorf("no threads must be [], got %v", second["threads"])
+	}
+}
+
+// The switches no row holds get a row of their own, so the rows add up to
+// the system line.
+func TestTextShowsUnattributed(t *testing.T) {
+	for _, procs := range []bool{false, true} {
+		var b bytes.Buffer
+		if err := NewText(&b, Options{Processes: procs}).Write(snapshot()); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+		last := lines[len(lines)-1]
+		for _, want := range []string{"(no thread row)", "16332.54", "new/exited tasks, idle"} {
+			if !strings.Contains(last, want) {
+				t.Errorf("processes=%v: last line %q lacks %q", procs, last, want)
+			}
+		}
+	}
+}
+
+// With host facts, each JSON line carries them as "host", uptime at the
+// report's time; the other keys stay as they were.
+func TestJSONHost(t *testing.T) {
+	s := snapshot()
+	h := hostinfo.Facts{Hostname: "db-7", Kernel: "6.18.0", CPUModel: "AMD EPYC", CPUs: 2, BootTime: s.Time.Add(-90 * time.Second), MemTotal: 8 << 30}
+	var b bytes.Buffer
+	if err := NewJSON(&b, Options{Host: &h}).Write(s); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Host map[string]any `json:"host"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"hostname": "db-7", "kernel": "6.18.0", "cpu_model": "AMD EPYC", "cpus": 2.0, "mem_total_bytes": float64(8 << 30), "uptime_s": 90.0}
+	if diff := cmp.Diff(want, got.Host); diff != "" {
+		t.Errorf("host (-want +got)\n%s", diff)
 	}
 }

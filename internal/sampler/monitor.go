@@ -35,7 +35,7 @@ func NewRecordingMonitor(cfg Config, record func(*model.Sample) error) (*Monitor
 	}
 	m := &Monitor{
 		s:      s,
-		opts:   model.Options{HotThreshold: cfg.HotThreshold},
+		opts:   model.Options{HotThreshold: cfg.HotThreshold, Partial: len(cfg.PIDs) > 0},
 		spikes: model.NewSpikeDetector(5 * time.Minute),
 		record: record,
 	}

@@ -406,3 +406,29 @@ func TestThreadChurn(t *testing.T) {
 		t.Errorf("saw only %d distinct threads in %d passes; the churn workload is not churning", len(seen), passes)
 	}
 }
+
+// A thread that exits while another starts leaves num_threads unchanged (a
+// load restarted with new pinning does exactly that). The newcomer must be
+// read in the pass that notices the loss, not a pass later: a thread needs
+// two reads for a rate, so every pass of delay is a refresh without its row.
+func TestReplacedThreadReadInSamePass(t *testing.T) {
+	root := copyTree(t, fixture)
+	s := newSampler(t, Config{Root: root})
+	var a, b model.Sample
+	mustSample(t, s, &a)
+	dir := filepath.Join(root, "100", "task")
+	// 102 ran on its way out (its kept-open schedstat moved), then its
+	// directory went; 105 took its place.
+	if err := os.CopyFS(filepath.Join(dir, "105"), os.DirFS(filepath.Join(dir, "102"))); err != nil {
+		t.Fatal(err)
+	}
+	rewrite(t, filepath.Join(dir, "102", "schedstat"), func(string) string { return "999999999 999 999\n" })
+	if err := os.RemoveAll(filepath.Join(dir, "102")); err != nil {
+		t.Fatal(err)
+	}
+	mustSample(t, s, &b)
+	want := []taskID{{100, 100}, {100, 101}, {100, 105}, {200, 200}, {300, 300}, {400, 400}, {400, 401}}
+	if diff := cmp.Diff(want, ids(&b)); diff != "" {
+		t.Errorf("after 102 was replaced by 105 (-want +got)\n%s", diff)
+	}
+}

@@ -27,10 +27,12 @@ var demoSteps = []demoStep{
 }
 
 type demoState struct {
-	step   time.Duration
-	cur    int
-	gen    int
-	held   bool
+	step time.Duration
+	cur  int
+	gen  int
+	held bool
+	// done: the tour is over, every step recorded, no workload running.
+	done   bool
 	ends   time.Time
 	csSum  float64
 	csN    int
@@ -58,19 +60,26 @@ func (d *demoState) timer() tea.Cmd {
 // demoGo records the current step's result and moves to step i.
 func (m Model) demoGo(i int) (tea.Model, tea.Cmd) {
 	d := m.demo
-	if i < 0 || i >= len(demoSteps) {
-		if i >= len(demoSteps) {
-			// The tour is over: keep the last step running for questions.
-			d.held = true
-		}
+	if i < 0 || (d.done && i >= len(demoSteps)) {
 		return m, nil
 	}
-	m.demoRecord()
+	if d.done {
+		// Back from the end: run the step again; its row is replaced.
+		i = len(demoSteps) - 1
+	} else {
+		m.demoRecord()
+	}
+	if i >= len(demoSteps) {
+		// The tour is over: its last row is in, its workload stopped. Nothing
+		// is left spinning, so the results can stay up for questions.
+		m.finishDemo()
+		return m, nil
+	}
 	if m.load != nil {
 		m.stopLoad()
 		m.table.SetLoad(nil)
 	}
-	d.cur, d.csSum, d.csN, d.held = i, 0, 0, false
+	d.cur, d.csSum, d.csN, d.held, d.done = i, 0, 0, false, false
 	if m.load != nil {
 		m.load.err = ""
 	}
@@ -80,6 +89,18 @@ func (m Model) demoGo(i int) (tea.Model, tea.Cmd) {
 	}
 	m.layout()
 	return m, d.timer()
+}
+
+// finishDemo ends the tour after the last step was recorded.
+func (m Model) finishDemo() {
+	d := m.demo
+	if m.load != nil {
+		m.stopLoad()
+		m.table.SetLoad(nil)
+	}
+	d.done, d.held = true, false
+	d.gen++ // a timer still set for the last step must not fire into the end
+	m.layout()
 }
 
 // demoRecord keeps the figures of the step being left.
@@ -109,6 +130,9 @@ func (m Model) handleDemoKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd, bool) {
 	case key.Matches(k, m.keys.PrevStep):
 		next, cmd := m.demoGo(d.cur - 1)
 		return next, cmd, true
+	case key.Matches(k, m.keys.Pause) && d.done:
+		// Nothing to hold; space pauses sampling as usual.
+		return m, nil, false
 	case key.Matches(k, m.keys.Pause):
 		d.held = !d.held
 		if !d.held {
@@ -137,9 +161,13 @@ func (m Model) demoView() *loadpanel.Demo {
 	s := demoSteps[d.cur]
 	v := &loadpanel.Demo{
 		Step: d.cur, Steps: len(demoSteps), Title: s.title, Caption: s.caption,
-		Held: d.held, SystemCS: d.last,
+		Held: d.held, SystemCS: d.last, Finished: d.done,
 	}
-	if !d.held {
+	if d.done {
+		v.Title = "finished"
+		v.Caption = "Every step ran; its results are below and nothing of ours runs now. N runs the last step again, q quits."
+	}
+	if !d.held && !d.done {
 		v.Remaining = time.Until(d.ends).Round(time.Second).String()
 	}
 	for i := range demoSteps {

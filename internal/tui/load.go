@@ -239,12 +239,12 @@ func (m Model) handleLoadKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd, bool) {
 		if l.running() {
 			m.startLoad(l.modeName(), l.pin)
 		}
-	case k.String() == "m" && l.visible && len(l.modes) > 0:
+	case key.Matches(k, m.keys.LoadMode) && l.visible && len(l.modes) > 0:
 		l.mode = (l.mode + 1) % len(l.modes)
 		if l.running() {
 			m.startLoad(l.modeName(), l.pin)
 		}
-	case k.String() == "s" && l.visible:
+	case key.Matches(k, m.keys.LoadStart) && l.visible:
 		if l.running() {
 			m.stopLoad()
 			m.table.SetLoad(nil)
@@ -265,8 +265,9 @@ func (m Model) panelHeight() int {
 	return m.panelModel().Height()
 }
 
+// panelShown: the help screen takes the whole body, so the legend fits.
 func (m Model) panelShown() bool {
-	return m.demo != nil || (m.load != nil && m.load.visible)
+	return m.view != viewHelp && (m.demo != nil || (m.load != nil && m.load.visible))
 }
 
 func (m Model) panelView() string {

@@ -122,3 +122,98 @@ func TestDemoStepsRecordResults(t *testing.T) {
 	}
 	tuitest.CheckFits(t, m.Render(), 100, 40)
 }
+
+// After the last step the tour records that step's row, stops its workload
+// and says it is finished: nothing is left spinning for q to stop.
+func TestDemoEndsCleanly(t *testing.T) {
+	ld := &fakeLoader{}
+	m := New(Options{Source: &fakeSource{}, Interval: time.Second, HotThreshold: 1000, NoColor: true, FixedBackground: true, Load: ld, Demo: true, DemoStep: time.Hour}, "h", "k").handleResize(100, 40)
+	for range len(demoSteps) - 1 {
+		m = sampled(t, m)
+		m, _ = step(t, m, press("n"))
+	}
+	m = sampled(t, m)
+	if m.demo.cur != len(demoSteps)-1 || !m.load.running() {
+		t.Fatalf("on the last step with its load running: step %d running %v", m.demo.cur, m.load.running())
+	}
+	// The last step's timer fires.
+	next, cmd := m.Update(demoMsg{gen: m.demo.gen})
+	m = next.(Model)
+	if m.load.running() {
+		t.Errorf("the last step's workload still runs after the tour")
+	}
+	for i, r := range ld.runs {
+		if !r.stopped {
+			t.Errorf("run %d was left running", i)
+		}
+	}
+	if cmd != nil {
+		if msg := runWithin(cmd, 50*time.Millisecond); msg != nil {
+			t.Errorf("a finished tour scheduled %T", msg)
+		}
+	}
+	out := ansi.Strip(m.Render())
+	for _, want := range []string{"finished", demoSteps[len(demoSteps)-1].title} {
+		if !strings.Contains(out, want) {
+			t.Errorf("finished screen lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out[strings.Index(out, "ns/round trip"):], demoSteps[len(demoSteps)-1].title) {
+		t.Errorf("the last step has no row in the results:\n%s", out)
+	}
+	// n does nothing more; N goes back to the last step and runs it again.
+	m, _ = step(t, m, press("n"))
+	if m.load.running() {
+		t.Errorf("n after the end started a workload")
+	}
+	m, _ = step(t, m, press("N"))
+	if m.demo.cur != len(demoSteps)-1 || !m.load.running() {
+		t.Errorf("N after the end: step %d running %v", m.demo.cur, m.load.running())
+	}
+	tuitest.CheckFits(t, m.Render(), 100, 40)
+}
+
+// Help takes the whole body even with the load panel open, so the legend
+// still fits 80x24.
+func TestHelpFitsWithLoadPanelOpen(t *testing.T) {
+	m := New(Options{Source: &fakeSource{}, Interval: time.Second, NoColor: true, FixedBackground: true, Load: &fakeLoader{}}, "h", "k").handleResize(80, 24)
+	m = sampled(t, m)
+	m, _ = step(t, m, press("L"))
+	m, _ = step(t, m, press("?"))
+	out := ansi.Strip(m.Render())
+	for _, want := range []string{"load: start/stop", "highlighted, stronger at 10×"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("help with the panel open lacks %q:\n%s", want, out)
+		}
+	}
+	m, _ = step(t, m, press("x"))
+	if out := ansi.Strip(m.Render()); !strings.Contains(out, "LOAD") {
+		t.Errorf("leaving help should bring the panel back:\n%s", out)
+	}
+	tuitest.CheckFits(t, m.Render(), 80, 24)
+}
+
+// The demo at 80x24 leaves the table four rows. The row on top when the
+// tour starts (a quiet kernel thread) must not drag the view down with it
+// once the workload's threads outrank it: they stay on screen.
+func TestDemoKeepsWorkloadRowsOnScreen(t *testing.T) {
+	idle := tuitest.Snapshot()
+	idle.Threads = []model.ThreadRates{{PID: 15, TID: 15, Comm: "rcu_preempt", VoluntaryPerSec: 50}}
+	busy := tuitest.Snapshot()
+	busy.Threads = append([]model.ThreadRates{
+		{PID: os.Getpid(), TID: os.Getpid() + 100000, Comm: "ping-futex", VoluntaryPerSec: 300000},
+		{PID: os.Getpid(), TID: os.Getpid() + 100001, Comm: "pong-futex", VoluntaryPerSec: 299000},
+	}, busy.Threads...)
+	busy.Threads = append(busy.Threads, model.ThreadRates{PID: 15, TID: 15, Comm: "rcu_preempt", VoluntaryPerSec: 0.5})
+	src := &fakeSource{snaps: []model.Snapshot{idle, busy}}
+	m := New(Options{Source: src, Interval: time.Second, HotThreshold: 1000, NoColor: true, FixedBackground: true, Load: &fakeLoader{}, Demo: true, DemoStep: time.Hour}, "h", "k").handleResize(80, 24)
+	m = sampled(t, m)
+	m, _ = step(t, m, press("n"))
+	for range 3 {
+		m = sampled(t, m)
+		out := ansi.Strip(m.Render())
+		if !strings.Contains(out, "ping-futex") || !strings.Contains(out, "pong-futex") {
+			t.Fatalf("the workload's rows are off screen:\n%s", out)
+		}
+	}
+}

@@ -71,6 +71,9 @@ type Model struct {
 	interval  time.Duration
 	tickGen   int
 	inFlight  bool
+	// lastSample is when the last sample came back; a new interval counts
+	// from it.
+	lastSample time.Time
 
 	snap    *model.Snapshot
 	lastErr error
@@ -176,6 +179,7 @@ func (m Model) handleTick(msg tickMsg) (tea.Model, tea.Cmd) {
 
 func (m Model) handleSample(msg sampleMsg) (tea.Model, tea.Cmd) {
 	m.inFlight = false
+	m.lastSample = time.Now()
 	if msg.err != nil {
 		// Without a classifier every error ends the monitor, as in batch
 		// mode: the sampler already tolerates tasks that come and go.
@@ -263,6 +267,7 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	if m.view == viewHelp {
 		m.view = m.prevView
+		m.layout()
 		return m, nil
 	}
 	if m.replay != nil {
@@ -286,12 +291,13 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	case key.Matches(k, km.Help):
 		m.prevView, m.view = m.view, viewHelp
+		m.layout()
 	case key.Matches(k, km.Pause):
 		return m.togglePause()
 	case key.Matches(k, km.Faster):
-		m.interval = stepInterval(m.interval, -1)
+		return m.setInterval(stepInterval(m.interval, -1))
 	case key.Matches(k, km.Slower):
-		m.interval = stepInterval(m.interval, +1)
+		return m.setInterval(stepInterval(m.interval, +1))
 	case key.Matches(k, km.Back):
 		m.back()
 	case key.Matches(k, km.PerCPU):
@@ -353,6 +359,26 @@ func (m *Model) back() {
 	case m.table.Filter() != "":
 		m.table.SetFilter("")
 	}
+}
+
+// setInterval changes the refresh and reschedules at once: the tick already
+// set for the old interval is dropped (its gen is stale), so going from 10 s
+// to 250 ms does not leave the screen frozen until the 10 s tick fires.
+func (m Model) setInterval(d time.Duration) (tea.Model, tea.Cmd) {
+	changed := d != m.interval
+	m.interval = d
+	m.syncHeader()
+	if !changed || m.paused || m.inFlight {
+		// A sample under way schedules the next tick with the new interval.
+		return m, nil
+	}
+	m.tickGen++
+	gen := m.tickGen
+	wait := d
+	if !m.lastSample.IsZero() {
+		wait = max(d-time.Since(m.lastSample), 0)
+	}
+	return m, tea.Tick(wait, func(time.Time) tea.Msg { return tickMsg{gen: gen} })
 }
 
 func (m Model) togglePause() (tea.Model, tea.Cmd) {
@@ -490,8 +516,11 @@ func (m Model) footer() string {
 		if m.load == nil && b.Help().Key == "L" {
 			continue
 		}
-		h := b.Help()
-		hints = append(hints, th.Key.Render(h.Key)+" "+th.Dim.Render(shortDesc(h.Desc)))
+		k := b.Help().Key
+		if i := strings.Index(k, "/"); i > 0 {
+			k = k[:i] // q, not q/^C: the help lists the rest
+		}
+		hints = append(hints, th.Key.Render(k)+" "+th.Dim.Render(m.hintWord(b)))
 	}
 	room := m.width - textutil.Width(self) - 1
 	left := ""
@@ -507,6 +536,31 @@ func (m Model) footer() string {
 	}
 	pad := max(m.width-textutil.Width(left)-textutil.Width(self), 0)
 	return textutil.Truncate(left+strings.Repeat(" ", pad)+self, m.width)
+}
+
+// hintWord is a footer hint's one word; a toggle names what it switches
+// to, not what is on screen.
+func (m Model) hintWord(b key.Binding) string {
+	switch {
+	case b.Help().Key == m.keys.ToggleProcesses.Help().Key:
+		if m.table.Processes() {
+			return "threads"
+		}
+		return "processes"
+	case b.Help().Key == m.keys.Group.Help().Key:
+		if m.table.Grouped() {
+			return "ungroup"
+		}
+		return "group"
+	case b.Help().Key == m.keys.Pause.Help().Key:
+		if m.paused {
+			return "resume"
+		}
+		return "pause"
+	case b.Help().Key == m.keys.Quit.Help().Key:
+		return "quit"
+	}
+	return shortDesc(b.Help().Desc)
 }
 
 func shortDesc(d string) string {

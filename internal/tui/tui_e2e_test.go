@@ -104,7 +104,8 @@ func TestLiveMonitorInTmux(t *testing.T) {
 	}
 
 	x.run("send-keys", "-t", "e2e", ">")
-	x.waitFor("sorting by %CPU", contains("▼%CPU"))
+	// %CPU and WAIT% do not fit 80 columns: > wraps to PID, on screen.
+	x.waitFor("sorting by PID, the next column on screen", contains("▲PID"))
 	x.run("send-keys", "-t", "e2e", "<")
 	x.waitFor("sorting by TOTAL/s again", contains("▼TOTAL/s"))
 
@@ -139,7 +140,7 @@ func tableRows(pane string) []string {
 			in = true
 			continue
 		}
-		if in && i < len(lines)-1 && strings.TrimSpace(l) != "" {
+		if in && i < len(lines)-1 && strings.TrimSpace(l) != "" && !strings.Contains(l, "(no thread row)") {
 			rows = append(rows, l)
 		}
 	}
@@ -152,4 +153,63 @@ func maxWidth(p string) int {
 		w = max(w, utf8.RuneCountInString(l))
 	}
 	return w
+}
+
+// The load panel's workload must stay on screen while it runs: every one
+// of 20 consecutive refreshes at 250 ms, at 80x24, shows both its threads.
+func TestLoadPanelKeepsThreadsOnScreen(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed; this end-to-end test drives the real terminal UI through it")
+	}
+	bin := testutil.Binary(t)
+	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-e2e-load-%d", os.Getpid())}
+	x.run("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", "sh")
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
+	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	x.run("send-keys", "-t", "e2e", "clear; "+bin+" -d 0.25; echo EXITED $?", "Enter")
+	x.waitFor("the monitor", contains("TOTAL/s"))
+	x.run("send-keys", "-t", "e2e", "L")
+	x.waitFor("the load panel", contains("LOAD", "futex"))
+	x.run("send-keys", "-t", "e2e", "s")
+	both := func(p string) bool {
+		ping, pong := false, false
+		for _, r := range tableRows(p) {
+			ping = ping || strings.Contains(r, "ping-futex")
+			pong = pong || strings.Contains(r, "pong-futex")
+		}
+		return ping && pong
+	}
+	x.waitFor("the workload's rows", both)
+
+	// A refresh moves the panel's elapsed time ("running 3.2s").
+	elapsed := func(p string) string {
+		i := strings.Index(p, "running ")
+		if i < 0 {
+			return ""
+		}
+		return strings.Fields(p[i+len("running "):])[0]
+	}
+	last, seen := "", 0
+	deadline := time.Now().Add(30 * time.Second)
+	for seen < 20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d refreshes in 30 s", seen)
+		}
+		p := x.pane()
+		e := elapsed(p)
+		if e == "" || e == last {
+			time.Sleep(40 * time.Millisecond)
+			continue
+		}
+		last = e
+		seen++
+		if !both(p) {
+			t.Fatalf("refresh %d (running %s) lost the workload's threads:\n%s", seen, e, p)
+		}
+		checkFits(t, p, 80, 24)
+	}
+	x.run("send-keys", "-t", "e2e", "s")
+	x.waitFor("the workload to stop", contains("stopped"))
+	x.run("send-keys", "-t", "e2e", "q")
+	x.waitFor("ctxtop to exit", contains("EXITED 0"))
 }

@@ -9,7 +9,10 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/google/go-cmp/cmp"
 
+	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/table"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
@@ -351,5 +354,67 @@ func TestFooterShowsSelfCost(t *testing.T) {
 	m := sampled(t, newRoot(t, &fakeSource{}, 120, 40))
 	if !strings.Contains(m.Render(), "self 0.3% 4 cs/s") {
 		t.Errorf("footer lacks own cost:\n%s", m.Render())
+	}
+}
+
+// Going from 10 s to 250 ms must not wait for the tick set for 10 s.
+func TestIntervalChangeReschedulesAtOnce(t *testing.T) {
+	m := sampled(t, newRoot(t, &fakeSource{}, 80, 24))
+	for range 5 {
+		m, _ = step(t, m, press("+"))
+	}
+	if m.interval != 10*time.Second {
+		t.Fatalf("interval %v, want 10s", m.interval)
+	}
+	var cmd tea.Cmd
+	for m.interval > 250*time.Millisecond {
+		next, c := m.Update(press("-"))
+		m, cmd = next.(Model), c
+	}
+	if cmd == nil {
+		t.Fatal("changing the interval scheduled nothing: the old 10 s tick stays in charge")
+	}
+	got := runWithin(cmd, 2*time.Second)
+	if diff := cmp.Diff(tickMsg{gen: m.tickGen}, got, cmp.AllowUnexported(tickMsg{})); diff != "" {
+		t.Errorf("tick within 2 s of choosing 250 ms (-want +got)\n%s", diff)
+	}
+}
+
+// The footer names what a toggle switches to, not what is on screen.
+func TestFooterSaysTheModeItSwitchesTo(t *testing.T) {
+	m := sampled(t, newRoot(t, &fakeSource{}, 120, 40))
+	footer := func() string { lines := strings.Split(ansi.Strip(m.Render()), "\n"); return lines[len(lines)-1] }
+	for _, want := range []string{"H processes", "g group"} {
+		if !strings.Contains(footer(), want) {
+			t.Errorf("thread view footer lacks %q: %q", want, footer())
+		}
+	}
+	m, _ = step(t, m, press("H"))
+	m, _ = step(t, m, press("g"))
+	for _, want := range []string{"H threads", "g ungroup"} {
+		if !strings.Contains(footer(), want) {
+			t.Errorf("grouped process view footer lacks %q: %q", want, footer())
+		}
+	}
+}
+
+// m in the load panel reaches every mode the load package has.
+func TestLoadPanelReachesEveryMode(t *testing.T) {
+	var want []string
+	for _, md := range load.Modes() {
+		want = append(want, string(md))
+	}
+	if diff := cmp.Diff(want, NewLoader().Modes()); diff != "" {
+		t.Errorf("modes m cycles through (-want +got)\n%s", diff)
+	}
+	m := New(Options{Source: &fakeSource{}, Interval: time.Second, NoColor: true, FixedBackground: true, Load: NewLoader()}, "h", "k").handleResize(100, 30)
+	m, _ = step(t, m, press("L"))
+	seen := map[string]bool{}
+	for range len(want) {
+		seen[m.load.modeName()] = true
+		m, _ = step(t, m, press("m"))
+	}
+	if len(seen) != len(want) {
+		t.Errorf("m reached %d of %d modes: %v", len(seen), len(want), seen)
 	}
 }

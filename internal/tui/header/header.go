@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
@@ -22,6 +23,7 @@ type Model struct {
 	th                    theme.Theme
 	width, height         int
 	host, kernel, version string
+	facts                 hostinfo.Facts
 	snap                  *model.Snapshot
 	cs, in                []float64
 	interval              time.Duration
@@ -32,6 +34,18 @@ type Model struct {
 // New returns a header for the given host facts, read once at start.
 func New(th theme.Theme, host, kernel, version string) Model {
 	return Model{th: th, host: host, kernel: kernel, version: version}
+}
+
+// SetFacts adds what gopsutil knows of the host (CPU model, memory, boot
+// time) to the first line, as far as the width allows.
+func (m *Model) SetFacts(f hostinfo.Facts) {
+	m.facts = f
+	if f.Hostname != "" {
+		m.host = f.Hostname
+	}
+	if f.Kernel != "" {
+		m.kernel = f.Kernel
+	}
 }
 
 // Update has nothing to react to: the root feeds snapshots through SetSnapshot.
@@ -104,26 +118,53 @@ func (m Model) View() string {
 
 func (m Model) titleLine() string {
 	t := m.th
-	parts := []string{t.Title.Render("ctxtop")}
-	host := m.host
-	if m.kernel != "" && m.width >= 60 {
-		host += " " + t.Dim.Render(m.kernel)
-	}
-	parts = append(parts, host)
+	// The host's facts go in while they fit; the least telling goes first:
+	// the CPU model, then memory, uptime and the kernel.
+	now := time.Now()
 	if m.snap != nil {
-		parts = append(parts, fmt.Sprintf("%d CPUs", m.snap.System.CPUs))
+		now = m.snap.Time
 	}
-	if m.interval > 0 {
-		parts = append(parts, "every "+m.interval.String())
-	}
+	cpus := ""
 	if m.snap != nil {
-		parts = append(parts, m.snap.Time.Format("15:04:05"))
+		cpus = fmt.Sprintf("%d CPUs", m.snap.System.CPUs)
 	}
-	if m.paused {
-		parts = append(parts, t.Spike.Render("PAUSED"))
+	withModel := cpus
+	if m.facts.CPUModel != "" && m.snap != nil {
+		withModel = fmt.Sprintf("%d × %s", m.snap.System.CPUs, m.facts.CPUModel)
 	}
-	if m.note != "" {
-		parts = append(parts, m.note)
+	up := ""
+	if u := m.facts.Uptime(now); u > 0 {
+		up = "up " + hostinfo.FormatUptime(u)
+	}
+	kernel := ""
+	if m.kernel != "" {
+		kernel = t.Dim.Render(m.kernel)
+	}
+	var parts []string
+	for _, drop := range []int{0, 1, 2, 3, 4} {
+		model, mem, upt, kern := withModel, m.facts.MemText(), up, kernel
+		if drop >= 1 {
+			model = cpus
+		}
+		if drop >= 2 {
+			mem = ""
+		}
+		if drop >= 3 {
+			upt = ""
+		}
+		if drop >= 4 {
+			kern = ""
+		}
+		parts = []string{t.Title.Render("ctxtop"), m.host}
+		for _, p := range []string{kern, model, mem, upt} {
+			if p != "" {
+				parts = append(parts, p)
+			}
+		}
+		parts = append(parts, m.stateParts()...)
+		if textutil.Width(strings.Join(parts, "  ")) <= m.width {
+			break
+		}
 	}
 	line := strings.Join(parts, "  ")
 	if textutil.Width(line) > m.width {
@@ -145,6 +186,24 @@ func (m Model) titleLine() string {
 		line = strings.Join(short, " ")
 	}
 	return textutil.Truncate(line, m.width)
+}
+
+// stateParts are the refresh interval, the clock, PAUSED and the note.
+func (m Model) stateParts() []string {
+	var parts []string
+	if m.interval > 0 {
+		parts = append(parts, "every "+m.interval.String())
+	}
+	if m.snap != nil {
+		parts = append(parts, m.snap.Time.Format("15:04:05"))
+	}
+	if m.paused {
+		parts = append(parts, m.th.Spike.Render("PAUSED"))
+	}
+	if m.note != "" {
+		parts = append(parts, m.note)
+	}
+	return parts
 }
 
 func (m Model) rateLine(label string, hist []float64, spikeLine bool) string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/colorprofile"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
 )
@@ -56,6 +57,38 @@ func TestSpikeMarkedAtEverySize(t *testing.T) {
 		m.SetSnapshot(&s)
 		if got := m.View(); !strings.Contains(got, "SPIKE") {
 			t.Errorf("%s: spike not marked:\n%s", sz.Name, got)
+		}
+	}
+}
+
+// gopsutil's facts fill the first line as the width allows, the CPU model
+// giving way first.
+func TestHostFacts(t *testing.T) {
+	s := tuitest.Snapshot()
+	f := hostinfo.Facts{Hostname: "db-7", Kernel: "6.18.0-ctx", CPUModel: "AMD EPYC 7B13", CPUs: 2,
+		BootTime: s.Time.Add(-(26*time.Hour + 5*time.Minute)), MemTotal: 8 << 30}
+	for _, c := range []struct {
+		width      int
+		want, lack []string
+	}{
+		{140, []string{"db-7", "6.18.0-ctx", "2 × AMD EPYC 7B13", "8.0 GiB", "up 1d 2h", "every 1s", "15:09:26"}, nil},
+		{80, []string{"db-7", "6.18.0-ctx", "2 CPUs", "8.0 GiB", "up 1d 2h", "every 1s", "15:09:26"}, []string{"EPYC"}},
+	} {
+		m := New(theme.New(true, true), "h", "k", "v1")
+		m.SetFacts(f)
+		m.SetSize(c.width, 24)
+		m.SetState(time.Second, false, "")
+		m.SetSnapshot(&s)
+		first := strings.Split(tuitest.Render(t, m.View(), colorprofile.NoTTY), "\n")[0]
+		for _, w := range c.want {
+			if !strings.Contains(first, w) {
+				t.Errorf("width %d: first line %q lacks %q", c.width, first, w)
+			}
+		}
+		for _, w := range c.lack {
+			if strings.Contains(first, w) {
+				t.Errorf("width %d: first line %q should have dropped %q", c.width, first, w)
+			}
 		}
 	}
 }

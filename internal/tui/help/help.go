@@ -31,7 +31,19 @@ func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
 // SetTheme swaps the styles.
 func (m *Model) SetTheme(th theme.Theme) { m.th = th }
 
-// View lays the bindings out in as many columns as fit.
+// legend explains the columns and marks in as few lines as fit 80 columns.
+var legend = []string{
+	"CSW/s voluntary switches/s: blocked on I/O, a lock, a sleep, a hand-off",
+	"NVCSW/s involuntary: time slice used up, preempted   TOTAL/s both",
+	"%CPU on a CPU (100 = one)   WAIT% runnable, waiting for a CPU",
+	"CPUS allowed (* pinned)   THR threads   ×N grouped rows   PIDS processes",
+	"WHY hot rows (≥ --hot): blocking or preempted, with WAIT%",
+	"(no thread row) header cs/s less all rows: new/exited tasks, idle",
+	"Sparklines: log scale, smallest to largest value shown. Hot rows are",
+	"highlighted, stronger at 10× and 100× --hot.",
+}
+
+// View lays the bindings out in as many columns as fit, then the legend.
 func (m Model) View() string {
 	if m.width <= 0 || m.height <= 0 {
 		return ""
@@ -40,9 +52,9 @@ func (m Model) View() string {
 	for _, g := range m.keys.FullHelp() {
 		all = append(all, g...)
 	}
-	const keyW, descW = 7, 28
-	cellW := keyW + 1 + descW + 2
-	cols := max(m.width/cellW, 1)
+	const keyW, descW = 5, 19
+	cellW := keyW + 1 + descW + 1
+	cols := max((m.width+1)/cellW, 1)
 	rows := (len(all) + cols - 1) / cols
 	lines := []string{m.th.Title.Render("keys") + m.th.Dim.Render("  (any key returns)")}
 	for r := range rows {
@@ -55,12 +67,15 @@ func (m Model) View() string {
 			h := all[i].Help()
 			cell := m.th.Key.Render(textutil.PadRight(h.Key, keyW)) + " " + textutil.PadRight(h.Desc, descW)
 			if c < cols-1 {
-				cell += "  "
+				cell += " "
 			}
 			b.WriteString(cell)
 		}
-		lines = append(lines, b.String())
+		lines = append(lines, strings.TrimRight(b.String(), " "))
 	}
-	lines = append(lines, "", m.th.Dim.Render("Rows: hot threads are highlighted, stronger at 10× and 100× --hot; CPUS* = pinned."))
+	lines = append(lines, m.th.Title.Render("columns"))
+	for _, l := range legend {
+		lines = append(lines, m.th.Dim.Render(l))
+	}
 	return textutil.Fit(strings.Join(lines, "\n"), m.width, m.height)
 }

@@ -12,7 +12,7 @@ type Map struct {
 	SortLeft, SortRight, Reverse   key.Binding
 	Faster, Slower, Group          key.Binding
 	Detail, Back, PerCPU           key.Binding
-	Load, Pin                      key.Binding
+	Load, LoadMode, LoadStart, Pin key.Binding
 	NextStep, PrevStep             key.Binding
 }
 
@@ -21,31 +21,35 @@ func New() Map {
 	b := func(keys []string, k, desc string) key.Binding {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
 	}
+	// Descriptions stay within 19 characters: the help screen sets the
+	// whole list in three columns at 80x24.
 	return Map{
-		Quit:            b([]string{"q", "ctrl+c"}, "q", "quit"),
-		Help:            b([]string{"?", "h", "f1"}, "?", "help"),
+		Quit:            b([]string{"q", "ctrl+c"}, "q/^C", "quit"),
+		Help:            b([]string{"?", "h", "f1"}, "?/h", "help"),
 		Up:              b([]string{"up", "k"}, "↑/k", "up"),
 		Down:            b([]string{"down", "j"}, "↓/j", "down"),
 		PageUp:          b([]string{"pgup"}, "PgUp", "page up"),
 		PageDown:        b([]string{"pgdown"}, "PgDn", "page down"),
-		Home:            b([]string{"home"}, "Home", "first row"),
+		Home:            b([]string{"home"}, "Home", "top, stay on top"),
 		End:             b([]string{"end"}, "End", "last row"),
-		Filter:          b([]string{"/"}, "/", "filter by name or PID"),
+		Filter:          b([]string{"/"}, "/", "filter name or PID"),
 		Pause:           b([]string{"space"}, "space", "pause/resume"),
 		ToggleProcesses: b([]string{"H"}, "H", "threads/processes"),
-		SortLeft:        b([]string{"<"}, "<", "sort by column to the left"),
-		SortRight:       b([]string{">"}, ">", "sort by column to the right"),
+		SortLeft:        b([]string{"<"}, "<", "sort column left"),
+		SortRight:       b([]string{">"}, ">", "sort column right"),
 		Reverse:         b([]string{"r"}, "r", "reverse sort"),
 		Faster:          b([]string{"-"}, "-", "refresh faster"),
 		Slower:          b([]string{"+", "="}, "+", "refresh slower"),
-		Group:           b([]string{"g"}, "g", "group thread pools by name"),
+		Group:           b([]string{"g"}, "g", "group by name"),
 		Detail:          b([]string{"enter"}, "Enter", "thread detail"),
-		Back:            b([]string{"esc"}, "Esc", "back / clear filter"),
+		Back:            b([]string{"esc"}, "Esc", "back/clear filter"),
 		PerCPU:          b([]string{"c"}, "c", "per-CPU interrupts"),
-		Load:            b([]string{"L"}, "L", "load generator panel"),
-		Pin:             b([]string{"p"}, "p", "cycle load pinning"),
+		Load:            b([]string{"L"}, "L", "load panel"),
+		LoadMode:        b([]string{"m"}, "m", "load: next mode"),
+		LoadStart:       b([]string{"s"}, "s", "load: start/stop"),
+		Pin:             b([]string{"p"}, "p", "load: pinning"),
 		NextStep:        b([]string{"n"}, "n", "demo: next step"),
-		PrevStep:        b([]string{"N"}, "N", "demo: previous step"),
+		PrevStep:        b([]string{"N"}, "N", "demo: step back"),
 	}
 }
 
@@ -59,6 +63,6 @@ func (m Map) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{m.Up, m.Down, m.PageUp, m.PageDown, m.Home, m.End, m.Detail, m.Back},
 		{m.Filter, m.ToggleProcesses, m.Group, m.SortLeft, m.SortRight, m.Reverse, m.PerCPU},
-		{m.Pause, m.Faster, m.Slower, m.Load, m.Pin, m.NextStep, m.PrevStep, m.Help, m.Quit},
+		{m.Pause, m.Faster, m.Slower, m.Load, m.LoadMode, m.LoadStart, m.Pin, m.NextStep, m.PrevStep, m.Help, m.Quit},
 	}
 }

@@ -45,8 +45,10 @@ type Demo struct {
 	Caption     string
 	Remaining   string
 	Held        bool
-	SystemCS    float64
-	Results     []Result
+	// Finished: the tour is over and no workload runs.
+	Finished bool
+	SystemCS float64
+	Results  []Result
 }
 
 // Model is the panel component.
@@ -154,7 +156,11 @@ func (m Model) demoLines() []string {
 			lines = append(lines, textutil.Truncate(fmt.Sprintf("%-30s %12s %10s %12s", textutil.Truncate(r.Step, 30), ns, sw, cs), m.width))
 		}
 	}
-	lines = append(lines, th.Dim.Render(textutil.Truncate("n next  N back  space hold  q quit", m.width)))
+	keys := "n next  N back  space hold  q quit"
+	if d.Finished {
+		keys = "N run the last step again  q quit"
+	}
+	lines = append(lines, th.Dim.Render(textutil.Truncate(keys, m.width)))
 	return lines
 }
 

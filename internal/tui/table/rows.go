@@ -72,15 +72,21 @@ func processRows(ps []model.ProcessRates, load isLoad) []Row {
 }
 
 // group sums rows sharing a name pattern. Threads group within their
-// process (a pool belongs to one program); processes group across PIDs
-// (worker-1, worker-2 ... as separate processes).
+// process (a pool belongs to one program), except the kernel's thread
+// families (kworker/*, ksoftirqd/*), each member of which is a process of
+// its own; processes group across PIDs (worker-1, worker-2 ... as separate
+// processes). A pattern with one member stays that member's own row, with
+// its real name.
 func group(rows []Row, processes bool) []Row {
 	idx := map[string]int{}
 	var out []Row
+	var members []int
+	var first []Row
 	for _, r := range rows {
 		pat := model.ThreadGroup(r.Comm)
+		across := processes || model.GroupAcrossProcesses(pat)
 		key := "g" + pat
-		if !processes {
+		if !across {
 			key = "g" + strconv.Itoa(r.PID) + "/" + pat
 		}
 		i, ok := idx[key]
@@ -93,11 +99,14 @@ func group(rows []Row, processes bool) []Row {
 			g.Grouped = true
 			g.WaitPercent = 0
 			out = append(out, g)
+			members = append(members, 0)
+			first = append(first, r)
 			i = len(out) - 1
 			// Summing below starts from zero.
 			out[i].Voluntary, out[i].Involuntary, out[i].CPUPercent = 0, 0, 0
 		}
 		g := &out[i]
+		members[i]++
 		g.Count += max(r.Count, 1)
 		g.Voluntary += r.Voluntary
 		g.Involuntary += r.Involuntary
@@ -110,11 +119,19 @@ func group(rows []Row, processes bool) []Row {
 		if r.Hot && (!g.Hot || g.Reason == "") {
 			g.Hot, g.Reason = true, r.Reason
 		}
-		if g.Count > 1 && !processes {
+		if members[i] > 1 && !processes {
 			g.TID = 0
+			if across {
+				g.PID = 0
+			}
 		}
-		if g.Count > 1 && processes {
+		if members[i] > 1 && processes {
 			g.PID = 0
+		}
+	}
+	for i := range out {
+		if members[i] == 1 {
+			out[i] = first[i]
 		}
 	}
 	return out

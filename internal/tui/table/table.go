@@ -47,18 +47,25 @@ type colSpec struct {
 	sortable bool
 }
 
+// WHY comes right after the identity columns: the reason a row is hot is the
+// point of the tool, so at 80 columns it keeps room for "preempted, wait
+// 100%" (and "load: blocking, wait 9%") and %CPU waits for a wider screen.
 var specs = [numColumns]colSpec{
 	ColPID:         {"PID", 7, true, 3, 0, true},
 	ColTID:         {"TID", 7, true, 4, 0, true},
 	ColComm:        {"COMM", 12, false, 2, 15, true},
-	ColVoluntary:   {"CSW/s", 8, true, 6, 0, true},
-	ColInvoluntary: {"NVCSW/s", 8, true, 7, 0, true},
-	ColTotal:       {"TOTAL/s", 9, true, 1, 0, true},
+	ColVoluntary:   {"CSW/s", 7, true, 6, 0, true},
+	ColInvoluntary: {"NVCSW/s", 7, true, 7, 0, true},
+	ColTotal:       {"TOTAL/s", 8, true, 1, 0, true},
 	ColCPU:         {"%CPU", 5, true, 8, 0, true},
 	ColWait:        {"WAIT%", 5, true, 9, 0, true},
 	ColCPUs:        {"CPUS", 5, false, 10, 9, false},
-	ColReason:      {"WHY", 10, false, 5, 1 << 10, false},
+	ColReason:      {"WHY", whyWidth, false, 5, 1 << 10, false},
 }
+
+// whyWidth holds the longest reason a thread row can have, and the
+// remainder line's.
+const whyWidth = max(len("preempted, wait 100%"), len(model.UnattributedWhy))
 
 // Model is the table component.
 type Model struct {
@@ -79,6 +86,11 @@ type Model struct {
 	cursor   int
 	offset   int
 	selected string
+	// picked is set once the user moved the cursor: only then does the
+	// selection follow its row. Before, the cursor stays on the top row, as
+	// in top, so the busiest rows are never scrolled away by a row that was
+	// merely first when the monitor started.
+	picked bool
 }
 
 // New returns an empty table; hot is the --hot threshold, used to grade
@@ -87,10 +99,24 @@ func New(th theme.Theme, km keys.Map, hot float64) Model {
 	return Model{th: th, keys: km, hot: hot, sortCol: ColTotal}
 }
 
-// SetSize sets the table's width and height, header line included.
+// SetSize sets the table's width and height, header line included. A sort
+// column the new width hides gives way to TOTAL/s, which always shows.
 func (m *Model) SetSize(w, h int) {
 	m.width, m.height = w, h
+	if w > 0 && !m.shown()[m.sortCol] {
+		m.sortCol, m.reverse = ColTotal, false
+		m.rebuild()
+	}
 	m.scroll()
+}
+
+// shown says which columns fit the current width.
+func (m Model) shown() (in [numColumns]bool) {
+	cols, _ := m.layout()
+	for _, c := range cols {
+		in[c] = true
+	}
+	return in
 }
 
 // SetTheme swaps the styles.
@@ -115,7 +141,7 @@ func (m *Model) SetProcesses(on bool) {
 	}
 	m.processes = on
 	// The old key names a row of the other kind: start at the top.
-	m.selected, m.cursor, m.offset = "", 0, 0
+	m.selected, m.cursor, m.offset, m.picked = "", 0, 0, false
 	m.rebuild()
 }
 
@@ -128,7 +154,7 @@ func (m *Model) SetGrouped(on bool) {
 		return
 	}
 	m.grouped = on
-	m.selected, m.cursor, m.offset = "", 0, 0
+	m.selected, m.cursor, m.offset, m.picked = "", 0, 0, false
 	m.rebuild()
 }
 
@@ -145,12 +171,15 @@ func (m *Model) SetFilter(f string) {
 // Filter is the current filter text.
 func (m Model) Filter() string { return m.filter }
 
-// SortBy moves the sort key by delta columns, skipping unsortable ones.
+// SortBy moves the sort key by delta columns, skipping unsortable ones and
+// those hidden at this width: a sort by a column one cannot see has no
+// marker and looks random.
 func (m *Model) SortBy(delta int) {
+	shown := m.shown()
 	c := m.sortCol
 	for range numColumns {
 		c = (c + Column(delta) + numColumns) % numColumns
-		if specs[c].sortable {
+		if specs[c].sortable && shown[c] {
 			break
 		}
 	}
@@ -185,7 +214,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	if !ok {
 		return m, nil
 	}
-	page := max(m.height-2, 1)
+	page := max(m.bodyRows()-1, 1)
 	switch {
 	case key.Matches(k, m.keys.Up):
 		m.moveTo(m.cursor - 1)
@@ -197,6 +226,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.moveTo(m.cursor + page)
 	case key.Matches(k, m.keys.Home):
 		m.moveTo(0)
+		m.picked = false
+		return m, nil
 	case key.Matches(k, m.keys.End):
 		m.moveTo(len(m.rows) - 1)
 	}
@@ -210,6 +241,7 @@ func (m *Model) moveTo(i int) {
 	}
 	m.cursor = min(max(i, 0), len(m.rows)-1)
 	m.selected = m.rows[m.cursor].Key
+	m.picked = true
 	m.scroll()
 }
 
@@ -235,7 +267,10 @@ func (m *Model) rebuild() {
 
 	// Follow the selected row by key; if it went away, stay at the same
 	// position so the cursor does not jump to the top.
-	if m.selected != "" {
+	if !m.picked {
+		m.cursor, m.offset = 0, 0
+	}
+	if m.picked && m.selected != "" {
 		if i := slices.IndexFunc(rows, func(r Row) bool { return r.Key == m.selected }); i >= 0 {
 			m.cursor = i
 			m.scroll()
@@ -255,6 +290,9 @@ func (m *Model) sortRows(rows []Row) {
 		case ColPID:
 			return float64(r.PID)
 		case ColTID:
+			if m.processes {
+				return float64(r.Count) // the THR column
+			}
 			return float64(r.TID)
 		case ColVoluntary:
 			return r.Voluntary
@@ -283,15 +321,31 @@ func (m *Model) sortRows(rows []Row) {
 			c = -c
 		}
 		if c == 0 {
-			// A fixed tie-break keeps equal rows from swapping each refresh.
-			c = cmp.Compare(a.Key, b.Key)
+			// A fixed tie-break keeps equal rows from swapping each
+			// refresh; IDs compare as numbers (9654 before 12137).
+			c = cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.TID, b.TID), cmp.Compare(a.Key, b.Key))
 		}
 		return c
 	})
 }
 
+// remainderShown says whether the last line holds the switches no row
+// holds, so the rows and the header's cs/s reconcile on screen.
+func (m Model) remainderShown() bool {
+	// A small table keeps its rows: the line is context, not the answer.
+	return m.snap != nil && m.snap.UnattributedPerSec >= 0.5 && m.height >= 8
+}
+
+// bodyRows is how many rows fit under the header line.
+func (m Model) bodyRows() int {
+	if m.remainderShown() {
+		return max(m.height-2, 1)
+	}
+	return max(m.height-1, 1)
+}
+
 func (m *Model) scroll() {
-	visible := max(m.height-1, 1)
+	visible := m.bodyRows()
 	if m.cursor < m.offset {
 		m.offset = m.cursor
 	}
@@ -309,9 +363,13 @@ func (m Model) layout() ([]Column, []int) {
 	}
 	slices.SortStableFunc(order, func(a, b Column) int { return cmp.Compare(specs[a].priority, specs[b].priority) })
 	width := func(c Column) int {
-		// Thread names are at most 15 characters: show them whole before
-		// adding the less important columns, once there is room.
-		if c == ColComm && m.width >= 60 {
+		switch {
+		case c == ColReason && m.width < 60:
+			// A narrow screen keeps the numbers; the reason takes what is left.
+			return 10
+		case c == ColComm && m.width >= 60:
+			// Thread names are at most 15 characters, and a pool's members
+			// differ at the end: show them whole once there is room.
 			return 15
 		}
 		return specs[c].width
@@ -363,11 +421,44 @@ func (m Model) View() string {
 		}
 		lines = append(lines, m.th.Dim.Render(textutil.Truncate(msg, m.width)))
 	}
-	end := min(m.offset+m.height-1, len(m.rows))
+	end := min(m.offset+m.bodyRows(), len(m.rows))
 	for i := m.offset; i < end; i++ {
 		lines = append(lines, m.rowLine(m.rows[i], i == m.cursor, cols, widths))
 	}
+	if m.remainderShown() {
+		for len(lines) < m.height-1 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, m.remainderLine(cols, widths))
+	}
 	return strings.Join(lines, "\n")
+}
+
+// remainderLine is the header's cs/s less the sum over every thread, laid
+// out as a row: switches of threads that exited or lived less than an
+// interval, and switches into the idle task.
+func (m Model) remainderLine(cols []Column, widths []int) string {
+	var b strings.Builder
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		s := "-"
+		switch c {
+		case ColComm:
+			s = "(no thread row)"
+		case ColTotal:
+			s = textutil.Rate(m.snap.UnattributedPerSec, widths[i])
+		case ColReason:
+			s = model.UnattributedWhy
+		}
+		if specs[c].right {
+			b.WriteString(textutil.PadLeft(s, widths[i]))
+		} else {
+			b.WriteString(textutil.PadRight(textutil.Truncate(s, widths[i]), widths[i]))
+		}
+	}
+	return m.th.Dim.Render(textutil.PadRight(b.String(), m.width))
 }
 
 func (m Model) headerLine(cols []Column, widths []int) string {
@@ -440,6 +531,11 @@ func (m Model) cell(r Row, c Column, w int) string {
 		return r.CPUs
 	case ColReason:
 		if r.Load {
+			// The reason comes first: the row's colour and its thread
+			// names already say it is the load.
+			if r.Reason != "" && textutil.Width("load: "+r.Reason) > w {
+				return r.Reason
+			}
 			if r.Reason != "" {
 				return "load: " + r.Reason
 			}

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/keys"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
@@ -52,7 +54,8 @@ func TestColumnsDropByPriority(t *testing.T) {
 		want  []string
 	}{
 		{40, []string{"PID", "TID", "COMM", "▼TOTAL/s"}},
-		{80, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WHY"}},
+		{80, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "WHY"}},
+		{86, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WHY"}},
 		{120, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WAIT%", "CPUS", "WHY"}},
 	} {
 		m2 := New(theme.New(true, true), keys.New(), 1000)
@@ -221,5 +224,188 @@ func TestNoRowWiderThanTable(t *testing.T) {
 		if t.Failed() {
 			t.Fatalf("width %d:\n%s", w, fmt.Sprint(got))
 		}
+	}
+}
+
+// The cursor starts on the top row. Until the user moves it, it is a place,
+// not a thread: following the first busiest row down the list would scroll
+// the new busiest rows (a load that just started) off the screen.
+func TestTopRowsStayOnScreenUntilUserSelects(t *testing.T) {
+	m := newTable(80, 5) // header and four rows
+	if got := selectedKey(m); got != ThreadKey(4243) {
+		t.Fatalf("first row is %s, want pp-ping (t4243)", got)
+	}
+	s := tuitest.Snapshot()
+	s.Threads[0].VoluntaryPerSec, s.Threads[0].InvoluntaryPerSec = 0.5, 0 // pp-ping goes quiet
+	m.SetSnapshot(&s)
+	if diff := cmp.Diff(ThreadKey(4244), selectedKey(m)); diff != "" {
+		t.Errorf("selected row (-want +got)\n%s", diff)
+	}
+	if v := m.View(); !strings.Contains(v, "pp-pong") {
+		t.Errorf("busiest row pp-pong scrolled off the screen:\n%s", v)
+	}
+	// Once the user picks a row, it is followed as before.
+	m, _ = m.Update(keyPress("down"))
+	picked := selectedKey(m)
+	s2 := tuitest.Snapshot()
+	m.SetSnapshot(&s2)
+	if diff := cmp.Diff(picked, selectedKey(m)); diff != "" {
+		t.Errorf("picked row not followed (-want +got)\n%s", diff)
+	}
+	// Home goes back to watching the top.
+	m, _ = m.Update(keyPress("home"))
+	m.SetSnapshot(&s)
+	if diff := cmp.Diff(ThreadKey(4244), selectedKey(m)); diff != "" {
+		t.Errorf("after Home (-want +got)\n%s", diff)
+	}
+}
+
+// At 80 columns a hot row's reason is whole, a load row's too.
+func TestWhyWholeAt80(t *testing.T) {
+	m := newTable(80, 10)
+	s := tuitest.Snapshot()
+	s.Threads[0].Reason = "preempted, wait 100%"
+	s.Threads[1].Reason = "blocking, wait 9%"
+	m.SetSnapshot(&s)
+	m.SetLoad(func(pid, tid int) bool { return tid == 4244 })
+	got := tuitest.Render(t, m.View(), colorprofile.NoTTY)
+	for _, want := range []string{"preempted, wait 100%", "load: blocking, wait 9%", "pool-1-thread-1"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("80 columns lack %q:\n%s", want, got)
+		}
+	}
+}
+
+// Sorting cycles through the columns on screen only, and a column the
+// width hides gives the sort back to TOTAL/s.
+func TestSortOnlyByVisibleColumns(t *testing.T) {
+	m := newTable(40, 10) // PID TID COMM TOTAL/s
+	var seen []Column
+	for range 5 {
+		m.SortBy(+1)
+		c, _ := m.Sort()
+		seen = append(seen, c)
+	}
+	if diff := cmp.Diff([]Column{ColPID, ColTID, ColComm, ColTotal, ColPID}, seen); diff != "" {
+		t.Errorf("> at 40 columns (-want +got)\n%s", diff)
+	}
+	m = newTable(120, 10)
+	m.SortBy(-1)
+	m.SortBy(-1)
+	m.SortBy(-1) // TOTAL -> NVCSW -> CSW -> COMM
+	m.SortBy(+1)
+	m.SortBy(+1)
+	m.SortBy(+1)
+	m.SortBy(+1)
+	m.SortBy(+1) // -> CSW NVCSW TOTAL %CPU WAIT%
+	if c, _ := m.Sort(); c != ColWait {
+		t.Fatalf("sort column %v, want WAIT%%", c)
+	}
+	m.SetSize(80, 10)
+	if c, _ := m.Sort(); c != ColTotal {
+		t.Errorf("after shrinking to 80, sort column %v, want TOTAL/s", c)
+	}
+	if head := tuitest.Render(t, strings.Split(m.View(), "\n")[0], colorprofile.NoTTY); !strings.Contains(head, "▼TOTAL/s") {
+		t.Errorf("no sort marker on screen: %q", head)
+	}
+}
+
+// Equal keys fall back to the IDs as numbers: TID 9654 before 12137.
+func TestSortTiesNumeric(t *testing.T) {
+	m := New(theme.New(true, true), keys.New(), 1000)
+	m.SetSize(80, 10)
+	s := tuitest.Snapshot()
+	s.Threads = s.Threads[:2]
+	s.Threads[0].PID, s.Threads[0].TID = 9000, 12137
+	s.Threads[1].PID, s.Threads[1].TID = 9000, 9654
+	s.Threads[1].VoluntaryPerSec, s.Threads[1].InvoluntaryPerSec = s.Threads[0].VoluntaryPerSec, s.Threads[0].InvoluntaryPerSec
+	m.SetSnapshot(&s)
+	var got []int
+	for _, r := range m.Rows() {
+		got = append(got, r.TID)
+	}
+	if diff := cmp.Diff([]int{9654, 12137}, got); diff != "" {
+		t.Errorf("tie order (-want +got)\n%s", diff)
+	}
+}
+
+// The switches no thread row holds have a line of their own at the bottom,
+// aligned with TOTAL/s, so the rows add up to the header's cs/s.
+func TestRemainderLine(t *testing.T) {
+	m := newTable(80, 12)
+	lines := strings.Split(tuitest.Render(t, m.View(), colorprofile.NoTTY), "\n")
+	if len(lines) != 12 {
+		t.Fatalf("%d lines, want the full 12", len(lines))
+	}
+	last := lines[len(lines)-1]
+	for _, want := range []string{"(no thread row)", "27,125", "new/exited tasks, idle"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("last line %q lacks %q", last, want)
+		}
+	}
+	col := func(line, s string) int { return utf8.RuneCountInString(line[:strings.Index(line, s)+len(s)]) }
+	if a, b := col(lines[0], "TOTAL/s"), col(last, "27,125"); a != b {
+		t.Errorf("remainder ends at column %d, TOTAL/s at %d:\n%s\n%s", b, a, lines[0], last)
+	}
+	// Too small a table keeps its rows instead.
+	m = newTable(80, 7)
+	if v := m.View(); strings.Contains(v, "no thread row") {
+		t.Errorf("7-line table shows the remainder:\n%s", v)
+	}
+}
+
+// Grouping keeps a lone kernel thread's own name, and kworkers of every
+// CPU and queue, each a process of its own, make one kworker/* row.
+func TestGroupKernelThreads(t *testing.T) {
+	m := New(theme.New(true, true), keys.New(), 1000)
+	m.SetSize(120, 20)
+	s := tuitest.Snapshot()
+	kt := func(pid int, comm string, vol float64) model.ThreadRates {
+		return model.ThreadRates{PID: pid, TID: pid, Comm: comm, ProcessComm: comm, VoluntaryPerSec: vol, CPUsAllowed: "0"}
+	}
+	s.Threads = append(s.Threads, kt(11, "kworker/0:1-events", 40), kt(33, "kworker/u8:1-flush-252:0", 20),
+		kt(54, "kworker/0:1H-kblockd", 10), kt(14, "ksoftirqd/0", 8), kt(15, "rcu_preempt", 50))
+	m.SetSnapshot(&s)
+	m.SetGrouped(true)
+	byComm := map[string]Row{}
+	for _, r := range m.Rows() {
+		byComm[r.Comm] = r
+	}
+	kw, ok := byComm["kworker/*"]
+	if !ok {
+		t.Fatalf("no kworker/* row in %v", m.Rows())
+	}
+	got := Row{Count: kw.Count, Voluntary: kw.Voluntary, PID: kw.PID, TID: kw.TID}
+	if diff := cmp.Diff(Row{Count: 3, Voluntary: 70}, got); diff != "" {
+		t.Errorf("kworker/* group (-want +got)\n%s", diff)
+	}
+	for _, name := range []string{"ksoftirqd/0", "rcu_preempt", "systemd"} {
+		r, ok := byComm[name]
+		if !ok || r.Grouped || r.TID == 0 {
+			t.Errorf("lone %s should keep its own row and name: %+v (found %v)", name, r, ok)
+		}
+	}
+	if _, ok := byComm["ksoftirqd/*"]; ok {
+		t.Errorf("a one-member pattern was shown as a pattern")
+	}
+}
+
+// In the process view the TID column is THR: it sorts by thread count.
+func TestSortProcessesByThreads(t *testing.T) {
+	m := newTable(120, 20)
+	m.SetProcesses(true)
+	m.SortBy(-1)
+	m.SortBy(-1)
+	m.SortBy(-1)
+	m.SortBy(-1) // TOTAL -> NVCSW -> CSW -> COMM -> THR
+	if c, _ := m.Sort(); c != ColTID {
+		t.Fatalf("sort column %v, want THR", c)
+	}
+	var got []int
+	for _, r := range m.Rows() {
+		got = append(got, r.Count)
+	}
+	if diff := cmp.Diff([]int{1, 1, 4, 40}, got); diff != "" {
+		t.Errorf("process rows by THR (-want +got)\n%s", diff)
 	}
 }

@@ -51,8 +51,12 @@ func Percent(v float64) string {
 
 var sparkRunes = []rune("▁▂▃▄▅▆▇█")
 
-// Sparkline draws the last width values scaled to their own maximum, right
-// aligned, so the newest sample is always at the right edge.
+// Sparkline draws the last width values on a log scale between the
+// smallest and the largest non-zero value shown, right aligned, so the
+// newest sample is always at the right edge. The log scale is what keeps
+// minutes of history readable after one spike: a linear scale puts every
+// value under a tenth of the spike on the bottom row. Zero is the bottom
+// row; equal values draw at the top.
 func Sparkline(vals []float64, width int) string {
 	if width <= 0 {
 		return ""
@@ -60,19 +64,28 @@ func Sparkline(vals []float64, width int) string {
 	if len(vals) > width {
 		vals = vals[len(vals)-width:]
 	}
-	hi := 0.0
+	lo, hi := math.Inf(1), 0.0
 	for _, v := range vals {
-		hi = max(hi, v)
+		if v > 0 {
+			lo, hi = min(lo, v), max(hi, v)
+		}
 	}
+	top := len(sparkRunes) - 1
+	span := math.Log(hi) - math.Log(lo)
 	var b strings.Builder
 	for range width - len(vals) {
 		b.WriteByte(' ')
 	}
 	for _, v := range vals {
 		i := 0
-		if hi > 0 && v > 0 {
-			i = int(math.Round(v / hi * float64(len(sparkRunes)-1)))
-			i = min(max(i, 0), len(sparkRunes)-1)
+		switch {
+		case !(v > 0):
+		case !(span > 0):
+			i = top
+		default:
+			// Non-zero values use rows 1..top, so they never look like zero.
+			i = 1 + int(math.Round((math.Log(v)-math.Log(lo))/span*float64(top-1)))
+			i = min(max(i, 1), top)
 		}
 		b.WriteRune(sparkRunes[i])
 	}

@@ -33,7 +33,7 @@ func TestRateFitsWidth(t *testing.T) {
 }
 
 func TestSparklineScalesAndAligns(t *testing.T) {
-	if got, want := Sparkline([]float64{0, 1, 2, 4}, 6), "  ▁▃▅█"; got != want {
+	if got, want := Sparkline([]float64{0, 1, 2, 4}, 6), "  ▁▂▅█"; got != want {
 		t.Errorf("Sparkline = %q, want %q", got, want)
 	}
 	if got := Sparkline([]float64{1, 2, 3, 4, 5}, 3); Width(got) != 3 || !strings.HasSuffix(got, "█") {
@@ -54,5 +54,22 @@ func TestBar(t *testing.T) {
 	}
 	if got := Bar(0, 0, 3); got != "   " {
 		t.Errorf("Bar with no data = %q", got)
+	}
+}
+
+// One spike must not flatten the rest: on the log scale a baseline that
+// doubles still shows, and the spike is the top row.
+func TestSparklineSpikeKeepsHistoryReadable(t *testing.T) {
+	var vals []float64
+	for i := range 60 {
+		vals = append(vals, float64(100+100*(i%2)))
+	}
+	vals = append(vals, 100_000)
+	got := []rune(Sparkline(vals, len(vals)))
+	if got[0] == got[1] {
+		t.Errorf("100 and 200 drew alike (%q) next to a spike: the history is flat", string(got[:2]))
+	}
+	if got[len(got)-1] != '█' {
+		t.Errorf("the spike drew %q, want the top row", got[len(got)-1])
 	}
 }

@@ -18,17 +18,17 @@ func Snapshot() model.Snapshot {
 		}
 	}
 	threads := []model.ThreadRates{
-		th(4242, 4243, "pp-ping", "pingpong", 183_412, 12, 41.5, 3.2, "0", true, "blocking: 183,412 voluntary/s"),
-		th(4242, 4244, "pp-pong", "pingpong", 183_398, 9, 40.9, 2.8, "0", true, "blocking: 183,398 voluntary/s"),
-		th(901, 911, "pool-1-thread-1", "java", 2_310, 840, 12.0, 18.5, "0-1", false, "preempted: 840 involuntary/s"),
-		th(901, 912, "pool-1-thread-2", "java", 2_204, 801, 11.7, 17.9, "0-1", false, "preempted: 801 involuntary/s"),
-		th(901, 913, "pool-1-thread-3", "java", 1_990, 12, 10.1, 1.0, "0-1", false, "blocking: 1,990 voluntary/s"),
+		th(4242, 4243, "pp-ping", "pingpong", 183_412, 12, 41.5, 3.2, "0", true, "blocking, wait 3%"),
+		th(4242, 4244, "pp-pong", "pingpong", 183_398, 9, 40.9, 2.8, "0", true, "blocking, wait 3%"),
+		th(901, 911, "pool-1-thread-1", "java", 2_310, 840, 12.0, 18.5, "0-1", false, "blocking, wait 19%"),
+		th(901, 912, "pool-1-thread-2", "java", 2_204, 801, 11.7, 17.9, "0-1", false, "blocking, wait 18%"),
+		th(901, 913, "pool-1-thread-3", "java", 1_990, 12, 10.1, 1.0, "0-1", false, "blocking, wait 1%"),
 		th(1, 1, "systemd", "systemd", 3, 0, 0.1, 0, "0-1", false, ""),
 		th(777, 777, "a-process-with-a-very-long-name", "a-process-with-a-very-long-name", 1.4, 0.2, 0.0, 0, "0-1", false, ""),
 	}
 	procs := []model.ProcessRates{
-		{PID: 4242, Comm: "pingpong", Threads: 4, VoluntaryPerSec: 366_810, InvoluntaryPerSec: 21, CPUPercent: 82.4, WaitPercent: 3.0, Hot: true, Reason: "blocking: 366,810 voluntary/s"},
-		{PID: 901, Comm: "java", Threads: 40, VoluntaryPerSec: 6_504, InvoluntaryPerSec: 1_653, CPUPercent: 33.8, WaitPercent: 12.4, Hot: true, Reason: "preempted: 1,653 involuntary/s"},
+		{PID: 4242, Comm: "pingpong", Threads: 4, VoluntaryPerSec: 366_810, InvoluntaryPerSec: 21, CPUPercent: 82.4, WaitPercent: 3.0, Hot: true, Reason: "blocking, wait 3%"},
+		{PID: 901, Comm: "java", Threads: 40, VoluntaryPerSec: 6_504, InvoluntaryPerSec: 1_653, CPUPercent: 33.8, WaitPercent: 12.4, Hot: true, Reason: "blocking, wait 12%"},
 		{PID: 1, Comm: "systemd", Threads: 1, VoluntaryPerSec: 3, CPUPercent: 0.1},
 		{PID: 777, Comm: "a-process-with-a-very-long-name", Threads: 1, VoluntaryPerSec: 1.4, InvoluntaryPerSec: 0.2},
 	}
@@ -48,7 +48,9 @@ func Snapshot() model.Snapshot {
 		Processes: procs,
 		Spike:     model.Spike{Active: true, Reason: "cs/s 12× its recent median"},
 		Tasks:     212,
-		Self:      model.SelfRates{CPUPercent: 0.3, SwitchesPerSec: 4},
+		// The header's cs/s less the sum over the threads above.
+		UnattributedPerSec: 27_125.4,
+		Self:               model.SelfRates{CPUPercent: 0.3, SwitchesPerSec: 4},
 	}
 }
 

@@ -1,0 +1,160 @@
+package sampler
+
+import "github.com/ctxtop/ctxtop/internal/model"
+
+// task is the sampler's memory of one thread between passes.
+type task struct {
+	pid, tid int
+	// fd is the kept-open schedstat file, or -1 when the fd budget ran out
+	// and the file is opened afresh each pass.
+	fd int
+	c  model.TaskCounters
+}
+
+// proc is the sampler's memory of one process.
+type proc struct {
+	pid int
+	// statFD is the kept-open /proc/PID/stat, whose num_threads tells
+	// whether the task directory needs listing again; -1 when not kept.
+	statFD int
+	// threads is how many threads were read last pass.
+	threads int
+	// mustList forces a directory listing: one of the threads vanished or
+	// could not be read, so the set may have changed even if the count did not.
+	mustList bool
+	// gate is the process's taskstats activity at the last query.
+	gate      activity
+	gateValid bool
+	// A process that ran at every recent query is not asked again for a
+	// while: the query walks all its threads in the kernel and would only
+	// add to the cost of reading them. gateMisses counts consecutive
+	// queries that found activity, gateWait the passes left before the next.
+	gateMisses, gateWait uint8
+}
+
+// Records are recycled through free lists, so a steady state allocates
+// nothing however many threads come and go.
+
+func (s *Sampler) allocProc(pid int) *proc {
+	var p *proc
+	if n := len(s.freeProcs); n > 0 {
+		p, s.freeProcs = s.freeProcs[n-1], s.freeProcs[:n-1]
+	} else {
+		p = new(proc)
+	}
+	*p = proc{pid: pid, statFD: -1, mustList: true}
+	if s.kept < s.keepBudget {
+		s.path = append(appendInt(s.path[:0], pid), "/stat\x00"...)
+		if fd, err := openat(s.rootFD, s.path, 0); err == nil {
+			p.statFD = fd
+			s.kept++
+		}
+	}
+	return p
+}
+
+func (s *Sampler) releaseProc(p *proc) {
+	if p.statFD >= 0 {
+		closeFD(p.statFD)
+		p.statFD = -1
+		s.kept--
+	}
+	s.freeProcs = append(s.freeProcs, p)
+}
+
+func (s *Sampler) alloc(pid, tid int) *task {
+	var t *task
+	if n := len(s.free); n > 0 {
+		t, s.free = s.free[n-1], s.free[:n-1]
+		*t = task{}
+	} else {
+		t = new(task)
+	}
+	t.pid, t.tid, t.fd = pid, tid, -1
+	t.c.PID, t.c.TID = pid, tid
+	return t
+}
+
+func (s *Sampler) closeTask(t *task) {
+	if t.fd >= 0 {
+		closeFD(t.fd)
+		t.fd = -1
+		s.kept--
+	}
+}
+
+func (s *Sampler) release(t *task) {
+	s.closeTask(t)
+	s.free = append(s.free, t)
+}
+
+// cursor walks the previous pass's sorted records while a pass merges the
+// fresh listing into them: records found again are carried over (keeping
+// their open fds and counters), the rest released.
+type cursor struct {
+	old      []*task
+	oi       int
+	oldProcs []*proc
+	pi       int
+}
+
+// beginPass starts the merge of a new pass into s.next and s.nextProcs.
+func (s *Sampler) beginPass() {
+	s.pass = cursor{old: s.tasks, oldProcs: s.procs}
+	s.next = s.next[:0]
+	s.nextProcs = s.nextProcs[:0]
+}
+
+// carryProc returns the record for pid: last pass's, or a fresh one.
+// Processes before pid in the old list have exited and are released.
+func (s *Sampler) carryProc(pid int) *proc {
+	c := &s.pass
+	for c.pi < len(c.oldProcs) && c.oldProcs[c.pi].pid < pid {
+		s.releaseProc(c.oldProcs[c.pi])
+		c.pi++
+	}
+	if c.pi < len(c.oldProcs) && c.oldProcs[c.pi].pid == pid {
+		c.pi++
+		return c.oldProcs[c.pi-1]
+	}
+	return s.allocProc(pid)
+}
+
+// carryTask returns the record for (pid, tid), like carryProc.
+func (s *Sampler) carryTask(pid, tid int) *task {
+	c := &s.pass
+	for c.oi < len(c.old) && (c.old[c.oi].pid < pid || c.old[c.oi].pid == pid && c.old[c.oi].tid < tid) {
+		s.release(c.old[c.oi])
+		c.oi++
+	}
+	if c.oi < len(c.old) && c.old[c.oi].pid == pid && c.old[c.oi].tid == tid {
+		c.oi++
+		return c.old[c.oi-1]
+	}
+	return s.alloc(pid, tid)
+}
+
+// knownTIDs appends the TIDs of pid that the last pass found.
+func (s *Sampler) knownTIDs(pid int, dst []int) []int {
+	c := &s.pass
+	for k := c.oi; k < len(c.old) && c.old[k].pid <= pid; k++ {
+		if c.old[k].pid == pid {
+			dst = append(dst, c.old[k].tid)
+		}
+	}
+	return dst
+}
+
+// endPass releases what the pass did not find again and swaps the lists.
+func (s *Sampler) endPass() {
+	c := &s.pass
+	for ; c.oi < len(c.old); c.oi++ {
+		s.release(c.old[c.oi])
+	}
+	for ; c.pi < len(c.oldProcs); c.pi++ {
+		s.releaseProc(c.oldProcs[c.pi])
+	}
+	s.tasks, s.next = s.next, c.old[:0]
+	s.procs, s.nextProcs = s.nextProcs, c.oldProcs[:0]
+	s.pass = cursor{}
+}

@@ -1,0 +1,90 @@
+package sampler
+
+import (
+	"fmt"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/procfs"
+)
+
+// The system-wide files stay open for the sampler's life and are re-read
+// with pread each pass. Only stat is required.
+const (
+	sysStat = iota
+	sysInterrupts
+	sysLoadAvg
+	sysPressure
+	sysFiles
+)
+
+var sysNames = [sysFiles]string{"stat", "interrupts", "loadavg", "pressure/cpu"}
+
+// openSystem opens the system-wide files; a missing optional one (older
+// kernels, containers) is left at -1.
+func (s *Sampler) openSystem() error {
+	for i, name := range sysNames {
+		fd, err := openat(s.rootFD, cstr(nil, name), 0)
+		if err != nil {
+			if i == sysStat {
+				return fmt.Errorf("%w: %s: %v", procfs.ErrNotProcfs, s.fs.Root(), err)
+			}
+			continue
+		}
+		s.sysFD[i] = fd
+	}
+	return nil
+}
+
+func (s *Sampler) closeSystem() {
+	for i, fd := range s.sysFD {
+		if fd >= 0 {
+			closeFD(fd)
+			s.sysFD[i] = -1
+		}
+	}
+}
+
+// readSystem fills sys from the system-wide files. Only a failure of stat is
+// an error; the optional files leave their fields zero.
+func (s *Sampler) readSystem(sys *model.SystemCounters) error {
+	n, err := readAll(s.sysFD[sysStat], &s.buf)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", s.fs.Path("stat"), err)
+	}
+	st, err := procfs.ParseStat(s.buf[:n], "stat")
+	if err != nil {
+		return err
+	}
+	sys.ContextSwitches, sys.Interrupts = st.ContextSwitches, st.Interrupts
+	sys.ProcsRunning, sys.ProcsBlocked = st.ProcsRunning, st.ProcsBlocked
+	sys.CPUs = st.CPUs
+
+	sys.ReschedIPIs = 0
+	sys.ReschedPerCPU, sys.InterruptsPerCPU = sys.ReschedPerCPU[:0], sys.InterruptsPerCPU[:0]
+	if fd := s.sysFD[sysInterrupts]; fd >= 0 {
+		if n, err = readAll(fd, &s.buf); err == nil {
+			err = procfs.ParseInterrupts(s.buf[:n], "interrupts", &s.intr)
+		}
+		if err == nil {
+			sys.CPUs = s.intr.CPUs
+			sys.ReschedIPIs = s.intr.ReschedIPIs
+			sys.ReschedPerCPU = append(sys.ReschedPerCPU, s.intr.ReschedPerCPU...)
+			sys.InterruptsPerCPU = append(sys.InterruptsPerCPU, s.intr.PerCPU...)
+		}
+	}
+	sys.LoadAvg = [3]float64{}
+	if fd := s.sysFD[sysLoadAvg]; fd >= 0 {
+		if n, err = readAll(fd, &s.buf); err == nil {
+			sys.LoadAvg, _ = procfs.ParseLoadAvg(s.buf[:n], "loadavg")
+		}
+	}
+	sys.HasPSI, sys.PSICPUSomeAvg10 = false, 0
+	if fd := s.sysFD[sysPressure]; fd >= 0 {
+		if n, err = readAll(fd, &s.buf); err == nil {
+			if v, err := procfs.ParsePressureCPU(s.buf[:n], "pressure/cpu"); err == nil {
+				sys.HasPSI, sys.PSICPUSomeAvg10 = true, v
+			}
+		}
+	}
+	return nil
+}
