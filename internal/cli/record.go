@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/sampler"
@@ -89,23 +89,25 @@ to its last complete chunk.`,
 }
 
 // recordHeader describes this host and run.
+// The host facts are the ones batch JSON and the monitor's header show.
 func recordHeader(root string, pids []int, interval time.Duration, hot float64) record.Header {
-	host, kernel := hostFacts()
+	f := hostinfo.Read(context.Background(), root)
 	now := time.Now()
 	zone, off := now.Zone()
 	return record.Header{
-		Host: host, Kernel: kernel, CtxtopVersion: version, Interval: interval,
+		Host: f.Hostname, Kernel: f.Kernel, CtxtopVersion: version, Interval: interval,
 		ProcRoot: root, PIDs: pids, HotThreshold: hot, Start: now, ZoneName: zone, ZoneOffset: off,
+		CPUModel: f.CPUModel, LogicalCPUs: f.CPUs, MemTotal: f.MemTotal, BootTime: f.BootTime,
 	}
 }
 
-func hostFacts() (host, kernel string) {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		h, _ := os.Hostname()
-		return h, ""
+// recordedFacts are the host facts a recording kept.
+func recordedFacts(h record.Header) hostinfo.Facts {
+	f := hostinfo.Facts{Hostname: h.Host, Kernel: h.Kernel, CPUModel: h.CPUModel, CPUs: h.LogicalCPUs, MemTotal: h.MemTotal}
+	if !h.BootTime.IsZero() {
+		f.BootTime = h.BootTime
 	}
-	return unix.ByteSliceToString(u.Nodename[:]), unix.ByteSliceToString(u.Release[:])
+	return f
 }
 
 func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/output"
 	"github.com/ctxtop/ctxtop/internal/record"
@@ -118,7 +119,7 @@ func runReplay(cmd *cobra.Command, path string, o options, ro replayOptions) err
 		return err
 	}
 	if o.batch {
-		return replayBatch(cmd.OutOrStdout(), p, o)
+		return replayBatch(cmd.OutOrStdout(), p, o, recordedFacts(p.Recording().Header))
 	}
 	return runReplayTUI(p, o)
 }
@@ -176,8 +177,11 @@ func parseWhen(s string, first time.Time) (time.Time, error) {
 }
 
 // replayBatch prints a report per recorded sample, as batch mode did.
-func replayBatch(w io.Writer, p *record.Player, o options) error {
+func replayBatch(w io.Writer, p *record.Player, o options, facts hostinfo.Facts) error {
 	oo := output.Options{Top: o.top, Processes: o.processes}
+	if o.output == "json" {
+		oo.Host = &facts
+	}
 	var write func(*model.Snapshot) error
 	if o.output == "json" {
 		write = output.NewJSON(w, oo).Write
@@ -298,7 +302,7 @@ func replayNote(r *record.Recording) string {
 func runReplayTUI(p *record.Player, o options) error {
 	r := p.Recording()
 	return tui.Run(tui.Options{
-		Replay:       tui.PlayerReplay(p, replayNote(r)),
+		Replay:       tui.PlayerReplay(p, recordedFacts(r.Header), replayNote(r)),
 		Interval:     r.Header.Interval,
 		HotThreshold: o.hot,
 		NoColor:      o.noColor,

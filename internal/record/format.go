@@ -84,6 +84,12 @@ type Header struct {
 	ZoneOffset int
 	// Part numbers the files of one rotated recording, from 0.
 	Part int
+	// CPUModel, LogicalCPUs, MemTotal (bytes) and BootTime are the host
+	// facts batch JSON prints live, kept so a replay prints them too.
+	CPUModel    string
+	LogicalCPUs int
+	MemTotal    uint64
+	BootTime    time.Time
 }
 
 // Header field numbers.
@@ -100,6 +106,10 @@ const (
 	hZoneName      = 10
 	hZoneOffset    = 11
 	hPart          = 12
+	hCPUModel      = 13
+	hLogicalCPUs   = 14
+	hMemTotal      = 15
+	hBootTime      = 16
 )
 
 func (h *Header) marshal() []byte {
@@ -127,6 +137,12 @@ func (h *Header) marshal() []byte {
 	str(hZoneName, h.ZoneName)
 	vint(hZoneOffset, int64(h.ZoneOffset))
 	vint(hPart, int64(h.Part))
+	str(hCPUModel, h.CPUModel)
+	vint(hLogicalCPUs, int64(h.LogicalCPUs))
+	vint(hMemTotal, int64(h.MemTotal))
+	if !h.BootTime.IsZero() {
+		vint(hBootTime, h.BootTime.UnixNano())
+	}
 	return b
 }
 
@@ -181,6 +197,14 @@ func (h *Header) unmarshal(b []byte) error {
 			h.ZoneOffset = clampInt(z)
 		case num == hPart && typ == protowire.VarintType:
 			h.Part = clampInt(z)
+		case num == hCPUModel && typ == protowire.BytesType:
+			h.CPUModel = s
+		case num == hLogicalCPUs && typ == protowire.VarintType:
+			h.LogicalCPUs = clampInt(z)
+		case num == hMemTotal && typ == protowire.VarintType:
+			h.MemTotal = uint64(z)
+		case num == hBootTime && typ == protowire.VarintType:
+			h.BootTime = time.Unix(0, z)
 		}
 		// Any other field is from a newer writer: skipped.
 	}

@@ -130,6 +130,7 @@ func Parse(data []byte) (*Recording, error) {
 	h := &r.Header
 	h.Host, h.Kernel = sanitize.Name(h.Host), sanitize.Name(h.Kernel)
 	h.CtxtopVersion, h.ProcRoot, h.ZoneName = sanitize.Name(h.CtxtopVersion), sanitize.Name(h.ProcRoot), sanitize.Name(h.ZoneName)
+	h.CPUModel = sanitize.Name(h.CPUModel)
 	r.loc = h.Location()
 	zd, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxChunkRaw),
 		zstd.WithDecodeAllCapLimit(true), zstd.WithDecoderLowmem(true))

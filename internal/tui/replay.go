@@ -5,6 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 	"github.com/ctxtop/ctxtop/internal/tui/timectl"
@@ -19,8 +20,8 @@ type Replay interface {
 	// Seek returns the snapshot of sample i as playing up to it gives it.
 	// Calls may come from more than one goroutine.
 	Seek(i int) (model.Snapshot, error)
-	// Host and Kernel are the recording's, shown instead of this host's.
-	Host() (host, kernel string)
+	// Facts are the recording's host facts, shown instead of this host's.
+	Facts() hostinfo.Facts
 	// Interval is the recorded sampling interval.
 	Interval() time.Duration
 	// Note is what the viewer should know first (the recording came from

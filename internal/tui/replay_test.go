@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
@@ -31,7 +32,7 @@ func replayRoot(t *testing.T, w, h int) (Model, *record.Player) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(Options{Replay: PlayerReplay(p, ""), Interval: time.Second, HotThreshold: 1000, NoColor: true, Version: "test", FixedBackground: true}, "this-host", "")
+	m := New(Options{Replay: PlayerReplay(p, hostinfo.Facts{Hostname: "replay-host", Kernel: "6.1.0-test"}, ""), Interval: time.Second, HotThreshold: 1000, NoColor: true, Version: "test", FixedBackground: true}, "this-host", "")
 	m = m.handleResize(w, h)
 	m.replay.ctl.SetPlaying(false)
 	m = replayStep(t, m, m.seek(m.replay.ctl.Pos())())
@@ -120,7 +121,7 @@ func TestReplayKeepsTableKeys(t *testing.T) {
 
 func TestReplayShowsItsNote(t *testing.T) {
 	_, p := replayRoot(t, 120, 24)
-	m2 := New(Options{Replay: PlayerReplay(p, "recorded with 64 CPUs, this host has 2"), Interval: time.Second, NoColor: true, FixedBackground: true}, "", "")
+	m2 := New(Options{Replay: PlayerReplay(p, hostinfo.Facts{}, "recorded with 64 CPUs, this host has 2"), Interval: time.Second, NoColor: true, FixedBackground: true}, "", "")
 	m2 = m2.handleResize(120, 24)
 	if got := m2.Render(); !strings.Contains(got, "recorded with 64 CPUs, this host has 2") {
 		t.Errorf("the note is not on screen:\n%s", got)

@@ -3,6 +3,7 @@ package tui
 import (
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/tui/timectl"
@@ -10,11 +11,14 @@ import (
 
 // PlayerReplay shows a recording's Player to the monitor, within the
 // Player's range.
-func PlayerReplay(p *record.Player, note string) Replay { return playerReplay{p, note} }
+func PlayerReplay(p *record.Player, facts hostinfo.Facts, note string) Replay {
+	return playerReplay{p, facts, note}
+}
 
 type playerReplay struct {
-	p    *record.Player
-	note string
+	p     *record.Player
+	facts hostinfo.Facts
+	note  string
 }
 
 func (s playerReplay) Note() string { return s.note }
@@ -40,9 +44,6 @@ func (s playerReplay) Seek(i int) (model.Snapshot, error) {
 	return s.p.Seek(lo + i)
 }
 
-func (s playerReplay) Host() (host, kernel string) {
-	h := s.p.Recording().Header
-	return h.Host, h.Kernel
-}
+func (s playerReplay) Facts() hostinfo.Facts { return s.facts }
 
 func (s playerReplay) Interval() time.Duration { return s.p.Recording().Header.Interval }

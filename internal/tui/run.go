@@ -56,7 +56,7 @@ func Run(o Options) error {
 	var facts hostinfo.Facts
 	if o.Replay != nil {
 		// The recording's host, not this one.
-		facts.Hostname, facts.Kernel = o.Replay.Host()
+		facts = o.Replay.Facts()
 	} else {
 		facts = hostinfo.Read(context.Background(), o.ProcRoot)
 	}

@@ -94,7 +94,8 @@ func New(o Options, host, kernel string) Model {
 	th := theme.New(o.NoColor, true)
 	km := keys.New()
 	if o.Replay != nil {
-		host, kernel = o.Replay.Host()
+		f := o.Replay.Facts()
+		host, kernel = f.Hostname, f.Kernel
 	}
 	if o.Interval <= 0 {
 		o.Interval = time.Second
