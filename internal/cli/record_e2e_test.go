@@ -119,16 +119,20 @@ func TestKilledRecorderLeavesAReplayableFile(t *testing.T) {
 
 func TestMaxSizeStopsOrRotates(t *testing.T) {
 	bin := testutil.Binary(t)
+	// One busy process, so the file's growth does not depend on what else
+	// the host runs.
+	pid, _ := testutil.StartPingPong(t)
+	p := strconv.Itoa(pid)
 	dir := t.TempDir()
 	stop := filepath.Join(dir, "cap.ctxrec")
-	out, err := exec.Command(bin, "record", "-o", stop, "-d", "0.1", "--flush", "300ms", "--max-size", "16KB", "--duration", "60s").CombinedOutput()
+	out, err := exec.Command(bin, "record", "-o", stop, "-p", p, "-d", "0.1", "--flush", "200ms", "--max-size", "3KB", "--duration", "60s").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "stopped at --max-size 16.0 KiB") {
+	if !strings.Contains(string(out), "stopped at --max-size 3.0 KiB") {
 		t.Errorf("the recorder does not say it stopped at the cap:\n%s", out)
 	}
-	if fi, err := os.Stat(stop); err != nil || fi.Size() > 16<<10 {
+	if fi, err := os.Stat(stop); err != nil || fi.Size() > 3<<10 {
 		t.Errorf("file past its cap: %v %v", fi.Size(), err)
 	}
 	if r, err := record.Open(stop); err != nil || len(r.Notes) > 0 || r.Samples() < 2 {
@@ -136,7 +140,7 @@ func TestMaxSizeStopsOrRotates(t *testing.T) {
 	}
 
 	ring := filepath.Join(dir, "ring.ctxrec")
-	out, err = exec.Command(bin, "record", "-o", ring, "-d", "0.1", "--flush", "300ms", "--max-size", "12KB", "--rotate", "3", "--duration", "3s").CombinedOutput()
+	out, err = exec.Command(bin, "record", "-o", ring, "-p", p, "-d", "0.1", "--flush", "200ms", "--max-size", "1536", "--rotate", "3", "--duration", "3s").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -145,7 +149,7 @@ func TestMaxSizeStopsOrRotates(t *testing.T) {
 	}
 	names, _ := filepath.Glob(ring + "*")
 	if diff := cmp.Diff([]string{ring, ring + ".1", ring + ".2"}, names); diff != "" {
-		t.Errorf("files kept (-want +got):\n%s", diff)
+		t.Errorf("files kept (-want +got):\n%s\n%s", diff, out)
 	}
 	parts := map[int]bool{}
 	for _, n := range names {
@@ -153,6 +157,9 @@ func TestMaxSizeStopsOrRotates(t *testing.T) {
 		if err != nil || len(r.Notes) > 0 {
 			t.Errorf("%s: %v %q", n, err, r.Notes)
 			continue
+		}
+		if fi, _ := os.Stat(n); fi.Size() > 1536 {
+			t.Errorf("%s: %d bytes, past its cap", n, fi.Size())
 		}
 		parts[r.Header.Part] = true
 	}
