@@ -73,8 +73,9 @@ func TestReplayPrintsWhatBatchPrintedLive(t *testing.T) {
 // stops there.
 func TestKilledRecorderLeavesAReplayableFile(t *testing.T) {
 	bin := testutil.Binary(t)
+	pid, _ := testutil.StartPingPong(t)
 	file := filepath.Join(t.TempDir(), "killed.ctxrec")
-	cmd := exec.Command(bin, "record", "-o", file, "-d", "0.1", "--flush", "500ms")
+	cmd := exec.Command(bin, "record", "-o", file, "-p", strconv.Itoa(pid), "-d", "0.1", "--flush", "500ms")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -172,9 +173,11 @@ func TestMaxSizeStopsOrRotates(t *testing.T) {
 // which fails writes as a full disk does.
 func TestFullDiskStopsWithOneLine(t *testing.T) {
 	bin := testutil.Binary(t)
+	pid, _ := testutil.StartPingPong(t)
 	file := filepath.Join(t.TempDir(), "full.ctxrec")
-	// ulimit -f counts 1024-byte blocks.
-	cmd := exec.Command("sh", "-c", `ulimit -f 24 && exec "$0" record -o "$1" -d 0.1 --flush 300ms --duration 60s`, bin, file)
+	// ulimit -f counts 1024-byte blocks; one busy process fills 3 KiB in
+	// a second or two whatever else the host runs.
+	cmd := exec.Command("sh", "-c", `ulimit -f 3 && exec "$0" record -o "$1" -p "$2" -d 0.1 --flush 200ms --duration 60s`, bin, file, strconv.Itoa(pid))
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		t.Fatalf("the recorder exited 0 on a full disk:\n%s", out)
