@@ -127,3 +127,16 @@ func TestReplayShowsItsNote(t *testing.T) {
 		t.Errorf("the note is not on screen:\n%s", got)
 	}
 }
+
+func TestReplayHelpListsTheTimeKeys(t *testing.T) {
+	m, _ := replayRoot(t, 80, 24)
+	m = replayStep(t, m, press("?"))
+	got := tuitest.Render(t, m.Render(), colorprofile.Ascii)
+	tuitest.CheckFits(t, got, 80, 24)
+	tuitest.Golden(t, "80x24", got)
+	for _, want := range []string{"replay", "play/pause", "next spike", "a minute back", "playback speed"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("help lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/tui/table"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
+	"github.com/ctxtop/ctxtop/internal/tui/timectl"
 )
 
 // Source produces one Snapshot per call, with rates since the previous
@@ -114,6 +115,9 @@ func New(o Options, host, kernel string) Model {
 	}
 	m.load = newLoadState(o)
 	m.replay = newReplayState(o)
+	if m.replay != nil {
+		m.help.SetExtra("replay  (↑/↓ still move the selection)", timectl.Keys().HelpList())
+	}
 	if o.Demo {
 		m.demo = newDemoState(o)
 	}

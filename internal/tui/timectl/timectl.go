@@ -57,6 +57,11 @@ func (k KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.PlayPause, k.Back, k.Forward, k.PrevSpike, k.NextSpike, k.MinuteBack, k.MinuteForward, k.Speed}
 }
 
+// HelpList is every binding once, for the help screen.
+func (k KeyMap) HelpList() []key.Binding {
+	return []key.Binding{k.PlayPause, k.Back, k.Forward, k.PrevSpike, k.NextSpike, k.MinuteBack, k.MinuteForward, k.Speed, k.Faster, k.Slower}
+}
+
 // FullHelp lists every binding.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{k.ShortHelp(), {k.Slower, k.Faster}}
