@@ -24,7 +24,7 @@ import (
 // compares the two outputs field by field.
 func TestReplayPrintsWhatBatchPrintedLive(t *testing.T) {
 	bin := testutil.Binary(t)
-	pid, _ := testutil.StartPingPong(t)
+	pid := busySelf(t)
 	file := filepath.Join(t.TempDir(), "live.ctxrec")
 	for _, format := range []string{"json", "text"} {
 		live, err := exec.Command(bin, "-b", "-o", format, "-d", "0.3", "-n", "4", "--record", file).Output()
@@ -73,7 +73,7 @@ func TestReplayPrintsWhatBatchPrintedLive(t *testing.T) {
 // stops there.
 func TestKilledRecorderLeavesAReplayableFile(t *testing.T) {
 	bin := testutil.Binary(t)
-	pid, _ := testutil.StartPingPong(t)
+	pid := busySelf(t)
 	file := filepath.Join(t.TempDir(), "killed.ctxrec")
 	cmd := exec.Command(bin, "record", "-o", file, "-p", strconv.Itoa(pid), "-d", "0.1", "--flush", "500ms")
 	if err := cmd.Start(); err != nil {
@@ -122,7 +122,7 @@ func TestMaxSizeStopsOrRotates(t *testing.T) {
 	bin := testutil.Binary(t)
 	// One busy process, so the file's growth does not depend on what else
 	// the host runs.
-	pid, _ := testutil.StartPingPong(t)
+	pid := busySelf(t)
 	p := strconv.Itoa(pid)
 	dir := t.TempDir()
 	stop := filepath.Join(dir, "cap.ctxrec")
@@ -173,7 +173,7 @@ func TestMaxSizeStopsOrRotates(t *testing.T) {
 // which fails writes as a full disk does.
 func TestFullDiskStopsWithOneLine(t *testing.T) {
 	bin := testutil.Binary(t)
-	pid, _ := testutil.StartPingPong(t)
+	pid := busySelf(t)
 	file := filepath.Join(t.TempDir(), "full.ctxrec")
 	// ulimit -f counts 1024-byte blocks; one busy process fills 3 KiB in
 	// a second or two whatever else the host runs.
@@ -282,4 +282,24 @@ func TestOtherCPUCountIsSaid(t *testing.T) {
 	if n := strings.Count(string(out), "cs/s"); n != 4 {
 		t.Errorf("%d reports from 5 samples, want 4:\n%s", n, out)
 	}
+}
+
+// busySelf makes this test process a workload: a goroutine sleeping a
+// millisecond at a time, so its threads switch ~1,000 times a second until
+// the test ends. Unlike a ping-pong child, it cannot be mistaken for
+// another test's workload by name.
+func busySelf(t *testing.T) int {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() { close(done) })
+	return os.Getpid()
 }
