@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/record/recordtest"
@@ -223,4 +224,28 @@ func FuzzParse(f *testing.F) {
 		}
 		_, _ = p.Seek(r.Samples() / 2)
 	})
+}
+
+// TestHugeTaskCountIsRefused feeds a frame whose packed counters claim
+// 2^40 tasks: an error, not an allocation.
+func TestHugeTaskCountIsRefused(t *testing.T) {
+	var b []byte
+	b = protowire.AppendTag(b, fKeyframe, protowire.VarintType)
+	b = protowire.AppendVarint(b, 1)
+	var c []byte
+	c = protowire.AppendVarint(c, countersPerTask)
+	c = protowire.AppendVarint(c, 1<<40)
+	c = append(c, 0, 0, 0)
+	b = protowire.AppendTag(b, fCounters, protowire.BytesType)
+	b = protowire.AppendBytes(b, c)
+	var d decoder
+	allocs := testing.AllocsPerRun(10, func() {
+		d = decoder{}
+		if err := d.apply(b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("apply: %v, want ErrCorrupt", err)
+		}
+	})
+	if allocs > 10 {
+		t.Errorf("%v allocations for a refused frame", allocs)
+	}
 }
