@@ -303,3 +303,34 @@ func busySelf(t *testing.T) int {
 	t.Cleanup(func() { close(done) })
 	return os.Getpid()
 }
+
+// TestDamagedMiddleIsReported flips a byte in the middle of a recording:
+// replay shows what comes before and says where the damage was.
+func TestDamagedMiddleIsReported(t *testing.T) {
+	bin := testutil.Binary(t)
+	file := filepath.Join(t.TempDir(), "bad.ctxrec")
+	if err := tuitest.ReplayFile(file, 60, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x55
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "replay", "-b", "--top", "1", file)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "damaged data at byte") || !strings.Contains(stderr.String(), "checksum mismatch") {
+		t.Errorf("stderr does not say where the damage is:\n%s", stderr.String())
+	}
+	if n := strings.Count(string(out), "cs/s"); n < 10 || n >= 59 {
+		t.Errorf("%d reports from a file damaged in its middle", n)
+	}
+}
