@@ -25,7 +25,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	ctx, stop := stopOnSignal(ctx, stuckGrace)
 	defer stop()
 
-	mon, err := sampler.NewMonitor(sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot})
+	mon, rec, err := openMonitor(o)
 	if err != nil {
 		return procError(err)
 	}
@@ -45,6 +45,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 			src = withWakeups{mon, col, o.pids}
 		}
 	}
+	defer rec.close()
 
 	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups}
 	if o.output == "json" {
@@ -77,7 +78,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 			return nil
 		}
 		if err != nil {
-			return err
+			return rec.explain(err)
 		}
 		if err := write(&snap); err != nil {
 			return err

@@ -48,6 +48,10 @@ type options struct {
 	output     outputValue
 	noColor    bool
 	wakeups    bool
+	// recordTo keeps the samples behind the reports in a recording;
+	// replayFrom reads samples from one instead of /proc.
+	recordTo   string
+	replayFrom string
 }
 
 func newRootCmd() *cobra.Command {
@@ -78,6 +82,9 @@ terminal, it prints reports like pidstat -w -t.`,
 				fmt.Fprintln(os.Stderr, "ctxtop: stdout is not a terminal; printing batch reports (-b)")
 				o.batch = true
 			}
+			if o.replayFrom != "" {
+				return runReplay(cmd, o.replayFrom, o, replayOptions{})
+			}
 			if o.batch {
 				return runBatch(cmd.Context(), cmd.OutOrStdout(), o)
 			}
@@ -100,7 +107,9 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.VarP(&o.output, "output", "o", "batch output format: text or json")
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the live monitor (NO_COLOR is honoured too)")
 	f.BoolVar(&o.wakeups, "wakeups", false, "batch: add who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF)")
-	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd(), newGenManCmd(), newServeCmd())
+	f.StringVar(&o.recordTo, "record", "", "also write the samples behind the reports to this recording")
+	f.StringVar(&o.replayFrom, "replay", "", "read samples from this recording instead of procfs")
+	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd(), newGenManCmd(), newServeCmd(), newRecordCmd(), newReplayCmd())
 	return root
 }
 
@@ -127,6 +136,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.output == "json" {
 		o.batch = true
+	}
+	if o.recordTo != "" && o.replayFrom != "" {
+		return errors.New("--record and --replay do not go together")
 	}
 	if _, ok := os.LookupEnv("NO_COLOR"); ok {
 		o.noColor = true

@@ -16,11 +16,20 @@ type Monitor struct {
 	opts      model.Options
 	spikes    *model.SpikeDetector
 	waits     *waitSampler
+	// record, when set, gets every raw Sample before rates are computed.
+	record func(*model.Sample) error
 }
 
 // NewMonitor opens the sampler and takes the first sample, so the first Next
 // already has an interval to compute rates over.
 func NewMonitor(cfg Config) (*Monitor, error) {
+	return NewRecordingMonitor(cfg, nil)
+}
+
+// NewRecordingMonitor is NewMonitor that hands every raw Sample, the
+// baseline included, to record: batch mode's --record keeps the very
+// samples its reports come from.
+func NewRecordingMonitor(cfg Config, record func(*model.Sample) error) (*Monitor, error) {
 	s, err := New(cfg)
 	if err != nil {
 		return nil, err
@@ -30,9 +39,14 @@ func NewMonitor(cfg Config) (*Monitor, error) {
 		opts:   model.Options{HotThreshold: cfg.HotThreshold, Partial: len(cfg.PIDs) > 0},
 		spikes: model.NewSpikeDetector(5 * time.Minute),
 		waits:  newWaitSampler(s.rootFD),
+		record: record,
 	}
 	m.prev, m.cur = &m.bufs[0], &m.bufs[1]
 	if err := s.Sample(m.prev); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := m.keep(m.prev); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -47,6 +61,9 @@ func (m *Monitor) Next() (model.Snapshot, error) {
 	// sample that closes it, and a recording replays them.
 	m.cur.Waits = m.waits.collect(m.cur.Waits[:0])
 	if err != nil {
+		return model.Snapshot{}, err
+	}
+	if err := m.keep(m.cur); err != nil {
 		return model.Snapshot{}, err
 	}
 	snap := model.Compute(m.prev, m.cur, m.opts)
@@ -66,4 +83,11 @@ func (m *Monitor) Next() (model.Snapshot, error) {
 func (m *Monitor) Close() error {
 	m.waits.collect(nil)
 	return m.s.Close()
+}
+
+func (m *Monitor) keep(s *model.Sample) error {
+	if m.record == nil {
+		return nil
+	}
+	return m.record(s)
 }

@@ -33,6 +33,8 @@ type Options struct {
 	// Load runs workloads for the load panel and the demo; nil means
 	// ctxtop's own (NewLoader).
 	Load Loader
+	// Replay plays a recording instead of sampling; Source is unused.
+	Replay Replay
 	// FixedBackground skips asking the terminal for its background colour.
 	FixedBackground bool
 	// ProcRoot is the procfs the host facts are read from; "" is /proc.
@@ -49,13 +51,19 @@ type Options struct {
 // The event loop (package eventloop) replaces tea.Program so that an idle
 // monitor wakes once per refresh instead of at the renderer's frame rate.
 func Run(o Options) error {
-	if o.Source == nil {
+	if o.Source == nil && o.Replay == nil {
 		return errors.New("tui: no source")
 	}
 	if o.Load == nil {
 		o.Load = NewLoader()
 	}
-	facts := hostinfo.Read(context.Background(), o.ProcRoot)
+	var facts hostinfo.Facts
+	if o.Replay != nil {
+		// The recording's host, not this one.
+		facts = o.Replay.Facts()
+	} else {
+		facts = hostinfo.Read(context.Background(), o.ProcRoot)
+	}
 	m := New(o, facts.Hostname, facts.Kernel)
 	m.header.SetFacts(facts)
 

@@ -20,6 +20,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/tui/table"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
+	"github.com/ctxtop/ctxtop/internal/tui/timectl"
 	"github.com/ctxtop/ctxtop/internal/tui/wakeups"
 )
 
@@ -86,6 +87,8 @@ type Model struct {
 	samples int
 	load    *loadState
 	demo    *demoState
+	// replay is ctxtop replay's time control; nil when live.
+	replay *replayState
 	// procs is GOMAXPROCS as it was before Run lowered it.
 	procs int
 }
@@ -94,6 +97,10 @@ type Model struct {
 func New(o Options, host, kernel string) Model {
 	th := theme.New(o.NoColor, true)
 	km := keys.New()
+	if o.Replay != nil {
+		f := o.Replay.Facts()
+		host, kernel = f.Hostname, f.Kernel
+	}
 	if o.Interval <= 0 {
 		o.Interval = time.Second
 	}
@@ -111,6 +118,10 @@ func New(o Options, host, kernel string) Model {
 		hist:     newThreadHistory(),
 	}
 	m.load = newLoadState(o)
+	m.replay = newReplayState(o)
+	if m.replay != nil {
+		m.help.SetExtra("replay  (↑/↓ still move the selection)", timectl.Keys().HelpList())
+	}
 	if o.Demo {
 		m.demo = newDemoState(o)
 	}
@@ -121,6 +132,9 @@ func New(o Options, host, kernel string) Model {
 // Init schedules the first sample one interval from now: the source took
 // its baseline when it was made, and a rate over a shorter span is noise.
 func (m Model) Init() tea.Cmd {
+	if m.replay != nil {
+		return m.replayInit()
+	}
 	cmds := []tea.Cmd{m.tick()}
 	if m.demo != nil {
 		cmds = append(cmds, m.demo.init())
@@ -149,6 +163,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case loadMsg, demoMsg:
 		next, cmd := m.handleLoad(msg)
 		return next.(Model).withTracer(cmd)
+	case replayTickMsg, seekedMsg:
+		return m.handleReplay(msg)
 	}
 	return m, nil
 }
@@ -221,7 +237,7 @@ func (m Model) handleResize(w, h int) Model {
 func (m *Model) layout() {
 	m.syncHeader()
 	m.header.SetSize(m.width, m.height)
-	body := max(m.height-m.header.Height()-1-m.panelHeight(), 0)
+	body := max(m.height-m.header.Height()-1-m.panelHeight()-m.replayHeight(), 0)
 	m.table.SetSize(m.width, body)
 	m.detail.SetSize(m.width, body)
 	m.percpu.SetSize(m.width, body)
@@ -257,7 +273,13 @@ func (m *Model) syncHeader() {
 	if f := m.table.Filter(); f != "" && !m.filtering {
 		note = strings.TrimSpace(note + " /" + f)
 	}
-	m.header.SetState(m.interval, m.paused, note)
+	paused := m.paused
+	if m.replay != nil {
+		// The recording's clock is in the header; say it is not now.
+		paused = !m.replay.ctl.Playing()
+		note = strings.TrimSpace(fmt.Sprintf("replay %d× %s", m.replay.ctl.Speed(), note))
+	}
+	m.header.SetState(m.interval, paused, note)
 }
 
 func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
@@ -274,6 +296,11 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	if next, cmd, ok := m.handleWakeupKey(k); ok {
 		return next, cmd
+	}
+	if m.replay != nil {
+		if next, cmd, ok := m.handleReplayKey(k); ok {
+			return next, cmd
+		}
 	}
 	if m.demo != nil {
 		if next, cmd, ok := m.handleDemoKey(k); ok {
@@ -489,6 +516,9 @@ func (m Model) Render() string {
 		return ""
 	}
 	parts := []string{m.header.View()}
+	if r := m.replayView(); r != "" {
+		parts = append(parts, r)
+	}
 	if p := m.panelView(); p != "" {
 		parts = append(parts, p)
 	}
@@ -505,7 +535,7 @@ func (m Model) Render() string {
 	default:
 		body = m.table.View()
 	}
-	bodyH := max(m.height-m.header.Height()-1-m.panelHeight(), 0)
+	bodyH := max(m.height-m.header.Height()-1-m.panelHeight()-m.replayHeight(), 0)
 	if bodyH > 0 {
 		// Pad the body so the footer stays on the last line.
 		lines := strings.Split(body, "\n")

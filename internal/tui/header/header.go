@@ -64,6 +64,16 @@ func (m *Model) SetSnapshot(s *model.Snapshot) {
 	m.in = appendBounded(m.in, s.System.InterruptsPerSec)
 }
 
+// SetHistory replaces the sparkline history, oldest first: a replay that
+// jumps shows what playing up to the new position would have drawn.
+func (m *Model) SetHistory(cs, in []float64) {
+	m.cs = append(m.cs[:0], cs[max(len(cs)-historyLen, 0):]...)
+	m.in = append(m.in[:0], in[max(len(in)-historyLen, 0):]...)
+}
+
+// History is the cs/s sparkline's values, oldest first.
+func (m Model) History() []float64 { return m.cs }
+
 // SetState shows the refresh interval, whether sampling is paused, and a
 // short note (filter, view mode) at the end of the first line.
 func (m *Model) SetState(interval time.Duration, paused bool, note string) {

@@ -17,10 +17,40 @@ type Model struct {
 	th            theme.Theme
 	keys          keys.Map
 	width, height int
+	// extra is a mode's own keys (a replay's time keys), listed first.
+	extraTitle string
+	extra      []key.Binding
 }
 
 // New returns the help screen for km.
 func New(th theme.Theme, km keys.Map) Model { return Model{th: th, keys: km} }
+
+// SetExtra lists a mode's own keys under title, above the others.
+func (m *Model) SetExtra(title string, bindings []key.Binding) {
+	m.extraTitle, m.extra = title, bindings
+}
+
+// extraLines are the extra keys as "key desc" pairs filling each line.
+func (m Model) extraLines() []string {
+	if len(m.extra) == 0 {
+		return nil
+	}
+	lines := []string{m.th.Title.Render(m.extraTitle)}
+	line := ""
+	for _, b := range m.extra {
+		h := b.Help()
+		cell := m.th.Key.Render(h.Key) + " " + h.Desc
+		if line != "" && textutil.Width(line)+2+textutil.Width(cell) > m.width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += "  "
+		}
+		line += cell
+	}
+	return append(lines, line)
+}
 
 // Update has nothing of its own to handle.
 func (m Model) Update(tea.Msg) (Model, tea.Cmd) { return m, nil }
@@ -56,7 +86,8 @@ func (m Model) View() string {
 	cellW := keyW + 1 + descW + 1
 	cols := max((m.width+1)/cellW, 1)
 	rows := (len(all) + cols - 1) / cols
-	lines := []string{m.th.Title.Render("keys") + m.th.Dim.Render("  (any key returns)")}
+	lines := m.extraLines()
+	lines = append(lines, m.th.Title.Render("keys")+m.th.Dim.Render("  (any key returns)"))
 	for r := range rows {
 		var b strings.Builder
 		for c := range cols {

@@ -1,0 +1,309 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/record"
+	"github.com/ctxtop/ctxtop/internal/sampler"
+)
+
+type recordOptions struct {
+	out      string
+	delay    delayValue
+	duration time.Duration
+	maxSize  sizeValue
+	rotate   int
+	pids     pidListValue
+	procRoot string
+	hot      float64
+	info     string
+	flush    time.Duration
+}
+
+func newRecordCmd() *cobra.Command {
+	o := recordOptions{delay: delayValue(time.Second), procRoot: "/proc", hot: 1000, flush: record.DefaultFlushEvery}
+	cmd := &cobra.Command{
+		Use:   "record -o FILE",
+		Short: "Record raw samples to a file, to replay later with ctxtop replay",
+		Long: `record writes the sampler's raw counters to FILE every interval, until
+interrupted, --duration passes or the file reaches --max-size. Only what
+changed is written, so an hour of a busy host fits in a few MB; copy the
+file anywhere and open it with ctxtop replay.
+
+The file is written in checksummed chunks at least every --flush: a
+recorder killed, or stopped by a full disk, leaves a file that replays up
+to its last complete chunk.`,
+		Example: `  ctxtop record -o incident.ctxrec                  until Ctrl-C
+  ctxtop record -o day.ctxrec --duration 24h
+  ctxtop record -o ring.ctxrec --max-size 20MB --rotate 5   a flight recorder
+  ctxtop record --info incident.ctxrec               when it happened, and who`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.info != "" {
+				return printInfo(cmd.OutOrStdout(), o.info)
+			}
+			if o.out == "" {
+				return errors.New("record needs -o FILE (or --info FILE to describe one)")
+			}
+			if o.duration < 0 || o.rotate < 0 || o.maxSize < 0 {
+				return errors.New("--duration, --max-size and --rotate must not be negative")
+			}
+			if o.rotate > 0 && o.maxSize == 0 {
+				return errors.New("--rotate needs --max-size: the size at which to start the next file")
+			}
+			if o.flush < time.Duration(o.delay) {
+				o.flush = time.Duration(o.delay)
+			}
+			if !(o.hot > 0) {
+				return fmt.Errorf("--hot must be a positive rate, got %v", o.hot)
+			}
+			return runRecord(cmd.Context(), cmd.ErrOrStderr(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.SortFlags = false
+	f.StringVarP(&o.out, "output", "o", "", "file to write")
+	f.VarP(&o.delay, "delay", "d", "sampling interval: seconds (0.5) or a duration (500ms)")
+	f.DurationVar(&o.duration, "duration", 0, "stop after this long (default: until interrupted)")
+	f.Var(&o.maxSize, "max-size", "stop (or rotate) before the file passes this size: 20MB, 512KB (powers of 1024)")
+	f.IntVar(&o.rotate, "rotate", 0, "at --max-size keep this many files (FILE, FILE.1, ...), dropping the oldest")
+	f.VarP(&o.pids, "pid", "p", "only these processes, comma-separated PIDs")
+	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
+	f.Float64Var(&o.hot, "hot", 1000, "switches/s at which a thread is hot, kept for the replay")
+	f.DurationVar(&o.flush, "flush", record.DefaultFlushEvery, "write a chunk to the file at least this often: what a crash can lose")
+	f.StringVar(&o.info, "info", "", "describe a recording instead: header, time span, samples, top spikes")
+	return cmd
+}
+
+// recordHeader describes this host and run.
+// The host facts are the ones batch JSON and the monitor's header show.
+func recordHeader(root string, pids []int, interval time.Duration, hot float64) record.Header {
+	f := hostinfo.Read(context.Background(), root)
+	now := time.Now()
+	zone, off := now.Zone()
+	return record.Header{
+		Host: f.Hostname, Kernel: f.Kernel, CtxtopVersion: version, Interval: interval,
+		ProcRoot: root, PIDs: pids, HotThreshold: hot, Start: now, ZoneName: zone, ZoneOffset: off,
+		CPUModel: f.CPUModel, LogicalCPUs: f.CPUs, MemTotal: f.MemTotal, BootTime: f.BootTime,
+	}
+}
+
+// recordedFacts are the host facts a recording kept.
+func recordedFacts(h record.Header) hostinfo.Facts {
+	f := hostinfo.Facts{Hostname: h.Host, Kernel: h.Kernel, CPUModel: h.CPUModel, CPUs: h.LogicalCPUs, MemTotal: h.MemTotal}
+	if !h.BootTime.IsZero() {
+		f.BootTime = h.BootTime
+	}
+	return f
+}
+
+func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	// A file size limit (ulimit -f) must end in an error we can report,
+	// not a signal that kills us mid-chunk.
+	signal.Ignore(syscall.SIGXFSZ)
+
+	s, err := sampler.New(sampler.Config{Root: o.procRoot, PIDs: o.pids})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var smp model.Sample
+	if err := s.Sample(&smp); err != nil {
+		return err
+	}
+	interval := time.Duration(o.delay)
+	h := recordHeader(o.procRoot, o.pids, interval, o.hot)
+	h.CPUs = smp.System.CPUs
+	rec, err := record.Create(record.FileOptions{
+		Path: o.out, Header: h, Rotate: o.rotate,
+		Writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: o.flush},
+	})
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	done := func(why string) error {
+		if err := rec.Close(); err != nil {
+			return diskError(err, rec)
+		}
+		msg := fmt.Sprintf("ctxtop: recorded %d samples to %s (%s) in %s; %s", rec.Samples(), o.out,
+			formatSize(rec.Size()), time.Since(start).Round(time.Second), why)
+		if rec.Rotations > 0 {
+			msg += fmt.Sprintf("; %d rotations, %d files kept", rec.Rotations, min(rec.Rotations+1, o.rotate))
+		}
+		if rec.Dropped > 0 {
+			msg += fmt.Sprintf("; the last %d samples before a cap did not fit", rec.Dropped)
+		}
+		fmt.Fprintln(stderr, msg)
+		return nil
+	}
+	if err := rec.Write(&smp); err != nil {
+		return writeStop(err, rec, o, done)
+	}
+	var deadline <-chan time.Time
+	if o.duration > 0 {
+		t := time.NewTimer(o.duration)
+		defer t.Stop()
+		deadline = t.C
+	}
+	timer := time.NewTimer(interval)
+	defer timer.Stop()
+	for i := 1; ; i++ {
+		select {
+		case <-ctx.Done():
+			return done("stopped by a signal")
+		case <-deadline:
+			return done("stopped after --duration " + o.duration.String())
+		case <-timer.C:
+		}
+		next := start.Add(time.Duration(i+1) * interval)
+		err := s.Sample(&smp)
+		if errors.Is(err, sampler.ErrTargetsGone) {
+			return done("every process given with --pid has exited")
+		}
+		if err != nil {
+			rec.Close()
+			return err
+		}
+		if err := rec.Write(&smp); err != nil {
+			return writeStop(err, rec, o, done)
+		}
+		timer.Reset(max(time.Until(next), 0))
+	}
+}
+
+func writeStop(err error, rec *record.FileRecorder, o recordOptions, done func(string) error) error {
+	if errors.Is(err, record.ErrSizeLimit) {
+		return done("stopped at --max-size " + o.maxSize.String())
+	}
+	return diskError(err, rec)
+}
+
+// diskError is the one line a failed write gets: what failed, and that the
+// file is still good up to the last sample that made it.
+func diskError(err error, rec *record.FileRecorder) error {
+	rec.Close()
+	// Read back what made it: the last chunk may not have.
+	upTo := ""
+	if r, rerr := record.Open(rec.Path()); rerr == nil {
+		if _, last := r.Span(); r.Samples() > 0 {
+			upTo = fmt.Sprintf(" up to %s (%d samples)", last.Format("15:04:05"), r.Samples())
+		}
+		r.Close()
+	}
+	return fmt.Errorf("%v; the file replays%s", err, upTo)
+}
+
+// sizeValue is a byte count: 2097152, 512K, 20MB, 1GiB (powers of 1024).
+type sizeValue int64
+
+func (v *sizeValue) String() string { return formatSize(int64(*v)) }
+func (v *sizeValue) Type() string   { return "size" }
+
+func (v *sizeValue) Set(s string) error {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		}
+		if mult > 1 {
+			t = t[:n-1]
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(f > 0) || f*float64(mult) > 1<<50 {
+		return fmt.Errorf("%q is not a size (20MB, 512KB, 1048576)", s)
+	}
+	*v = sizeValue(f * float64(mult))
+	return nil
+}
+
+func formatSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// monitorRecorder is --record: the live monitor's samples, kept.
+type monitorRecorder struct {
+	rec *record.FileRecorder
+}
+
+// openMonitor is the live monitor, writing its samples to o.recordTo when set.
+func openMonitor(o options) (*sampler.Monitor, *monitorRecorder, error) {
+	cfg := sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot}
+	if o.recordTo == "" {
+		m, err := sampler.NewMonitor(cfg)
+		return m, nil, err
+	}
+	signal.Ignore(syscall.SIGXFSZ)
+	mr := &monitorRecorder{}
+	m, err := sampler.NewRecordingMonitor(cfg, func(s *model.Sample) error {
+		if mr.rec == nil {
+			h := recordHeader(o.procRoot, o.pids, time.Duration(o.delay), o.hot)
+			h.CPUs = s.System.CPUs
+			rec, err := record.Create(record.FileOptions{Path: o.recordTo, Header: h})
+			if err != nil {
+				return err
+			}
+			mr.rec = rec
+		}
+		if err := mr.rec.Write(s); err != nil {
+			return diskError(err, mr.rec)
+		}
+		return nil
+	})
+	if err != nil {
+		if mr.rec != nil {
+			mr.rec.Close()
+		}
+		return nil, nil, err
+	}
+	return m, mr, nil
+}
+
+func (m *monitorRecorder) close() error {
+	if m == nil || m.rec == nil {
+		return nil
+	}
+	return m.rec.Close()
+}
+
+// explain names the recording in a write error.
+func (m *monitorRecorder) explain(err error) error {
+	if m == nil || m.rec == nil {
+		return err
+	}
+	return fmt.Errorf("--record: %w", err)
+}

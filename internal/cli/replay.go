@@ -1,0 +1,311 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/output"
+	"github.com/ctxtop/ctxtop/internal/record"
+	"github.com/ctxtop/ctxtop/internal/tui"
+)
+
+type replayOptions struct {
+	from, to string
+	info     bool
+}
+
+func newReplayCmd() *cobra.Command {
+	o := options{delay: delayValue(time.Second), output: "text"}
+	var ro replayOptions
+	cmd := &cobra.Command{
+		Use:   "replay FILE",
+		Short: "Replay a recording in the live monitor, or as batch reports",
+		Long: `replay opens a file written by ctxtop record (or ctxtop -b --record) in the
+live monitor: every view and key works as live, plus time controls:
+
+  space  play/pause          ←/→  step one sample back/forward
+  [ / ]  previous/next spike  { / }  jump a minute back/forward
+  1-9    playback speed (1 = as recorded, 9 = nine times faster)
+
+↑/↓, j/k, PgUp/PgDn still move the selection in the table.
+
+With -b or -o json it prints the reports batch mode printed live.`,
+		Example: `  ctxtop replay incident.ctxrec
+  ctxtop replay incident.ctxrec --from 10:20 --to 10:25 -b
+  ctxtop replay --info incident.ctxrec`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if ro.info {
+				return printInfo(cmd.OutOrStdout(), args[0])
+			}
+			// --hot defaults to the recording's own threshold, which
+			// validate would reject as unset.
+			recorded := !cmd.Flags().Changed("hot")
+			if recorded {
+				o.hot = model.DefaultHotThreshold
+			}
+			if err := o.validate(cmd); err != nil {
+				return err
+			}
+			if recorded {
+				o.hot = 0
+			}
+			return runReplay(cmd, args[0], o, ro)
+		},
+	}
+	f := cmd.Flags()
+	f.SortFlags = false
+	f.StringVar(&ro.from, "from", "", "start at this time: 15:04, 15:04:05, RFC 3339, or +5m from the start")
+	f.StringVar(&ro.to, "to", "", "stop at this time (same forms as --from)")
+	f.BoolVar(&ro.info, "info", false, "describe the recording: header, time span, samples, top spikes")
+	f.BoolVarP(&o.batch, "batch", "b", false, "print reports instead of opening the monitor")
+	f.VarP(&o.output, "output", "o", "batch output format: text or json")
+	f.IntVarP(&o.iterations, "iterations", "n", 0, "print at most this many reports")
+	f.IntVar(&o.top, "top", 20, "rows per report in text mode (JSON: all rows unless given)")
+	f.BoolVar(&o.processes, "processes", false, "one row per process instead of per thread")
+	f.Float64Var(&o.hot, "hot", 0, "switches/s at which a thread is hot (default: the recording's)")
+	f.BoolVar(&o.noColor, "no-color", false, "no colours in the monitor (NO_COLOR is honoured too)")
+	return cmd
+}
+
+// openPlayer opens a recording and prints what went wrong reading it.
+func openPlayer(path string, hot float64, stderr io.Writer) (*record.Player, error) {
+	r, err := record.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(stderr, "ctxtop: %s: %s\n", path, n)
+	}
+	if n := cpuNote(r.Header); n != "" {
+		fmt.Fprintf(stderr, "ctxtop: %s: %s\n", path, n)
+	}
+	p, err := record.NewPlayer(r, model.Options{HotThreshold: hot})
+	if errors.Is(err, record.ErrEmpty) {
+		return nil, fmt.Errorf("%s: %w (it needs two samples for one rate)", path, err)
+	}
+	return p, err
+}
+
+// cpuNote says when the recording's host differs from this one in a way
+// that matters for reading it.
+func cpuNote(h record.Header) string {
+	if h.CPUs > 0 && h.CPUs != runtime.NumCPU() {
+		return fmt.Sprintf("recorded on %s with %d CPUs (this host has %d): per-CPU figures are the recording's", h.Host, h.CPUs, runtime.NumCPU())
+	}
+	return ""
+}
+
+func runReplay(cmd *cobra.Command, path string, o options, ro replayOptions) error {
+	stderr := cmd.ErrOrStderr()
+	if !o.batch && !isTerminal(os.Stdout) {
+		o.batch = true
+	}
+	p, err := openPlayer(path, o.hot, stderr)
+	if err != nil {
+		return err
+	}
+	if err := applyRange(p, ro); err != nil {
+		return err
+	}
+	if o.batch {
+		return replayBatch(cmd.OutOrStdout(), p, o, recordedFacts(p.Recording().Header))
+	}
+	return runReplayTUI(p, o)
+}
+
+func applyRange(p *record.Player, ro replayOptions) error {
+	if ro.from == "" && ro.to == "" {
+		return nil
+	}
+	first, _ := p.Recording().Span()
+	from, err := parseWhen(ro.from, first)
+	if err != nil {
+		return fmt.Errorf("--from: %w", err)
+	}
+	to, err := parseWhen(ro.to, first)
+	if err != nil {
+		return fmt.Errorf("--to: %w", err)
+	}
+	if !p.SetRange(from, to) {
+		a, b := p.Recording().Span()
+		return fmt.Errorf("no samples between --from and --to; the recording spans %s to %s", a.Format("15:04:05"), b.Format("15:04:05"))
+	}
+	return nil
+}
+
+// parseWhen reads a --from/--to time: a clock time on the recording's
+// first day (the next day if that is before the start), an RFC 3339
+// time, or +DURATION from the first sample.
+func parseWhen(s string, first time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if strings.HasPrefix(s, "+") {
+		d, err := time.ParseDuration(s[1:])
+		if err != nil {
+			return time.Time{}, fmt.Errorf("%q: want +DURATION such as +5m", s)
+		}
+		return first.Add(d), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"15:04:05", "15:04"} {
+		c, err := time.Parse(layout, s)
+		if err != nil {
+			continue
+		}
+		y, mo, d := first.Date()
+		t := time.Date(y, mo, d, c.Hour(), c.Minute(), c.Second(), c.Nanosecond(), first.Location())
+		if t.Add(time.Second).Before(first) {
+			t = t.AddDate(0, 0, 1)
+		}
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q: want 15:04, 15:04:05, an RFC 3339 time or +5m", s)
+}
+
+// replayBatch prints a report per recorded sample, as batch mode did.
+func replayBatch(w io.Writer, p *record.Player, o options, facts hostinfo.Facts) error {
+	oo := output.Options{Top: o.top, Processes: o.processes}
+	if o.output == "json" {
+		oo.Host = &facts
+	}
+	var write func(*model.Snapshot) error
+	if o.output == "json" {
+		write = output.NewJSON(w, oo).Write
+	} else {
+		write = output.NewText(w, oo).Write
+	}
+	for i := 1; o.iterations == 0 || i <= o.iterations; i++ {
+		snap, err := p.Next()
+		if errors.Is(err, record.ErrEnd) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := write(&snap); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// spikeEvent is a run of consecutive samples the model marked as spikes.
+type spikeEvent struct {
+	start, peakAt time.Time
+	samples       int
+	peak          record.Mark
+}
+
+func spikeEvents(marks []record.Mark) []spikeEvent {
+	var ev []spikeEvent
+	open := false
+	for _, m := range marks {
+		if !m.Rate || !m.Spike.Active {
+			open = false
+			continue
+		}
+		if !open {
+			ev = append(ev, spikeEvent{start: m.Time})
+			open = true
+		}
+		e := &ev[len(ev)-1]
+		e.samples++
+		if m.CSPerSec > e.peak.CSPerSec || e.samples == 1 {
+			e.peak, e.peakAt = m, m.Time
+		}
+	}
+	sort.SliceStable(ev, func(i, j int) bool { return ev[i].peak.CSPerSec > ev[j].peak.CSPerSec })
+	return ev
+}
+
+// printInfo answers "when did it happen and who was it" in one screen.
+func printInfo(w io.Writer, path string) error {
+	r, err := record.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	h := r.Header
+	pids := "all"
+	if len(h.PIDs) > 0 {
+		pids = fmt.Sprint(h.PIDs)
+	}
+	fmt.Fprintf(w, "file       %s (%s, format %d, part %d)\n", path, formatSize(r.Size), h.Version, h.Part)
+	fmt.Fprintf(w, "host       %s, kernel %s, %d CPUs\n", h.Host, h.Kernel, h.CPUs)
+	fmt.Fprintf(w, "recorder   ctxtop %s, every %s, procfs %s, processes %s, hot at %s/s\n",
+		h.CtxtopVersion, h.Interval, h.ProcRoot, pids, model.Thousands(h.HotThreshold))
+	first, last := r.Span()
+	if r.Samples() == 0 {
+		fmt.Fprintf(w, "span       no samples\n")
+	} else {
+		fmt.Fprintf(w, "span       %s to %s (%s), %d samples\n", first.Format("2006-01-02 15:04:05 MST"),
+			last.Format("15:04:05"), last.Sub(first).Round(time.Second), r.Samples())
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note       %s\n", n)
+	}
+	if n := cpuNote(h); n != "" {
+		fmt.Fprintf(w, "note       %s\n", n)
+	}
+	p, err := record.NewPlayer(r, model.Options{})
+	if err != nil {
+		return nil
+	}
+	ev := spikeEvents(p.Marks())
+	if len(ev) == 0 {
+		fmt.Fprintln(w, "spikes     none")
+		return nil
+	}
+	fmt.Fprintf(w, "spikes     %d; the largest:\n", len(ev))
+	for i, e := range ev {
+		if i == 5 {
+			break
+		}
+		m := e.peak
+		fmt.Fprintf(w, "  %s  cs/s %s, %d samples from %s (%s)", e.peakAt.Format("15:04:05"), model.Thousands(m.CSPerSec),
+			e.samples, e.start.Format("15:04:05"), m.Spike.Reason)
+		if m.TopComm != "" {
+			fmt.Fprintf(w, "; top: %s %d/%d %s/s", m.TopComm, m.TopPID, m.TopTID, model.Thousands(m.TopPerSec))
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+// replayNote is the first thing the monitor says over a recording: what
+// was lost and whether its host differs, in short.
+func replayNote(r *record.Recording) string {
+	var parts []string
+	if r.Lost > 0 {
+		parts = append(parts, fmt.Sprintf("%d samples lost to damage", r.Lost))
+	}
+	if h := r.Header; h.CPUs > 0 && h.CPUs != runtime.NumCPU() {
+		parts = append(parts, fmt.Sprintf("recorded with %d CPUs, this host has %d", h.CPUs, runtime.NumCPU()))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func runReplayTUI(p *record.Player, o options) error {
+	r := p.Recording()
+	return tui.Run(tui.Options{
+		Replay:       tui.PlayerReplay(p, recordedFacts(r.Header), replayNote(r)),
+		Interval:     r.Header.Interval,
+		HotThreshold: o.hot,
+		NoColor:      o.noColor,
+		Version:      version,
+	})
+}

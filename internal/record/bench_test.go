@@ -1,0 +1,213 @@
+package record
+
+import (
+	"bytes"
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
+	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/record/recordtest"
+	"github.com/ctxtop/ctxtop/internal/sampler"
+)
+
+// hourFile is one hour at 1 s of a made-up host with 1,000 threads of
+// which 50 switch every second, with the default writer settings.
+var hourFile = sync.OnceValue(func() []byte {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(), WriterOptions{})
+	if err != nil {
+		panic(err)
+	}
+	s := recordtest.New(1000, 50, false)
+	for range 3600 {
+		smp := s.Next()
+		if err := w.Write(&smp); err != nil {
+			panic(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+})
+
+// BenchmarkHourSize is the README's size target: one hour at 1 s of 1,000
+// threads, 50 busy, must stay at or under 2 MB.
+func BenchmarkHourSize(b *testing.B) {
+	var data []byte
+	for b.Loop() {
+		data = hourFile()
+	}
+	b.ReportMetric(float64(len(data))/1e6, "MB/hour")
+	b.ReportMetric(float64(len(data))/3600, "bytes/sample")
+}
+
+// rawChunks are a recording's chunks before compression: the input every
+// compressor is compared on. CTXTOP_RECORDING names a real recording;
+// without it, the made-up hour.
+func rawChunks(b *testing.B) (chunks [][]byte, samples int) {
+	data := hourFile()
+	if p := os.Getenv("CTXTOP_RECORDING"); p != "" {
+		var err error
+		if data, err = os.ReadFile(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r, err := Parse(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range r.chunks {
+		raw, err := r.decompress(i)
+		if err != nil {
+			b.Fatal(err)
+		}
+		chunks = append(chunks, bytes.Clone(raw))
+	}
+	return chunks, r.Samples()
+}
+
+// BenchmarkCodecs compresses the same chunks with each candidate: the
+// figures behind the choice of zstd's default level.
+func BenchmarkCodecs(b *testing.B) {
+	chunks, samples := rawChunks(b)
+	zenc := func(l zstd.EncoderLevel) func([]byte, []byte) []byte {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(l), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return func(dst, src []byte) []byte { return e.EncodeAll(src, dst[:0]) }
+	}
+	gz := func(dst, src []byte) []byte {
+		var buf bytes.Buffer
+		w, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
+		w.Write(src)
+		w.Close()
+		return buf.Bytes()
+	}
+	for _, c := range []struct {
+		name string
+		enc  func(dst, src []byte) []byte
+	}{
+		{"none", func(dst, src []byte) []byte { return src }},
+		{"s2", func(dst, src []byte) []byte { return s2.Encode(dst[:0], src) }},
+		{"s2-better", func(dst, src []byte) []byte { return s2.EncodeBetter(dst[:0], src) }},
+		{"gzip", gz},
+		{"zstd-fastest", zenc(zstd.SpeedFastest)},
+		{"zstd-default", zenc(zstd.SpeedDefault)},
+		{"zstd-better", zenc(zstd.SpeedBetterCompression)},
+		{"zstd-best", zenc(zstd.SpeedBestCompression)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var dst []byte
+			total := 0
+			for b.Loop() {
+				total = 0
+				for _, ch := range chunks {
+					dst = c.enc(dst, ch)
+					total += len(dst) + chunkHeaderSize
+				}
+			}
+			b.ReportMetric(float64(total)/float64(samples)*3600/1e6, "MB/hour")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(samples)/1e3, "µs/sample")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// threadCPU is this thread's CPU time; the benchmark runs locked to one.
+func threadCPU() time.Duration {
+	var ru unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_THREAD, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// startThreads runs n threads of which busy wake every millisecond; the
+// rest sleep. It returns a stop function.
+func startThreads(n, busy int) func() {
+	stop := make(chan struct{})
+	var ready sync.WaitGroup
+	for i := range n {
+		ready.Add(1)
+		go func() {
+			runtime.LockOSThread()
+			ready.Done()
+			if i >= busy {
+				<-stop
+				return
+			}
+			ts := unix.Timespec{Nsec: 1e6}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					unix.Nanosleep(&ts, nil)
+				}
+			}
+		}()
+	}
+	ready.Wait()
+	return func() { close(stop) }
+}
+
+// BenchmarkRecorderCost is the recorder's CPU per sample beside the
+// sampler's, on this host plus 1,000 threads of which 50 are busy: the
+// target is at most 20% more than sampling alone. Samples are stamped a
+// second apart, so chunks are cut and compressed as at -d 1s.
+func BenchmarkRecorderCost(b *testing.B) {
+	stop := startThreads(1000, 50)
+	defer stop()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	s, err := sampler.New(sampler.Config{Root: "/proc"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	f, err := os.CreateTemp(b.TempDir(), "cost")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	w, err := NewWriter(f, testHeader(), WriterOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var smp model.Sample
+	base := time.Now()
+	var sampling, recording time.Duration
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		time.Sleep(20 * time.Millisecond) // let the busy threads move
+		t0 := threadCPU()
+		if err := s.Sample(&smp); err != nil {
+			b.Fatal(err)
+		}
+		t1 := threadCPU()
+		smp.Time = base.Add(time.Duration(i) * time.Second)
+		i++
+		if err := w.Write(&smp); err != nil {
+			b.Fatal(err)
+		}
+		t2 := threadCPU()
+		sampling += t1 - t0
+		recording += t2 - t1
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(sampling.Microseconds())/float64(i), "sample-µs/op")
+	b.ReportMetric(float64(recording.Microseconds())/float64(i), "record-µs/op")
+	b.ReportMetric(100*float64(recording)/float64(sampling), "record-%-of-sample")
+	b.ReportMetric(float64(len(smp.Tasks)), "threads")
+}

@@ -1,0 +1,217 @@
+package record
+
+import (
+	"errors"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+)
+
+// ErrEnd: no sample after the current one.
+var ErrEnd = errors.New("end of recording")
+
+// Mark is what the timeline knows of one sample without decoding it again.
+type Mark struct {
+	Time time.Time
+	// Rate is false for the first sample and the first after damage:
+	// they have no interval, so no snapshot.
+	Rate      bool
+	CSPerSec  float64
+	InPerSec  float64
+	Spike     model.Spike
+	TopComm   string
+	TopPID    int
+	TopTID    int
+	TopPerSec float64
+}
+
+// Player replays a Recording through model.Compute and a SpikeDetector,
+// the two steps sampler.Monitor takes live. It is safe for one caller
+// stepping and another seeking: calls are serialised.
+type Player struct {
+	mu    sync.Mutex
+	rec   *Recording
+	opts  model.Options
+	marks []Mark
+	epoch time.Time
+
+	d         decoder
+	at        int
+	slots     [2]model.Sample
+	prev, cur *model.Sample
+	lo, hi    int
+}
+
+// NewPlayer decodes the recording once to mark every sample's rates and
+// spikes, and stands before the first sample. A zero HotThreshold takes
+// the recording's own.
+func NewPlayer(r *Recording, opts model.Options) (*Player, error) {
+	if len(r.frames) < 2 {
+		return nil, ErrEmpty
+	}
+	if !(opts.HotThreshold > 0) {
+		opts.HotThreshold = r.Header.HotThreshold
+	}
+	p := &Player{rec: r, opts: opts, epoch: time.Unix(0, r.frames[0].wall), at: -1, hi: len(r.frames) - 1}
+	p.prev, p.cur = &p.slots[0], &p.slots[1]
+	spikes := model.NewSpikeDetector(5 * time.Minute)
+	p.marks = make([]Mark, len(r.frames))
+	for i := range r.frames {
+		if err := p.step(); err != nil {
+			return nil, err
+		}
+		m := Mark{Time: p.cur.Time}
+		if i > 0 && !r.frames[i].gap {
+			snap := p.compute(i)
+			m.Rate = true
+			m.CSPerSec, m.InPerSec = snap.System.ContextSwitchesPerSec, snap.System.InterruptsPerSec
+			m.Spike = spikes.Observe(p.epoch.Add(time.Duration(r.frames[i].mono)), m.CSPerSec, snap.System.CPUs)
+			if len(snap.Threads) > 0 {
+				t := snap.Threads[0]
+				m.TopComm, m.TopPID, m.TopTID, m.TopPerSec = t.Comm, t.PID, t.TID, t.TotalPerSec()
+			}
+		}
+		p.marks[i] = m
+	}
+	p.at = -1
+	p.d = decoder{}
+	return p, nil
+}
+
+// Recording is the file being played.
+func (p *Player) Recording() *Recording { return p.rec }
+
+// Marks is one entry per sample, in order. The caller must not modify it.
+func (p *Player) Marks() []Mark { return p.marks }
+
+// SetRange limits Next and Seek to samples from..to (inclusive); a zero
+// time leaves that end open. It reports false when no sample with a rate
+// falls inside.
+func (p *Player) SetRange(from, to time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lo, p.hi = 0, len(p.marks)-1
+	if !from.IsZero() {
+		p.lo = sort.Search(len(p.marks), func(i int) bool { return !p.marks[i].Time.Before(from) })
+	}
+	if !to.IsZero() {
+		p.hi = sort.Search(len(p.marks), func(i int) bool { return p.marks[i].Time.After(to) }) - 1
+	}
+	for i := p.lo; i <= p.hi; i++ {
+		if p.marks[i].Rate {
+			return true
+		}
+	}
+	return false
+}
+
+// Range is the first and last sample Next and Seek reach.
+func (p *Player) Range() (lo, hi int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lo, p.hi
+}
+
+// step applies the next frame and makes it the current sample.
+func (p *Player) step() error {
+	b, err := p.rec.frameBytes(p.at + 1)
+	if err != nil {
+		return err
+	}
+	if err := p.d.apply(b); err != nil {
+		return err
+	}
+	p.at++
+	p.prev, p.cur = p.cur, p.prev
+	p.d.sample(p.cur, p.rec.loc)
+	return nil
+}
+
+// compute is the snapshot over the interval ending at sample i (= p.at).
+// Rates use the recorded monotonic clock, as live; the Snapshot's Time is
+// the recorded wall clock, as live.
+func (p *Player) compute(i int) model.Snapshot {
+	a, b := *p.prev, *p.cur
+	a.Time = p.epoch.Add(time.Duration(p.rec.frames[i-1].mono))
+	b.Time = p.epoch.Add(time.Duration(p.rec.frames[i].mono))
+	snap := model.Compute(&a, &b, p.opts)
+	snap.Time = p.cur.Time
+	if p.marks != nil && p.marks[i].Rate {
+		snap.Spike = p.marks[i].Spike
+	}
+	return snap
+}
+
+// Pos is the index of the sample last returned, -1 before the first.
+func (p *Player) Pos() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.at
+}
+
+// Next returns the snapshot of the next sample with a rate, or ErrEnd.
+func (p *Player) Next() (model.Snapshot, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.at < p.lo-1 {
+		return p.seek(p.firstRate(p.lo))
+	}
+	for p.at < p.hi {
+		if err := p.step(); err != nil {
+			return model.Snapshot{}, err
+		}
+		if p.marks[p.at].Rate {
+			return p.compute(p.at), nil
+		}
+	}
+	return model.Snapshot{}, ErrEnd
+}
+
+func (p *Player) firstRate(i int) int {
+	for ; i < p.hi; i++ {
+		if p.marks[i].Rate {
+			return i
+		}
+	}
+	return p.hi
+}
+
+// Seek returns the snapshot of sample i (moved forward to the nearest one
+// with a rate, and into the range), exactly as playing up to it would.
+func (p *Player) Seek(i int) (model.Snapshot, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.seek(i)
+}
+
+func (p *Player) seek(i int) (model.Snapshot, error) {
+	i = max(min(i, p.hi), p.lo)
+	for i < p.hi && !p.marks[i].Rate {
+		i++
+	}
+	for i > p.lo && !p.marks[i].Rate {
+		i--
+	}
+	if !p.marks[i].Rate {
+		return model.Snapshot{}, ErrEmpty
+	}
+	if i != p.at+1 || p.at < 0 {
+		// Start from the last checkpoint at or before i-1.
+		k := sort.Search(len(p.rec.checks), func(j int) bool { return p.rec.checks[j].idx > i-1 }) - 1
+		if k < 0 {
+			return model.Snapshot{}, ErrEmpty
+		}
+		c := &p.rec.checks[k]
+		p.d = decoder{st: c.st.clone(), synced: true}
+		p.at = c.idx
+		p.d.sample(p.cur, p.rec.loc)
+	}
+	for p.at < i {
+		if err := p.step(); err != nil {
+			return model.Snapshot{}, err
+		}
+	}
+	return p.compute(i), nil
+}

@@ -1,0 +1,335 @@
+package record
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
+)
+
+// checkpointEvery is how many frames apart the reader keeps a copy of the
+// decoded state, so a seek decodes at most this many frames.
+const checkpointEvery = 64
+
+// Recording is a parsed recording: its header, where each frame is, and
+// what went wrong reading it. Frames are decoded again on demand.
+type Recording struct {
+	Header Header
+	// Notes say where reading stopped and why, and what was skipped; one
+	// line each, ready to print.
+	Notes []string
+	// Lost is the number of samples a damaged chunk cost, estimated from
+	// the time gap around it.
+	Lost int
+	// Size is the file's length in bytes.
+	Size int64
+
+	data   []byte
+	chunks []chunkRef
+	frames []frameRef
+	checks []checkpoint
+	loc    *time.Location
+	zd     *zstd.Decoder
+
+	cacheChunk int
+	cache      []byte
+}
+
+type chunkRef struct{ off, compLen, rawLen int }
+
+// frameRef locates one decodable frame.
+type frameRef struct {
+	chunk, off, len int
+	// gap: the frame follows damage, so no rate is computed across it.
+	gap        bool
+	wall, mono int64
+}
+
+// checkpoint is the decoder state after frame idx.
+type checkpoint struct {
+	idx int
+	st  state
+}
+
+// Open reads a recording file. The file must be a regular file: a FIFO or
+// device would block the read.
+func Open(path string) (*Recording, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	r, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Parse reads a recording from memory. Damage after a valid header is not
+// an error: what can be read is kept and Notes say what was not. The error
+// is for input that is not a recording at all, or one too new to read.
+func Parse(data []byte) (*Recording, error) {
+	if len(data) == 0 {
+		return nil, fmt.Errorf("%w: the file is empty", ErrNotRecording)
+	}
+	if len(data) < len(magic)+1 || !bytes.Equal(data[:len(magic)], []byte(magic)) {
+		if bytes.HasPrefix([]byte(magic), data) {
+			return nil, fmt.Errorf("%w: the file ends inside its header (%d bytes)", ErrCorrupt, len(data))
+		}
+		return nil, ErrNotRecording
+	}
+	ver := int(data[len(magic)])
+	if ver > FormatVersion {
+		return nil, fmt.Errorf("%w: written with format %d, this ctxtop reads up to %d; replay it with a newer ctxtop", ErrNewerFormat, ver, FormatVersion)
+	}
+	if ver < 1 {
+		return nil, fmt.Errorf("%w: format version %d", ErrCorrupt, ver)
+	}
+	p := len(magic) + 1
+	if len(data) < p+4 {
+		return nil, fmt.Errorf("%w: the file ends inside its header (%d bytes)", ErrCorrupt, len(data))
+	}
+	hl := int(binary.LittleEndian.Uint32(data[p:]))
+	p += 4
+	if hl > maxHeader {
+		return nil, fmt.Errorf("%w: header claims %d bytes", ErrCorrupt, hl)
+	}
+	if len(data) < p+hl+4 {
+		return nil, fmt.Errorf("%w: the file ends inside its header (%d bytes)", ErrCorrupt, len(data))
+	}
+	body := data[p : p+hl]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[p+hl:]) {
+		return nil, fmt.Errorf("%w: header checksum mismatch", ErrCorrupt)
+	}
+	r := &Recording{data: data, Size: int64(len(data)), cacheChunk: -1}
+	if err := r.Header.unmarshal(body); err != nil {
+		return nil, err
+	}
+	r.Header.Version = ver
+	h := &r.Header
+	h.Host, h.Kernel = sanitize.Name(h.Host), sanitize.Name(h.Kernel)
+	h.CtxtopVersion, h.ProcRoot, h.ZoneName = sanitize.Name(h.CtxtopVersion), sanitize.Name(h.ProcRoot), sanitize.Name(h.ZoneName)
+	h.CPUModel = sanitize.Name(h.CPUModel)
+	r.loc = h.Location()
+	zd, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxChunkRaw),
+		zstd.WithDecodeAllCapLimit(true), zstd.WithDecoderLowmem(true))
+	if err != nil {
+		return nil, err
+	}
+	r.zd = zd
+	r.scan(p + hl + 4)
+	return r, nil
+}
+
+// Close releases the decompressor.
+func (r *Recording) Close() { r.zd.Close() }
+
+// Location is the zone the recording's clock is shown in.
+func (r *Recording) Location() *time.Location { return r.loc }
+
+// readChunk parses the chunk header at off; ok is false when the bytes
+// there are not a whole, intact chunk, and why says what is wrong.
+func (r *Recording) readChunk(off int) (c chunkRef, frames int, ok bool, truncated bool, why string) {
+	d := r.data
+	if len(d)-off < chunkHeaderSize {
+		return c, 0, false, true, "the last chunk's header is incomplete"
+	}
+	if !bytes.Equal(d[off:off+4], chunkSync[:]) {
+		return c, 0, false, false, "no chunk marker"
+	}
+	compLen := int(binary.LittleEndian.Uint32(d[off+4:]))
+	rawLen := int(binary.LittleEndian.Uint32(d[off+8:]))
+	frames = int(binary.LittleEndian.Uint32(d[off+12:]))
+	if compLen > maxChunkCompressed || rawLen > maxChunkRaw {
+		return c, 0, false, false, "chunk length out of range"
+	}
+	if len(d)-off-chunkHeaderSize < compLen {
+		return c, 0, false, true, "the last chunk is incomplete"
+	}
+	comp := d[off+chunkHeaderSize : off+chunkHeaderSize+compLen]
+	crc := crc32.Update(crc32.Checksum(d[off+4:off+16], castagnoli), castagnoli, comp)
+	if crc != binary.LittleEndian.Uint32(d[off+16:]) {
+		return c, 0, false, false, "checksum mismatch"
+	}
+	return chunkRef{off: off, compLen: compLen, rawLen: rawLen}, frames, true, false, ""
+}
+
+// nextSync finds the next chunk marker after off, or -1.
+func (r *Recording) nextSync(off int) int {
+	i := bytes.Index(r.data[off:], chunkSync[:])
+	if i < 0 {
+		return -1
+	}
+	return off + i
+}
+
+func (r *Recording) decompress(ci int) ([]byte, error) {
+	if ci == r.cacheChunk {
+		return r.cache, nil
+	}
+	c := r.chunks[ci]
+	comp := r.data[c.off+chunkHeaderSize : c.off+chunkHeaderSize+c.compLen]
+	out, err := r.zd.DecodeAll(comp, make([]byte, 0, c.rawLen))
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != c.rawLen {
+		return nil, fmt.Errorf("chunk holds %d bytes, its header says %d", len(out), c.rawLen)
+	}
+	r.cacheChunk, r.cache = ci, out
+	return out, nil
+}
+
+// scan walks the chunks from off, decodes every frame once to check it,
+// and notes the damage it meets.
+func (r *Recording) scan(off int) {
+	var d decoder
+	var lastGood *frameRef
+	damagedAt := -1 // byte offset of the first damage not yet reported
+	damageWhy := ""
+	skipping := false // waiting for a keyframe after damage
+	report := func(resume *frameRef) {
+		if damagedAt < 0 {
+			return
+		}
+		msg := fmt.Sprintf("damaged data at byte %d (%s)", damagedAt, damageWhy)
+		if resume == nil {
+			r.Notes = append(r.Notes, msg+"; nothing readable after it")
+		} else {
+			lost := 0
+			if lastGood != nil && r.Header.Interval > 0 {
+				lost = max(int((time.Duration(resume.mono-lastGood.mono)+r.Header.Interval/2)/r.Header.Interval)-1, 0)
+			}
+			r.Lost += lost
+			r.Notes = append(r.Notes, fmt.Sprintf("%s; resumed at %s, about %d samples lost", msg,
+				time.Unix(0, resume.wall).In(r.loc).Format("15:04:05"), lost))
+		}
+		damagedAt = -1
+	}
+	damage := func(at int, why string) {
+		if damagedAt < 0 {
+			damagedAt, damageWhy = at, why
+		}
+		skipping = true
+		d.synced = false
+	}
+	for off < len(r.data) {
+		c, _, ok, truncated, why := r.readChunk(off)
+		if !ok {
+			next := r.nextSync(off + 1)
+			if next < 0 {
+				if truncated || damagedAt >= 0 {
+					report(nil)
+					end := "the recording ends here"
+					if lastGood != nil {
+						end = "the recording ends at " + time.Unix(0, lastGood.wall).In(r.loc).Format("15:04:05")
+					}
+					r.Notes = append(r.Notes, fmt.Sprintf("stopped at byte %d of %d: %s, as a recorder killed mid-write or a full disk leaves it; %s",
+						off, len(r.data), why, end))
+				} else {
+					damage(off, why)
+					report(nil)
+				}
+				return
+			}
+			damage(off, why)
+			off = next
+			continue
+		}
+		ci := len(r.chunks)
+		r.chunks = append(r.chunks, c)
+		off = c.off + chunkHeaderSize + c.compLen
+		raw, err := r.decompress(ci)
+		if err != nil {
+			damage(c.off, "cannot decompress: "+err.Error())
+			continue
+		}
+		for p := 0; p < len(raw); {
+			n, m := protowire.ConsumeVarint(raw[p:])
+			if m < 0 || n > uint64(len(raw)-p-m) {
+				damage(c.off, "bad frame length")
+				break
+			}
+			fb := raw[p+m : p+m+int(n)]
+			fr := frameRef{chunk: ci, off: p + m, len: int(n)}
+			p += m + int(n)
+			if skipping && !isKeyframe(fb) {
+				continue
+			}
+			if err := d.apply(fb); err != nil {
+				damage(c.off, err.Error())
+				continue
+			}
+			fr.wall, fr.mono = d.st.wall, d.st.mono
+			if skipping || len(r.frames) == 0 {
+				fr.gap = len(r.frames) > 0
+				report(&fr)
+				skipping = false
+			}
+			if lastGood != nil && !fr.gap && fr.mono <= lastGood.mono {
+				// Time must move forward, or no rate can be computed.
+				damage(c.off, "time went backwards")
+				continue
+			}
+			r.frames = append(r.frames, fr)
+			lastGood = &r.frames[len(r.frames)-1]
+			if (len(r.frames)-1)%checkpointEvery == 0 || fr.gap {
+				r.checks = append(r.checks, checkpoint{idx: len(r.frames) - 1, st: d.st.clone()})
+			}
+		}
+	}
+	if skipping {
+		report(nil)
+	}
+}
+
+func (s *state) clone() state {
+	c := *s
+	c.tasks = append([]model.TaskCounters(nil), s.tasks...)
+	c.last = append([]deltas(nil), s.last...)
+	c.sys.ReschedPerCPU = append([]uint64(nil), s.sys.ReschedPerCPU...)
+	c.sys.InterruptsPerCPU = append([]uint64(nil), s.sys.InterruptsPerCPU...)
+	return c
+}
+
+// Samples is the number of readable samples.
+func (r *Recording) Samples() int { return len(r.frames) }
+
+// Span is the wall-clock time of the first and last readable samples.
+func (r *Recording) Span() (first, last time.Time) {
+	if len(r.frames) == 0 {
+		return
+	}
+	return time.Unix(0, r.frames[0].wall).In(r.loc), time.Unix(0, r.frames[len(r.frames)-1].wall).In(r.loc)
+}
+
+// frameBytes returns frame i's encoded bytes.
+func (r *Recording) frameBytes(i int) ([]byte, error) {
+	f := r.frames[i]
+	raw, err := r.decompress(f.chunk)
+	if err != nil {
+		return nil, err
+	}
+	return raw[f.off : f.off+f.len], nil
+}

@@ -1,0 +1,117 @@
+// Package recordtest makes recordings of a made-up host for tests and
+// benchmarks: the size of a busy hour, a storm to find, every kind of task
+// change.
+package recordtest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+)
+
+// Synth makes a run of samples like a host with threads tasks of which busy
+// switch every interval; the rest never run. Some tasks come and go, one is
+// renamed and one TID is reused, so every kind of frame record occurs.
+type Synth struct {
+	rng   *rand.Rand
+	t     time.Time
+	busy  int
+	tasks []model.TaskCounters
+	sys   model.SystemCounters
+	self  model.SelfCounters
+	n     int
+	churn bool
+	// StormFrom and StormTo are the samples (counting from 1) during
+	// which system-wide switches jump by 5,000,000 a second: a spike.
+	StormFrom, StormTo int
+}
+
+// New is a host with threads tasks of which busy switch every second;
+// churn adds exits, starts, renames and a reused TID.
+func New(threads, busy int, churn bool) *Synth {
+	s := &Synth{rng: rand.New(rand.NewPCG(1, 2)), t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), busy: busy, churn: churn}
+	for i := range threads {
+		pid := 1000 + i/20*20
+		s.tasks = append(s.tasks, model.TaskCounters{
+			PID: pid, TID: 1000 + i, Comm: fmt.Sprintf("worker-%d", i%20), ProcessComm: fmt.Sprintf("svc-%d", pid),
+			StartTime: uint64(5000 + i), VoluntarySwitches: uint64(s.rng.IntN(1e6)), InvoluntarySwitches: uint64(s.rng.IntN(1e4)),
+			RunNs: uint64(s.rng.Int64N(1e12)), WaitNs: uint64(s.rng.Int64N(1e10)), Timeslices: uint64(s.rng.IntN(1e6)),
+			CPUsAllowed: "0-1", State: 'S', LastCPU: i % 2,
+		})
+	}
+	s.sys = model.SystemCounters{ContextSwitches: 1e9, Interrupts: 5e8, CPUs: 2, ReschedIPIs: 1e7,
+		ReschedPerCPU: []uint64{5e6, 5e6}, InterruptsPerCPU: []uint64{2e8, 3e8}, HasPSI: true, LoadAvg: [3]float64{0.5, 0.4, 0.3}}
+	return s
+}
+
+// Next advances one interval and returns a copy the caller may keep.
+func (s *Synth) Next() model.Sample {
+	s.n++
+	// Sampling is never exactly on time.
+	s.t = s.t.Add(time.Second + time.Duration(s.rng.IntN(3e6)))
+	stride := max(len(s.tasks)/max(s.busy, 1), 1)
+	for i := 0; i < len(s.tasks) && i/stride < s.busy; i += stride {
+		t := &s.tasks[i]
+		v := uint64(200 + s.rng.IntN(20000))
+		t.VoluntarySwitches += v
+		t.InvoluntarySwitches += uint64(s.rng.IntN(50))
+		t.RunNs += uint64(s.rng.Int64N(2e8))
+		t.WaitNs += uint64(s.rng.Int64N(5e6))
+		t.Timeslices += v
+		t.LastCPU = s.rng.IntN(2)
+		if s.rng.IntN(3) == 0 {
+			t.State = 'R'
+		} else {
+			t.State = 'S'
+		}
+	}
+	if s.churn {
+		switch s.n % 7 {
+		case 3: // a thread exits
+			i := 1 + s.rng.IntN(len(s.tasks)-1)
+			s.tasks = append(s.tasks[:i], s.tasks[i+1:]...)
+		case 5: // a thread starts at the end
+			last := s.tasks[len(s.tasks)-1]
+			s.tasks = append(s.tasks, model.TaskCounters{PID: last.PID, TID: last.TID + 1, Comm: "new", ProcessComm: last.ProcessComm,
+				StartTime: uint64(9000 + s.n), CPUsAllowed: "0", State: 'R'})
+		case 6: // a rename, an affinity change and a reused TID
+			s.tasks[0].Comm = fmt.Sprintf("renamed-%d", s.n)
+			s.tasks[1].CPUsAllowed = "1"
+			s.tasks[2].StartTime += 100
+			s.tasks[2].VoluntarySwitches = 3
+		}
+	}
+	d := uint64(500 + s.rng.IntN(3000))
+	if s.n >= s.StormFrom && s.n < s.StormTo {
+		d += 5_000_000
+	}
+	s.sys.ContextSwitches += d
+	s.sys.Interrupts += d / 3
+	s.sys.ReschedIPIs += d / 10
+	s.sys.ReschedPerCPU[s.n%2] += d / 10
+	s.sys.InterruptsPerCPU[0] += d / 6
+	s.sys.InterruptsPerCPU[1] += d / 6
+	s.sys.ProcsRunning = uint64(1 + s.rng.IntN(4))
+	s.sys.PSICPUSomeAvg10 = float64(s.rng.IntN(1000)) / 100
+	if s.n%5 == 0 {
+		s.sys.LoadAvg[0] += 0.01
+	}
+	s.self.CPUTime += time.Duration(s.rng.IntN(2e6))
+	s.self.VoluntarySwitches += 4
+	out := model.Sample{Time: s.t, System: s.sys, Tasks: append([]model.TaskCounters(nil), s.tasks...), Self: s.self}
+	out.System.ReschedPerCPU = append([]uint64(nil), s.sys.ReschedPerCPU...)
+	out.System.InterruptsPerCPU = append([]uint64(nil), s.sys.InterruptsPerCPU...)
+	return out
+}
+
+// Run is n samples of a New host.
+func Run(threads, busy, n int, churn bool) []model.Sample {
+	s := New(threads, busy, churn)
+	out := make([]model.Sample, n)
+	for i := range out {
+		out[i] = s.Next()
+	}
+	return out
+}

@@ -1,0 +1,187 @@
+package record
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+)
+
+// ErrSizeLimit means the next chunk would take the file past MaxSize; it
+// was not written.
+var ErrSizeLimit = errors.New("recording reached its size limit")
+
+// Defaults for WriterOptions.
+const (
+	// DefaultFlushEvery bounds what a crash can lose: at most this much
+	// recorded time is held in memory before it is on disk.
+	DefaultFlushEvery = 5 * time.Second
+	// DefaultKeyframeEvery bounds what a damaged chunk costs: a reader
+	// resumes at the next keyframe.
+	DefaultKeyframeEvery = 10 * time.Minute
+	// maxPendingRaw flushes a chunk early on a busy host.
+	maxPendingRaw = 1 << 20
+)
+
+// WriterOptions tune a Writer; zero values take the defaults.
+type WriterOptions struct {
+	FlushEvery    time.Duration
+	KeyframeEvery time.Duration
+	// Level is the zstd level; zero is zstd.SpeedDefault.
+	Level zstd.EncoderLevel
+	// MaxSize, when positive, is the most bytes the file may hold.
+	MaxSize int64
+}
+
+// Writer writes a recording. It is not safe for concurrent use.
+type Writer struct {
+	w    io.Writer
+	opts WriterOptions
+	enc  encoder
+	z    *zstd.Encoder
+
+	raw    []byte
+	frames int
+	out    []byte
+	size   int64
+	// lastLen is the size of the last chunk that did not start with a
+	// keyframe: the usual size, which NearFull projects from.
+	lastLen  int
+	chunkKey bool
+
+	first              time.Time
+	started            bool
+	lastFlush, lastKey time.Duration
+	keyPending         bool
+	err                error
+}
+
+// NewWriter writes the file's preamble and header to w.
+func NewWriter(w io.Writer, h Header, o WriterOptions) (*Writer, error) {
+	if o.FlushEvery <= 0 {
+		o.FlushEvery = DefaultFlushEvery
+	}
+	if o.KeyframeEvery <= 0 {
+		o.KeyframeEvery = DefaultKeyframeEvery
+	}
+	if o.Level == 0 {
+		o.Level = zstd.SpeedDefault
+	}
+	// One goroutine, no background workers: the recorder must not add
+	// context switches of its own.
+	z, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(o.Level), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
+	if err != nil {
+		return nil, err
+	}
+	h.Version = FormatVersion
+	body := h.marshal()
+	b := append([]byte(magic), FormatVersion)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(body)))
+	b = append(b, body...)
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(body, castagnoli))
+	wr := &Writer{w: w, opts: o, z: z}
+	if o.MaxSize > 0 && int64(len(b)) > o.MaxSize {
+		return nil, ErrSizeLimit
+	}
+	if _, err := w.Write(b); err != nil {
+		return nil, err
+	}
+	wr.size = int64(len(b))
+	return wr, nil
+}
+
+// Size is the bytes written so far.
+func (w *Writer) Size() int64 { return w.size }
+
+// NearFull says the next chunk, if like the last, would not fit MaxSize:
+// the moment to rotate before any sample is dropped.
+func (w *Writer) NearFull() bool {
+	return w.opts.MaxSize > 0 && w.size+2*int64(w.lastLen)+int64(chunkHeaderSize) > w.opts.MaxSize
+}
+
+// Write adds one sample. Samples must come in time order from one
+// sampler. The first error is sticky.
+func (w *Writer) Write(s *model.Sample) error {
+	if w.err != nil {
+		return w.err
+	}
+	if !w.started {
+		w.first, w.started = s.Time, true
+		w.keyPending = true
+	}
+	// Time on the monotonic clock since the first sample: the live
+	// monitor computes rates from it, so the replay must too.
+	mono := s.Time.Sub(w.first)
+	key := w.keyPending || mono-w.lastKey >= w.opts.KeyframeEvery
+	if key && w.frames > 0 {
+		// A keyframe starts a chunk, where a reader resynchronises.
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	if key {
+		w.lastKey, w.keyPending = mono, false
+		w.chunkKey = true
+	}
+	var err error
+	w.raw, err = w.enc.appendFrame(w.raw, s, int64(mono), key)
+	if err != nil {
+		return err
+	}
+	w.frames++
+	if mono-w.lastFlush >= w.opts.FlushEvery || len(w.raw) >= maxPendingRaw {
+		w.lastFlush = mono
+		return w.Flush()
+	}
+	return nil
+}
+
+// Flush writes the pending frames as one chunk.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.frames == 0 {
+		return nil
+	}
+	comp := w.z.EncodeAll(w.raw, w.out[:0])
+	w.out = comp
+	b := make([]byte, 0, chunkHeaderSize)
+	b = append(b, chunkSync[:]...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(comp)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(w.raw)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(w.frames))
+	crc := crc32.Update(crc32.Checksum(b[4:16], castagnoli), castagnoli, comp)
+	b = binary.LittleEndian.AppendUint32(b, crc)
+	n := int64(len(b) + len(comp))
+	if w.opts.MaxSize > 0 && w.size+n > w.opts.MaxSize {
+		w.err = ErrSizeLimit
+		return w.err
+	}
+	// One write call per chunk: a crash leaves a whole chunk or a short
+	// tail the reader recognises.
+	chunk := append(b, comp...)
+	m, err := w.w.Write(chunk)
+	w.size += int64(m)
+	if err != nil {
+		w.err = err
+		return err
+	}
+	if !w.chunkKey {
+		w.lastLen = len(chunk)
+	}
+	w.raw, w.frames, w.chunkKey = w.raw[:0], 0, false
+	return nil
+}
+
+// Close flushes what is pending. It does not close the underlying writer.
+func (w *Writer) Close() error {
+	err := w.Flush()
+	w.z.Close()
+	return err
+}

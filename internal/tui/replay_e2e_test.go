@@ -1,0 +1,63 @@
+package tui_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxtop/ctxtop/internal/testutil"
+	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
+)
+
+// TestReplayInTmux opens a recording with a storm at 10:01:40 and drives
+// the time keys as a person would.
+func TestReplayInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed; this end-to-end test drives the real terminal UI through it")
+	}
+	bin := testutil.Binary(t)
+	file := filepath.Join(t.TempDir(), "storm.ctxrec")
+	if err := tuitest.ReplayFile(file, 180, 100, 106); err != nil {
+		t.Fatal(err)
+	}
+	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-replay-e2e-%d", os.Getpid())}
+	x.run("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", "sh")
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
+	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	x.run("send-keys", "-t", "e2e", "clear; "+bin+" replay "+file+"; echo EXITED $?", "Enter")
+
+	// It plays from the start, with the recording's host and clock.
+	p := x.waitFor("the first samples", contains("replay-host", "10:00:0", "replay 1×", "▶ 1×", "/180"))
+	checkFits(t, p, 80, 24)
+
+	x.run("send-keys", "-t", "e2e", "Space")
+	x.waitFor("pause", contains("PAUSED", "⏸"))
+	x.run("send-keys", "-t", "e2e", "]")
+	p = x.waitFor("the spike", contains("10:01:40", "SPIKE", "100/180"))
+	checkFits(t, p, 80, 24)
+	x.run("send-keys", "-t", "e2e", "Left")
+	x.waitFor("one sample back", contains("10:01:39", "99/180"))
+	x.run("send-keys", "-t", "e2e", "Right", "Right")
+	x.waitFor("two samples forward", contains("10:01:41", "101/180"))
+	x.run("send-keys", "-t", "e2e", "{")
+	x.waitFor("a minute back", contains("10:00:4", "/180"))
+	x.run("send-keys", "-t", "e2e", "}")
+	x.waitFor("a minute forward", contains("10:01:4"))
+	x.run("send-keys", "-t", "e2e", "[")
+	x.waitFor("back to the spike", contains("10:01:40", "100/180"))
+
+	// The table's keys still work in a replay.
+	x.run("send-keys", "-t", "e2e", "H")
+	x.waitFor("the process view", contains("THR", "processes"))
+	x.run("send-keys", "-t", "e2e", "H")
+
+	x.run("send-keys", "-t", "e2e", "9", "Space")
+	x.waitFor("playing at 9×", contains("▶ 9×", "replay 9×"))
+	x.waitFor("playback to move on", func(p string) bool { return !strings.Contains(p, "100/180") })
+
+	x.run("send-keys", "-t", "e2e", "q")
+	x.waitFor("ctxtop to exit", contains("EXITED 0"))
+}

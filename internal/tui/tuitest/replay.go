@@ -1,0 +1,45 @@
+package tuitest
+
+import (
+	"os"
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/record"
+	"github.com/ctxtop/ctxtop/internal/record/recordtest"
+)
+
+// ReplayFile writes a recording of n samples at 1 s of a host of 40 threads, 5
+// busy, with a storm from sample stormFrom to stormTo, to path.
+func ReplayFile(path string, n, stormFrom, stormTo int) error {
+	return ReplayFileFrom(path, n, stormFrom, stormTo, 2)
+}
+
+// ReplayFileFrom is ReplayFile with the recording's header claiming a host
+// of cpus CPUs.
+func ReplayFileFrom(path string, n, stormFrom, stormTo, cpus int) error {
+	s := recordtest.New(40, 5, true)
+	s.StormFrom, s.StormTo = stormFrom, stormTo
+	h := record.Header{Host: "replay-host", Kernel: "6.1.0-test", CPUs: cpus, CtxtopVersion: "test", Interval: time.Second,
+		ProcRoot: "/proc", HotThreshold: 1000, Start: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), ZoneName: "UTC"}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w, err := record.NewWriter(f, h, record.WriterOptions{})
+	if err != nil {
+		f.Close()
+		return err
+	}
+	for range n {
+		smp := s.Next()
+		if err := w.Write(&smp); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
