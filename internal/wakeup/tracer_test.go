@@ -98,7 +98,14 @@ func runLoad(t *testing.T, args ...string) (loadResult, map[string]int) {
 	}
 	pids := []int{cmd.Process.Pid}
 	time.Sleep(300 * time.Millisecond)
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid)); err == nil {
+	// The workload runs in a child process, forked from whichever of
+	// ctxtop's threads started it: look at every thread's children.
+	kids, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", cmd.Process.Pid))
+	for _, k := range kids {
+		b, err := os.ReadFile(k)
+		if err != nil {
+			continue
+		}
 		for _, f := range strings.Fields(string(b)) {
 			if p, err := strconv.Atoi(f); err == nil {
 				pids = append(pids, p)
