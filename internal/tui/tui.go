@@ -619,8 +619,9 @@ func shortDesc(d string) string {
 	return d
 }
 
-// selfText is ctxtop's own cost. A load run inside ctxtop makes switches
-// by design; they are taken out so the figure stays the monitor's noise.
+// selfText is ctxtop's own cost. A load normally runs in a workload process
+// of its own, so the figure is the monitor's noise alone; a loader whose
+// threads live in this process has them taken out, and says so.
 func (m Model) selfText() string {
 	if m.snap == nil {
 		return ""
@@ -628,11 +629,7 @@ func (m Model) selfText() string {
 	cpu, cs := m.snap.Self.CPUPercent, m.snap.Self.SwitchesPerSec
 	label := "self"
 	if m.load.running() {
-		if p := m.load.progress; len(p.TIDs) == 0 && p.ChildPID == 0 {
-			// Goroutines have no threads of their own to take out.
-			label = "self incl. load"
-		} else {
-			lc, ls := m.load.ownRates(m.snap)
+		if lc, ls := m.load.ownRates(m.snap); lc > 0 || ls > 0 {
 			cpu, cs = max(cpu-lc, 0), max(cs-ls, 0)
 			label = "self excl. load"
 		}
