@@ -1,7 +1,6 @@
 package testutil
 
 import (
-	"bufio"
 	"fmt"
 	"os/exec"
 	"testing"
@@ -13,23 +12,8 @@ import (
 func StartPingPong(t testing.TB) (pid int, tids []int) {
 	t.Helper()
 	cmd := exec.Command(Tool(t, "./internal/testutil/pingpong"))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	out := StartWorkload(t, cmd)
+	line, err := out.ReadString('\n')
 	if err != nil {
 		t.Fatalf("ping-pong workload: %v", err)
 	}
