@@ -21,6 +21,11 @@ type state struct {
 	unreadable int
 	self       model.SelfCounters
 	tasks      []model.TaskCounters
+	// cgroups is sorted by Path, as in model.Sample.
+	cgroups []model.CgroupCounters
+	// waits are the current frame's alone: looks belong to one interval,
+	// so a frame without any has none.
+	waits []model.WaitTally
 	// last holds, for each task, how much its voluntary, involuntary,
 	// run and wait counters moved in the frame before: the prediction the
 	// packed counters are written against. Zero for a task new or idle.
@@ -30,9 +35,9 @@ type state struct {
 type deltas [4]uint64
 
 func (s *state) reset() {
-	tasks, last := s.tasks[:0], s.last[:0]
+	tasks, last, cgs := s.tasks[:0], s.last[:0], s.cgroups[:0]
 	rpc, ipc := s.sys.ReschedPerCPU[:0], s.sys.InterruptsPerCPU[:0]
-	*s = state{tasks: tasks, last: last}
+	*s = state{tasks: tasks, last: last, cgroups: cgs}
 	s.sys.ReschedPerCPU, s.sys.InterruptsPerCPU = rpc, ipc
 }
 
@@ -47,6 +52,9 @@ const (
 	fTask       = 7
 	fGone       = 8
 	fCounters   = 9
+	fCgroup     = 10
+	fCgroupGone = 11
+	fWait       = 12
 )
 
 // countersPerTask is how many varints each task takes in the packed
@@ -72,6 +80,8 @@ const (
 	sLoad1        = 11
 	sLoad5        = 12
 	sLoad15       = 13
+	sPSITotal     = 14
+	sHasPSITotal  = 15
 	selfCPU       = 1
 	selfVoluntary = 2
 	selfInvol     = 3
@@ -93,7 +103,49 @@ const (
 	tSlices   = 12
 	tState    = 13
 	tLastCPU  = 14
+	tCgroup   = 15
 )
+
+// Cgroup field numbers.
+const (
+	cPath          = 1
+	cHasThrottling = 2
+	cPeriods       = 3
+	cThrottled     = 4
+	cThrottledNs   = 5
+	cLimit         = 6
+)
+
+// Wait field numbers; a reason is a message of its own.
+const (
+	wPID     = 1
+	wTID     = 2
+	wLooks   = 3
+	wReason  = 4
+	wWchan   = 5
+	wSyscall = 6
+	rWord    = 1
+	rN       = 2
+)
+
+// Bounds on what a reader keeps of the cgroup and wait fields: a cgroup
+// path is at most PATH_MAX, a kernel symbol far less; a frame's waits are
+// the few hottest threads', each with a handful of reasons.
+const (
+	maxString  = 4096
+	maxCgroups = 1 << 16
+	maxWaits   = 1 << 12
+	maxReasons = 64
+)
+
+// readString is a string from a file: cut to maxString bytes, then made
+// safe to print.
+func readString(b []byte) string {
+	if len(b) > maxString {
+		b = b[:maxString]
+	}
+	return sanitize.Name(string(b))
+}
 
 func appendZ(b []byte, n protowire.Number, v int64) []byte {
 	if v == 0 {
@@ -139,6 +191,8 @@ type encoder struct {
 	gone      []byte
 	sys, self []byte
 	counters  []byte
+	cgroup    []byte
+	wait      []byte
 	cols      [countersPerTask][]uint64
 	nextLast  []deltas
 }
@@ -149,6 +203,11 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 	for i := 1; i < len(s.Tasks); i++ {
 		if !taskLess(&s.Tasks[i-1], &s.Tasks[i]) {
 			return dst, fmt.Errorf("record: tasks not sorted by PID, TID at %d/%d", s.Tasks[i].PID, s.Tasks[i].TID)
+		}
+	}
+	for i := 1; i < len(s.Cgroups); i++ {
+		if s.Cgroups[i-1].Path >= s.Cgroups[i].Path {
+			return dst, fmt.Errorf("record: cgroups not sorted by path at %q", s.Cgroups[i].Path)
 		}
 	}
 	if key {
@@ -211,7 +270,7 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 				c.RunNs - p.RunNs, c.WaitNs - p.WaitNs}
 		}
 		last = append(last, d)
-		if p != nil && p.StartTime == c.StartTime && p.Comm == c.Comm && p.ProcessComm == c.ProcessComm && p.CPUsAllowed == c.CPUsAllowed {
+		if p != nil && p.StartTime == c.StartTime && p.Comm == c.Comm && p.ProcessComm == c.ProcessComm && p.CPUsAllowed == c.CPUsAllowed && p.Cgroup == c.Cgroup {
 			// The common case, a known task that ran: its counters only.
 			if *p != *c {
 				e.addCounters(p, c, pi-lastIdx-1, &st.last[pi], &d)
@@ -248,6 +307,8 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 		e.counters = counters
 	}
 	e.gone = gone
+	b = e.appendCgroups(b, s.Cgroups)
+	b = e.appendWaits(b, s.Waits)
 	st.tasks = append(st.tasks[:0], cur...)
 	e.nextLast, st.last = st.last, last
 	e.scratch = b
@@ -274,6 +335,11 @@ func (e *encoder) encodeSystem(c *model.SystemCounters) []byte {
 	b = appendF64(b, sLoad1, p.LoadAvg[0], c.LoadAvg[0])
 	b = appendF64(b, sLoad5, p.LoadAvg[1], c.LoadAvg[1])
 	b = appendF64(b, sLoad15, p.LoadAvg[2], c.LoadAvg[2])
+	b = appendDelta(b, sPSITotal, p.PSICPUSomeTotalUs, c.PSICPUSomeTotalUs)
+	if p.HasPSITotal != c.HasPSITotal {
+		b = protowire.AppendTag(b, sHasPSITotal, protowire.VarintType)
+		b = protowire.AppendVarint(b, protowire.EncodeBool(c.HasPSITotal))
+	}
 	rpc, ipc := p.ReschedPerCPU, p.InterruptsPerCPU
 	*p = *c
 	p.ReschedPerCPU = append(rpc[:0], c.ReschedPerCPU...)
@@ -362,6 +428,11 @@ func (e *encoder) encodeTask(p, c *model.TaskCounters, lastPID int) []byte {
 	if reset || p.CPUsAllowed != c.CPUsAllowed {
 		b = appendStr(b, tCPUs, c.CPUsAllowed)
 	}
+	// The cgroup is identity too: written when first seen (unless none is
+	// known) and when the task moves.
+	if p.Cgroup != c.Cgroup {
+		b = appendStr(b, tCgroup, c.Cgroup)
+	}
 	b = appendDelta(b, tVol, p.VoluntarySwitches, c.VoluntarySwitches)
 	b = appendDelta(b, tInvol, p.InvoluntarySwitches, c.InvoluntarySwitches)
 	b = appendDelta(b, tRun, p.RunNs, c.RunNs)
@@ -381,18 +452,19 @@ type decoder struct {
 	next     []model.TaskCounters
 	nextLast []deltas
 	recs     []taskRec
+	cgRecs   []cgroupRec
 	// synced is false until a keyframe: before one, deltas have no base.
 	synced bool
 }
 
 type taskRec struct {
-	pid, tid, idx            int
-	reset                    bool
-	start                    uint64
-	comm, pcomm, cpus        string
-	hasComm, hasPComm, hasCP bool
-	dv, di, dr, dw, ds       uint64
-	dState, dLast            int64
+	pid, tid, idx                   int
+	reset                           bool
+	start                           uint64
+	comm, pcomm, cpus, cg           string
+	hasComm, hasPComm, hasCP, hasCg bool
+	dv, di, dr, dw, ds              uint64
+	dState, dLast                   int64
 }
 
 func corrupt(what string, args ...any) error {
@@ -457,7 +529,11 @@ func (d *decoder) apply(b []byte) error {
 	}
 	st := &d.st
 	d.recs = d.recs[:0]
+	d.cgRecs = d.cgRecs[:0]
+	// A new slice each frame: a sample handed out keeps its waits.
+	st.waits = nil
 	var gone []byte
+	lastWaitPID := 0
 	lastPID := 0
 	for len(b) > 0 {
 		f, n, err := nextField(b)
@@ -496,7 +572,34 @@ func (d *decoder) apply(b []byte) error {
 			if err := d.parseCounters(f.b); err != nil {
 				return err
 			}
+		case f.num == fCgroup && f.typ == protowire.BytesType:
+			r, err := parseCgroup(f.b)
+			if err != nil {
+				return err
+			}
+			if len(d.cgRecs) >= maxCgroups {
+				return corrupt("more than %d cgroups in one frame", maxCgroups)
+			}
+			d.cgRecs = append(d.cgRecs, r)
+		case f.num == fCgroupGone && f.typ == protowire.BytesType:
+			if len(d.cgRecs) >= maxCgroups {
+				return corrupt("more than %d cgroups in one frame", maxCgroups)
+			}
+			d.cgRecs = append(d.cgRecs, cgroupRec{gone: true, path: readString(f.b)})
+		case f.num == fWait && f.typ == protowire.BytesType:
+			w, err := parseWait(f.b, lastWaitPID)
+			if err != nil {
+				return err
+			}
+			if len(st.waits) >= maxWaits {
+				return corrupt("more than %d threads with wait looks in one frame", maxWaits)
+			}
+			st.waits = append(st.waits, w)
+			lastWaitPID = w.PID
 		}
+	}
+	if err := d.applyCgroups(d.cgRecs); err != nil {
+		return err
 	}
 	// Task records and packed counters are each sorted; together, sort.
 	slices.SortFunc(d.recs, func(a, b taskRec) int {
@@ -592,6 +695,8 @@ func parseTask(b []byte, lastPID int) (taskRec, error) {
 				r.pcomm, r.hasPComm = s, true
 			case tCPUs:
 				r.cpus, r.hasCP = s, true
+			case tCgroup:
+				r.cg, r.hasCg = readString(f.b), true
 			}
 			continue
 		}
@@ -659,6 +764,10 @@ func (d *decoder) applySystem(b []byte) error {
 				s.ReschedIPIs += uint64(z)
 			case sHasPSI:
 				s.HasPSI = f.v == 1
+			case sPSITotal:
+				s.PSICPUSomeTotalUs += uint64(z)
+			case sHasPSITotal:
+				s.HasPSITotal = f.v == 1
 			}
 		case protowire.Fixed64Type:
 			v := math.Float64frombits(f.v)
@@ -833,6 +942,9 @@ func (r *taskRec) applyTo(t model.TaskCounters) model.TaskCounters {
 	if r.hasCP {
 		t.CPUsAllowed = r.cpus
 	}
+	if r.hasCg {
+		t.Cgroup = r.cg
+	}
 	t.VoluntarySwitches += r.dv
 	t.InvoluntarySwitches += r.di
 	t.RunNs += r.dr
@@ -846,17 +958,21 @@ func (r *taskRec) applyTo(t model.TaskCounters) model.TaskCounters {
 func timeDuration(ns int64) time.Duration { return time.Duration(ns) }
 
 // sample fills dst from the decoder's state. dst gets its own copies of the
-// per-CPU arrays; its Tasks share the decoder's buffer, which stays valid
+// per-CPU arrays and cgroups, and the frame's waits, which nothing changes
+// later; its Tasks share the decoder's buffer, which stays valid
 // until the second apply after this one.
 func (d *decoder) sample(dst *model.Sample, loc *time.Location) {
 	sys := d.st.sys
 	sys.ReschedPerCPU = append(dst.System.ReschedPerCPU[:0], sys.ReschedPerCPU...)
 	sys.InterruptsPerCPU = append(dst.System.InterruptsPerCPU[:0], sys.InterruptsPerCPU...)
+	cgs := append(dst.Cgroups[:0], d.st.cgroups...)
 	*dst = model.Sample{
 		Time:       time.Unix(0, d.st.wall).In(loc),
 		System:     sys,
 		Tasks:      d.st.tasks,
 		Unreadable: d.st.unreadable,
 		Self:       d.st.self,
+		Cgroups:    cgs,
+		Waits:      d.st.waits,
 	}
 }

@@ -2,6 +2,9 @@ package record
 
 import (
 	"bytes"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,5 +117,139 @@ func TestNamesFromAFileAreSanitized(t *testing.T) {
 	}
 	if diff := cmp.Diff("a?b", got[1].Tasks[0].ProcessComm); diff != "" {
 		t.Errorf("process comm (-want +got):\n%s", diff)
+	}
+}
+
+// fill sets every field of v, recursively, to a value no other field of
+// the same sample has, so a field the codec drops or swaps shows in a
+// diff. It fails on a kind it does not know, so a new kind of field makes
+// this test be extended rather than pass by leaving it zero.
+type filler struct {
+	t *testing.T
+	n int
+}
+
+func (f *filler) next() int { f.n++; return f.n }
+
+func (f *filler) fill(v reflect.Value, path string) {
+	switch v.Kind() {
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			v.Set(reflect.ValueOf(time.Date(2026, 3, 1, 10, 0, f.next(), 0, time.UTC)))
+			return
+		}
+		for i := range v.NumField() {
+			f.fill(v.Field(i), path+"."+v.Type().Field(i).Name)
+		}
+	case reflect.Int, reflect.Int64:
+		v.SetInt(int64(f.next()))
+	case reflect.Uint8:
+		v.SetUint(uint64('A' + f.next()%26))
+	case reflect.Uint64:
+		v.SetUint(uint64(f.next()) * 1_000_003)
+	case reflect.Float64:
+		v.SetFloat(float64(f.next()) + 0.25)
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.String:
+		// Zero-padded, so the values of one field sort in fill order.
+		v.SetString(fmt.Sprintf("v%06d", f.next()))
+	case reflect.Array:
+		for i := range v.Len() {
+			f.fill(v.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		}
+	case reflect.Slice:
+		s := reflect.MakeSlice(v.Type(), 2, 2)
+		for i := range 2 {
+			f.fill(s.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		}
+		v.Set(s)
+	default:
+		f.t.Fatalf("%s: fill does not know kind %s; teach it, and the codec the field", path, v.Kind())
+	}
+}
+
+// fullSample is a Sample with every field set; from makes each sample's
+// values differ from the last one's.
+func fullSample(t *testing.T, from int) model.Sample {
+	t.Helper()
+	var s model.Sample
+	f := &filler{t: t, n: from}
+	f.fill(reflect.ValueOf(&s).Elem(), "Sample")
+	// What a sampler guarantees: CPU arrays as long as CPUs says.
+	s.System.CPUs = 2
+	return s
+}
+
+// TestRoundTripKeepsEveryField records samples whose every field is set,
+// and changes, and replays them equal. A field added to model.Sample is
+// set by fill, so this fails until the format records it.
+func TestRoundTripKeepsEveryField(t *testing.T) {
+	in := []model.Sample{fullSample(t, 0), fullSample(t, 1000), fullSample(t, 1000), fullSample(t, 5000)}
+	// Sample 2 repeats sample 1's counters: the "nothing changed" case,
+	// with the clock moving on.
+	in[2].Time = in[1].Time.Add(time.Second)
+	// ...but for one task that moved to another cgroup and nothing else.
+	in[2].Tasks[0].Cgroup = "v-moved"
+	in[3].Time = in[2].Time.Add(time.Second)
+	for _, keyEvery := range []time.Duration{0, time.Nanosecond} {
+		_, got := decoded(t, record(t, in, WriterOptions{KeyframeEvery: keyEvery}))
+		if diff := cmp.Diff(in, got, sampleCmp...); diff != "" {
+			t.Errorf("keyframe every %v: samples (-want +got):\n%s", keyEvery, diff)
+		}
+	}
+}
+
+// TestCgroupsAndWaitsFromAFileAreSanitizedAndBounded: cgroup paths, wait
+// reasons, wchan and syscall lines are printable and at most maxString
+// bytes after reading.
+func TestCgroupsAndWaitsFromAFileAreSanitizedAndBounded(t *testing.T) {
+	in := recordtest.Run(3, 1, 2, false)
+	long := strings.Repeat("x", 3*maxString)
+	for i := range in {
+		in[i].Tasks[0].Cgroup = "/evil\x1b[2J"
+		in[i].Cgroups = []model.CgroupCounters{{Path: "/evil\x1b[2J"}, {Path: "/long/" + long}}
+		in[i].Waits = []model.WaitTally{{PID: in[i].Tasks[0].PID, TID: in[i].Tasks[0].TID, Looks: 3,
+			Reasons: []model.ReasonCount{{Reason: "pipe\u202eread", N: 2}}, Wchan: "a\x07b", Syscall: long}}
+	}
+	_, got := decoded(t, record(t, in, WriterOptions{}))
+	g := got[1]
+	if len(g.Tasks) == 0 || len(g.Cgroups) != 2 || len(g.Waits) != 1 || len(g.Waits[0].Reasons) != 1 {
+		t.Fatalf("read back %d tasks, %d cgroups, %d waits; want the 2 cgroups and 1 wait written", len(g.Tasks), len(g.Cgroups), len(g.Waits))
+	}
+	want := []string{"/evil?[2J", "/evil?[2J", ("/long/" + long)[:maxString], "pipe?read", "a?b", long[:maxString]}
+	have := []string{g.Tasks[0].Cgroup, g.Cgroups[0].Path, g.Cgroups[1].Path, g.Waits[0].Reasons[0].Reason, g.Waits[0].Wchan, g.Waits[0].Syscall}
+	if diff := cmp.Diff(want, have); diff != "" {
+		t.Errorf("strings read back (-want +got):\n%s", diff)
+	}
+}
+
+// TestCgroupsCostNothingWhenUnchanged: a task's cgroup is written with its
+// identity and a cgroup's counters only when they moved, so a frame in
+// which only the tasks' counters moved holds no path at all.
+func TestCgroupsCostNothingWhenUnchanged(t *testing.T) {
+	in := recordtest.Run(100, 10, 3, false)
+	const path = "/system.slice/pingpong-unique.service"
+	for i := range in {
+		for k := range in[i].Tasks {
+			in[i].Tasks[k].Cgroup = path
+		}
+		in[i].Cgroups = []model.CgroupCounters{{Path: path, HasThrottling: true, Periods: 10, LimitCPUs: 0.5}}
+	}
+	in[2].Cgroups[0].Throttled = 3
+	var e encoder
+	var frames [][]byte
+	for i := range in {
+		b, err := e.appendFrame(nil, &in[i], int64(i)*int64(time.Second), i == 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, b)
+	}
+	got := []int{bytes.Count(frames[0], []byte(path)), bytes.Count(frames[1], []byte(path)), bytes.Count(frames[2], []byte(path))}
+	// Keyframe: each of 100 tasks and the cgroup; then nothing; then the
+	// cgroup whose throttled count moved.
+	if diff := cmp.Diff([]int{101, 0, 1}, got); diff != "" {
+		t.Errorf("paths written per frame (-want +got):\n%s", diff)
 	}
 }
