@@ -63,15 +63,16 @@ func (m *Monitor) Next() (model.Snapshot, error) {
 	if err != nil {
 		return model.Snapshot{}, err
 	}
-	if err := m.keep(m.cur); err != nil {
-		return model.Snapshot{}, err
-	}
 	snap := model.Compute(m.prev, m.cur, m.opts)
 	// A thread that just became hot was not looked at during the interval:
 	// one look now, so even a single report (-n 1) says what it waits on.
 	if n := len(m.cur.Waits); m.waits.lookNow(&snap, m.cur) {
 		model.AttachWaits(&snap, m.cur.Waits[n:])
 		m.cur.Waits = sortWaits(m.cur.Waits)
+	}
+	// Kept after that look, so a replay attaches the same tallies.
+	if err := m.keep(m.cur); err != nil {
+		return model.Snapshot{}, err
 	}
 	snap.Spike = m.spikes.Observe(snap.Time, snap.System.ContextSwitchesPerSec, snap.System.CPUs)
 	m.waits.arm(&snap)
