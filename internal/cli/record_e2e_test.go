@@ -19,25 +19,26 @@ import (
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
 )
 
-// TestReplayPrintsWhatBatchPrintedLive records a ping-pong workload with
-// the very samples a live batch run takes, replays the recording, and
-// compares the two outputs field by field.
+// TestReplayPrintsWhatBatchPrintedLive records a pipe ping-pong with the
+// very samples a live batch run takes, replays the recording, and compares
+// the two outputs field by field: thread rows, the cgroup rows and the
+// ping-pong's wait_on shares (its threads block hot on a pipe) included.
 func TestReplayPrintsWhatBatchPrintedLive(t *testing.T) {
 	bin := testutil.Binary(t)
-	pid := busySelf(t)
+	pid, _ := testutil.StartPingPong(t)
 	file := filepath.Join(t.TempDir(), "live.ctxrec")
-	for _, format := range []string{"json", "text"} {
-		live, err := exec.Command(bin, "-b", "-o", format, "-d", "0.3", "-n", "4", "--record", file).Output()
+	for _, args := range [][]string{{"-o", "json"}, {"-o", "text"}, {"-o", "text", "--cgroups"}} {
+		live, err := exec.Command(bin, append([]string{"-b", "-d", "0.3", "-n", "4", "--record", file}, args...)...).Output()
 		if err != nil {
-			t.Fatalf("live: %v\n%s", err, exitStderr(err))
+			t.Fatalf("%v live: %v\n%s", args, err, exitStderr(err))
 		}
-		replayed, err := exec.Command(bin, "-b", "-o", format, "--replay", file).Output()
+		replayed, err := exec.Command(bin, append([]string{"-b", "--replay", file}, args...)...).Output()
 		if err != nil {
-			t.Fatalf("replay: %v\n%s", err, exitStderr(err))
+			t.Fatalf("%v replay: %v\n%s", args, err, exitStderr(err))
 		}
-		if format == "text" {
+		if args[1] == "text" {
 			if diff := cmp.Diff(string(live), string(replayed)); diff != "" {
-				t.Errorf("text (-live +replay):\n%s", diff)
+				t.Errorf("%v (-live +replay):\n%s", args, diff)
 			}
 			continue
 		}
@@ -45,7 +46,7 @@ func TestReplayPrintsWhatBatchPrintedLive(t *testing.T) {
 		if diff := cmp.Diff(5, len(replayLines)); diff != "" {
 			t.Fatalf("replayed lines (-want +got):\n%s\n%s", diff, replayed)
 		}
-		sawWorkload := false
+		var sawWorkload, sawCgroups, sawWaitOn bool
 		for i := range liveLines {
 			var a, b map[string]any
 			if liveLines[i] == "" {
@@ -60,12 +61,36 @@ func TestReplayPrintsWhatBatchPrintedLive(t *testing.T) {
 			if diff := cmp.Diff(a, b); diff != "" {
 				t.Errorf("report %d (-live +replay):\n%s", i, diff)
 			}
-			sawWorkload = sawWorkload || strings.Contains(liveLines[i], `"pid":`+strconv.Itoa(pid))
+			var r struct {
+				Threads []struct {
+					PID    int                `json:"pid"`
+					WaitOn map[string]float64 `json:"wait_on"`
+				} `json:"threads"`
+				Cgroups []any `json:"cgroups"`
+			}
+			if err := json.Unmarshal([]byte(liveLines[i]), &r); err != nil {
+				t.Fatal(err)
+			}
+			sawCgroups = sawCgroups || len(r.Cgroups) > 0
+			for _, th := range r.Threads {
+				sawWorkload = sawWorkload || th.PID == pid
+				sawWaitOn = sawWaitOn || th.PID == pid && len(th.WaitOn) > 0
+			}
 		}
-		if !sawWorkload {
-			t.Errorf("the workload %d is in no live report:\n%s", pid, live)
+		if !sawWorkload || !sawWaitOn {
+			t.Errorf("the ping-pong %d is in a live report: %v, with wait_on: %v; want both:\n%s", pid, sawWorkload, sawWaitOn, live)
+		}
+		if !sawCgroups && cgroupsReadable() {
+			t.Errorf("no live report has cgroup rows:\n%s", live)
 		}
 	}
+}
+
+// cgroupsReadable says whether this host names a cgroup for a process, as
+// the sampler needs for cgroup rows.
+func cgroupsReadable() bool {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	return err == nil && len(bytes.TrimSpace(b)) > 0
 }
 
 // TestKilledRecorderLeavesAReplayableFile kills the recorder with SIGKILL

@@ -73,6 +73,7 @@ With -b or -o json it prints the reports batch mode printed live.`,
 	f.IntVarP(&o.iterations, "iterations", "n", 0, "print at most this many reports")
 	f.IntVar(&o.top, "top", 20, "rows per report in text mode (JSON: all rows unless given)")
 	f.BoolVar(&o.processes, "processes", false, "one row per process instead of per thread")
+	f.BoolVar(&o.cgroups, "cgroups", false, "one row per cgroup (container, pod, systemd unit), with its CPU throttling")
 	f.Float64Var(&o.hot, "hot", 0, "switches/s at which a thread is hot (default: the recording's)")
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the monitor (NO_COLOR is honoured too)")
 	return cmd
@@ -178,7 +179,7 @@ func parseWhen(s string, first time.Time) (time.Time, error) {
 
 // replayBatch prints a report per recorded sample, as batch mode did.
 func replayBatch(w io.Writer, p *record.Player, o options, facts hostinfo.Facts) error {
-	oo := output.Options{Top: o.top, Processes: o.processes}
+	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups}
 	if o.output == "json" {
 		oo.Host = &facts
 	}
