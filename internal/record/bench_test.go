@@ -20,13 +20,20 @@ import (
 
 // hourFile is one hour at 1 s of a made-up host with 1,000 threads of
 // which 50 switch every second, with the default writer settings.
-var hourFile = sync.OnceValue(func() []byte {
+var hourFile = sync.OnceValue(func() []byte { return recordHour(false) })
+
+// hourFileCgroupsWaits is the same hour with each process in a cgroup,
+// five of them throttled, and wait looks for eight hot threads.
+var hourFileCgroupsWaits = sync.OnceValue(func() []byte { return recordHour(true) })
+
+func recordHour(cgroupsAndWaits bool) []byte {
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, testHeader(), WriterOptions{})
 	if err != nil {
 		panic(err)
 	}
 	s := recordtest.New(1000, 50, false)
+	s.CgroupsAndWaits = cgroupsAndWaits
 	for range 3600 {
 		smp := s.Next()
 		if err := w.Write(&smp); err != nil {
@@ -37,17 +44,25 @@ var hourFile = sync.OnceValue(func() []byte {
 		panic(err)
 	}
 	return buf.Bytes()
-})
+}
 
 // BenchmarkHourSize is the README's size target: one hour at 1 s of 1,000
-// threads, 50 busy, must stay at or under 2 MB.
+// threads, 50 busy, must stay at or under 2 MB; with cgroups and wait
+// looks, what those add.
 func BenchmarkHourSize(b *testing.B) {
-	var data []byte
-	for b.Loop() {
-		data = hourFile()
+	for _, c := range []struct {
+		name string
+		file func() []byte
+	}{{"counters", hourFile}, {"cgroups+waits", hourFileCgroupsWaits}} {
+		b.Run(c.name, func(b *testing.B) {
+			var data []byte
+			for b.Loop() {
+				data = c.file()
+			}
+			b.ReportMetric(float64(len(data))/1e6, "MB/hour")
+			b.ReportMetric(float64(len(data))/3600, "bytes/sample")
+		})
 	}
-	b.ReportMetric(float64(len(data))/1e6, "MB/hour")
-	b.ReportMetric(float64(len(data))/3600, "bytes/sample")
 }
 
 // rawChunks are a recording's chunks before compression: the input every

@@ -6,6 +6,8 @@ package recordtest
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
@@ -26,6 +28,11 @@ type Synth struct {
 	// StormFrom and StormTo are the samples (counting from 1) during
 	// which system-wide switches jump by 5,000,000 a second: a spike.
 	StormFrom, StormTo int
+	// CgroupsAndWaits puts each process in a cgroup of its own, one in
+	// ten of them with a CPU quota that throttles, and gives the eight
+	// busiest threads wait looks, as the live monitor records them.
+	CgroupsAndWaits bool
+	cgroups         []model.CgroupCounters
 }
 
 // New is a host with threads tasks of which busy switch every second;
@@ -83,6 +90,10 @@ func (s *Synth) Next() model.Sample {
 			s.tasks[2].VoluntarySwitches = 3
 		}
 	}
+	var waits []model.WaitTally
+	if s.CgroupsAndWaits {
+		waits = s.cgroupsAndWaits(stride)
+	}
 	d := uint64(500 + s.rng.IntN(3000))
 	if s.n >= s.StormFrom && s.n < s.StormTo {
 		d += 5_000_000
@@ -100,10 +111,52 @@ func (s *Synth) Next() model.Sample {
 	}
 	s.self.CPUTime += time.Duration(s.rng.IntN(2e6))
 	s.self.VoluntarySwitches += 4
-	out := model.Sample{Time: s.t, System: s.sys, Tasks: append([]model.TaskCounters(nil), s.tasks...), Self: s.self}
+	out := model.Sample{Time: s.t, System: s.sys, Tasks: append([]model.TaskCounters(nil), s.tasks...), Self: s.self,
+		Cgroups: append([]model.CgroupCounters(nil), s.cgroups...), Waits: waits}
 	out.System.ReschedPerCPU = append([]uint64(nil), s.sys.ReschedPerCPU...)
 	out.System.InterruptsPerCPU = append([]uint64(nil), s.sys.InterruptsPerCPU...)
 	return out
+}
+
+// cgroupsAndWaits moves the cgroups' counters on and returns the wait
+// looks of the interval.
+func (s *Synth) cgroupsAndWaits(stride int) []model.WaitTally {
+	for i := range s.tasks {
+		t := &s.tasks[i]
+		if t.Cgroup == "" {
+			t.Cgroup = fmt.Sprintf("/system.slice/svc-%d.service", t.PID)
+		}
+	}
+	if s.cgroups == nil {
+		for i := range s.tasks {
+			if i == 0 || s.tasks[i].Cgroup != s.tasks[i-1].Cgroup {
+				s.cgroups = append(s.cgroups, model.CgroupCounters{Path: s.tasks[i].Cgroup})
+			}
+		}
+		slices.SortFunc(s.cgroups, func(a, b model.CgroupCounters) int { return strings.Compare(a.Path, b.Path) })
+		for i := range s.cgroups {
+			if i%10 == 0 {
+				s.cgroups[i].HasThrottling, s.cgroups[i].LimitCPUs = true, 0.5
+			}
+		}
+	}
+	for i := range s.cgroups {
+		if c := &s.cgroups[i]; c.HasThrottling {
+			c.Periods += 10
+			th := uint64(s.rng.IntN(11))
+			c.Throttled += th
+			c.ThrottledNs += th * uint64(s.rng.Int64N(5e7))
+		}
+	}
+	var waits []model.WaitTally
+	for i := 0; i < len(s.tasks) && len(waits) < 8; i += stride {
+		t := &s.tasks[i]
+		pipe := 1 + s.rng.IntN(9)
+		waits = append(waits, model.WaitTally{PID: t.PID, TID: t.TID, Looks: 10,
+			Reasons: []model.ReasonCount{{Reason: "pipe read", N: pipe}, {Reason: "futex wait", N: 10 - pipe}},
+			Wchan:   "anon_pipe_read", Syscall: fmt.Sprintf("0 0x%x 0x7ffd1b5c8a60 0x1", 3+i%20)})
+	}
+	return waits
 }
 
 // Run is n samples of a New host.
