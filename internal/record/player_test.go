@@ -205,6 +205,13 @@ func TestHugeClaimsAllocateNothing(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	f.Add(record(&testing.T{}, recordtest.Run(10, 3, 12, true), WriterOptions{FlushEvery: 2 * time.Second, KeyframeEvery: 5 * time.Second}))
+	cw := recordtest.New(10, 3, true)
+	cw.CgroupsAndWaits = true
+	var cws []model.Sample
+	for range 12 {
+		cws = append(cws, cw.Next())
+	}
+	f.Add(record(&testing.T{}, cws, WriterOptions{FlushEvery: 2 * time.Second, KeyframeEvery: 5 * time.Second}))
 	f.Add([]byte(magic))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
