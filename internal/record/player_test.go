@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -254,5 +255,33 @@ func TestHugeTaskCountIsRefused(t *testing.T) {
 	})
 	if allocs > 10 {
 		t.Errorf("%v allocations for a refused frame", allocs)
+	}
+}
+
+// TestTooManyWaitsOrReasonsAreRefused: a frame claiming more wait looks
+// or reasons than a sampler takes is damage, refused before it grows.
+func TestTooManyWaitsOrReasonsAreRefused(t *testing.T) {
+	key := protowire.AppendVarint(protowire.AppendTag(nil, fKeyframe, protowire.VarintType), 1)
+	reason := appendZ(appendStr(nil, rWord, "pipe read"), rN, 1)
+	var wait []byte
+	wait = appendZ(wait, wPID, 1)
+	for range maxReasons + 1 {
+		wait = appendMsg(wait, wReason, reason)
+	}
+	manyReasons := appendMsg(bytes.Clone(key), fWait, wait)
+	small := appendZ(nil, wPID, 1)
+	manyWaits := bytes.Clone(key)
+	for range maxWaits + 1 {
+		manyWaits = appendMsg(manyWaits, fWait, small)
+	}
+	manyCgroups := bytes.Clone(key)
+	for i := range maxCgroups + 1 {
+		manyCgroups = appendMsg(manyCgroups, fCgroup, appendStr(nil, cPath, strconv.Itoa(i)))
+	}
+	for name, frame := range map[string][]byte{"reasons": manyReasons, "waits": manyWaits, "cgroups": manyCgroups} {
+		var d decoder
+		if err := d.apply(frame); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: apply: %v, want ErrCorrupt", name, err)
+		}
 	}
 }
