@@ -687,7 +687,7 @@ func parseTask(b []byte, lastPID int) (taskRec, error) {
 		}
 		b = b[n:]
 		if f.typ == protowire.BytesType {
-			s := sanitize.Name(string(f.b))
+			s := readString(f.b)
 			switch f.num {
 			case tComm:
 				r.comm, r.hasComm = s, true
@@ -696,7 +696,7 @@ func parseTask(b []byte, lastPID int) (taskRec, error) {
 			case tCPUs:
 				r.cpus, r.hasCP = s, true
 			case tCgroup:
-				r.cg, r.hasCg = readString(f.b), true
+				r.cg, r.hasCg = s, true
 			}
 			continue
 		}
