@@ -70,6 +70,10 @@ type group struct {
 	// score orders new keys for admission: lifetime switches seen in the
 	// pass that found them.
 	score uint64
+	// series caches the group's const metrics and the values they were built
+	// from: a group whose sums did not move since the last scrape (every
+	// thread asleep, the common case) is served them again.
+	series seriesCache
 }
 
 func (g *group) total() counts {

@@ -86,22 +86,58 @@ func (e *Exporter) collectHost(ch chan<- prometheus.Metric) {
 	}
 }
 
+// seriesCache holds a group's metrics as last built, and what from.
+type seriesCache struct {
+	valid        bool
+	c            counts
+	threads, hot int
+	metrics      []prometheus.Metric
+}
+
+// fresh reports whether the cached metrics were built from these values;
+// if not, it records them and empties the cache for rebuilding.
+func (s *seriesCache) fresh(c counts, threads, hot int) bool {
+	if s.valid && s.c == c && s.threads == threads && s.hot == hot {
+		return true
+	}
+	s.valid, s.c, s.threads, s.hot = true, c, threads, hot
+	clear(s.metrics)
+	s.metrics = s.metrics[:0]
+	return false
+}
+
 func (e *Exporter) collectGroups(ch chan<- prometheus.Metric) {
 	a := e.acc
+	send := func(ms []prometheus.Metric) {
+		for _, m := range ms {
+			ch <- m
+		}
+	}
+	// A group's labels never change while it exists (its key is its label,
+	// and a thread group's process group is fixed), so only its values
+	// decide whether its cached metrics still hold.
 	proc := func(g *group) {
 		c := g.total()
-		ch <- prometheus.MustNewConstMetric(descGroupSwitches, counter, float64(c.vol), g.label, "voluntary")
-		ch <- prometheus.MustNewConstMetric(descGroupSwitches, counter, float64(c.invol), g.label, "involuntary")
-		ch <- prometheus.MustNewConstMetric(descGroupCPU, counter, float64(c.runNs)/1e9, g.label)
-		ch <- prometheus.MustNewConstMetric(descGroupWait, counter, float64(c.waitNs)/1e9, g.label)
-		ch <- prometheus.MustNewConstMetric(descGroupThreads, gauge, float64(g.threads), g.label)
-		ch <- prometheus.MustNewConstMetric(descGroupHot, gauge, float64(g.hot), g.label)
+		if !g.series.fresh(c, g.threads, g.hot) {
+			g.series.metrics = append(g.series.metrics,
+				prometheus.MustNewConstMetric(descGroupSwitches, counter, float64(c.vol), g.label, "voluntary"),
+				prometheus.MustNewConstMetric(descGroupSwitches, counter, float64(c.invol), g.label, "involuntary"),
+				prometheus.MustNewConstMetric(descGroupCPU, counter, float64(c.runNs)/1e9, g.label),
+				prometheus.MustNewConstMetric(descGroupWait, counter, float64(c.waitNs)/1e9, g.label),
+				prometheus.MustNewConstMetric(descGroupThreads, gauge, float64(g.threads), g.label),
+				prometheus.MustNewConstMetric(descGroupHot, gauge, float64(g.hot), g.label))
+		}
+		send(g.series.metrics)
 	}
 	thread := func(g *group) {
 		c := g.total()
-		ch <- prometheus.MustNewConstMetric(descThreadSwitches, counter, float64(c.vol), g.proc.label, g.label, "voluntary")
-		ch <- prometheus.MustNewConstMetric(descThreadSwitches, counter, float64(c.invol), g.proc.label, g.label, "involuntary")
-		ch <- prometheus.MustNewConstMetric(descThreadThreads, gauge, float64(g.threads), g.proc.label, g.label)
+		if !g.series.fresh(c, g.threads, 0) {
+			g.series.metrics = append(g.series.metrics,
+				prometheus.MustNewConstMetric(descThreadSwitches, counter, float64(c.vol), g.proc.label, g.label, "voluntary"),
+				prometheus.MustNewConstMetric(descThreadSwitches, counter, float64(c.invol), g.proc.label, g.label, "involuntary"),
+				prometheus.MustNewConstMetric(descThreadThreads, gauge, float64(g.threads), g.proc.label, g.label))
+		}
+		send(g.series.metrics)
 	}
 	for _, g := range a.procs {
 		if g.exported {
