@@ -59,7 +59,8 @@ type group struct {
 	// groups' when this is an "other" target); members is how many live
 	// threads have this key, for eviction and the dropped count.
 	threads, members, hot int
-	// lastLive is the pass at which the key last had a live thread.
+	// lastLive is, once the key has no live thread, the last pass at which
+	// it had one (or the pass a thread resolved to it, during resolve).
 	lastLive uint64
 	// others is a process group's "other" thread group, nil until one of its
 	// thread groups finds no free series.
@@ -118,9 +119,12 @@ type accounts struct {
 
 	tracked, next []thread
 	unresolved    []int
-	pendingProcs  []*group
-	pendingThrs   []*group
-	pass          uint64
+	// emptied are keys without a series that lost their last thread in
+	// this pass: forget drops them unless a thread joined them again.
+	emptied      []*group
+	pendingProcs []*group
+	pendingThrs  []*group
+	pass         uint64
 }
 
 func newAccounts(byPID bool, maxGroups int, hot float64) *accounts {
@@ -142,66 +146,152 @@ func taskCounts(t *model.TaskCounters) counts {
 	return counts{vol: t.VoluntarySwitches, invol: t.InvoluntarySwitches, runNs: t.RunNs, waitNs: t.WaitNs}
 }
 
-// retire moves a thread's contribution from the live sums of its groups to
-// their dead sums, so the groups keep it after the thread is gone.
-func (t *thread) retire() {
-	if t.pkey == nil {
-		return
+func (c *counts) sub(a counts) {
+	c.vol -= a.vol
+	c.invol -= a.invol
+	c.runNs -= a.runNs
+	c.waitNs -= a.waitNs
+}
+
+// diff is a-b field by field; see addDiff.
+func diff(a, b counts) counts {
+	return counts{vol: a.vol - b.vol, invol: a.invol - b.invol, runNs: a.runNs - b.runNs, waitNs: a.waitNs - b.waitNs}
+}
+
+// join adds a thread whose groups were just resolved to their sums and
+// counts: what it did since its base, one more thread and member.
+func (a *accounts) join(t *thread) {
+	p, tg := t.pkey.target, t.tkey.target
+	d := diff(t.last, t.base)
+	p.live.add(d)
+	tg.live.add(d)
+	p.threads++
+	tg.threads++
+	p.used, tg.used = true, true
+	t.pkey.members++
+	t.tkey.members++
+	if t.hot {
+		p.hot++
 	}
-	t.pkey.target.dead.addDiff(t.last, t.base)
-	t.tkey.target.dead.addDiff(t.last, t.base)
-	t.pkey.target.used = true
-	t.tkey.target.used = true
+}
+
+// leave moves a thread's contribution from the live sums of its groups to
+// their dead sums, so the groups keep it after the thread is gone (exited,
+// its TID reused, or renamed into other groups).
+func (a *accounts) leave(t *thread) {
+	p, tg := t.pkey.target, t.tkey.target
+	d := diff(t.last, t.base)
+	p.live.sub(d)
+	tg.live.sub(d)
+	p.dead.add(d)
+	tg.dead.add(d)
+	p.threads--
+	tg.threads--
+	if t.hot {
+		p.hot--
+	}
+	for _, g := range [2]*group{t.pkey, t.tkey} {
+		g.members--
+		if g.members == 0 {
+			// It had a thread up to the last pass.
+			g.lastLive = a.pass - 1
+			if !g.exported {
+				a.emptied = append(a.emptied, g)
+			}
+		}
+	}
+}
+
+// advance moves a tracked thread to its counters in this sample: the change
+// goes straight into its groups' live sums, so a thread that did not run
+// costs a comparison, and groups of sleeping threads keep their sums
+// untouched. It reports whether the thread was renamed out of its groups
+// (it then needs resolving).
+func (a *accounts) advance(t *thread, tc *model.TaskCounters, seconds float64) (renamed bool) {
+	cur := taskCounts(tc)
+	hot := seconds > 0 && float64(cur.vol+cur.invol-t.last.vol-t.last.invol)/seconds >= a.hot
+	if tc.Comm != t.comm || tc.ProcessComm != t.pcomm && !a.byPID {
+		// Renamed: what it did so far stays with the old groups; the new
+		// ones count from the last sample on.
+		a.leave(t)
+		t.base = t.last
+		t.pkey, t.tkey = nil, nil
+		t.hot, t.last = hot, cur
+		t.comm, t.pcomm = tc.Comm, tc.ProcessComm
+		return true
+	}
+	t.pcomm = tc.ProcessComm // may change with --group-by pid
+	if cur != t.last {
+		d := diff(cur, t.last)
+		t.pkey.target.live.add(d)
+		t.tkey.target.live.add(d)
+		t.last = cur
+	}
+	if hot != t.hot {
+		if hot {
+			t.pkey.target.hot++
+		} else {
+			t.pkey.target.hot--
+		}
+		t.hot = hot
+	}
+	return false
 }
 
 // update folds one Sample (tasks sorted by PID, then TID) into the groups.
 // seconds is the time since the previous sample, for the hot-thread count.
+//
+// The groups' sums and counts are kept up to date thread by thread, not
+// recomputed: while the sample lists the threads of the last one, each is
+// updated in place; from the first difference (a birth, an exit, a reused
+// TID) the rest is merged into a new list.
 func (a *accounts) update(tasks []model.TaskCounters, seconds float64) {
 	a.pass++
-	old := a.tracked
-	next := a.next[:0]
 	a.unresolved = a.unresolved[:0]
-	oi := 0
-	for i := range tasks {
-		tc := &tasks[i]
-		for oi < len(old) && (old[oi].pid < tc.PID || old[oi].pid == tc.PID && old[oi].tid < tc.TID) {
-			old[oi].retire() // exited
-			oi++
+	a.emptied = a.emptied[:0]
+	old := a.tracked
+	i := 0
+	for ; i < len(tasks) && i < len(old); i++ {
+		tc, t := &tasks[i], &old[i]
+		if t.pid != tc.PID || t.tid != tc.TID || t.start != tc.StartTime {
+			break
 		}
-		cur := taskCounts(tc)
-		var t thread
-		if oi < len(old) && old[oi].pid == tc.PID && old[oi].tid == tc.TID {
-			t = old[oi]
-			oi++
-			if t.start != tc.StartTime {
-				t.retire() // the TID was reused: the old thread exited
-				t = thread{}
+		if a.advance(t, tc, seconds) {
+			a.unresolved = append(a.unresolved, i)
+		}
+	}
+	if i < len(tasks) || i < len(old) {
+		next := append(a.next[:0], old[:i]...)
+		oi := i
+		for ; i < len(tasks); i++ {
+			tc := &tasks[i]
+			for oi < len(old) && (old[oi].pid < tc.PID || old[oi].pid == tc.PID && old[oi].tid < tc.TID) {
+				a.leave(&old[oi]) // exited
+				oi++
 			}
-		}
-		if t.pkey != nil {
-			t.hot = seconds > 0 && float64(cur.vol+cur.invol-t.last.vol-t.last.invol)/seconds >= a.hot
-			if tc.Comm != t.comm || tc.ProcessComm != t.pcomm && !a.byPID {
-				// Renamed: what it did so far stays with the old groups;
-				// the new ones count from the last sample on.
-				t.retire()
-				t.base = t.last
-				t.pkey, t.tkey = nil, nil
+			if oi < len(old) && old[oi].pid == tc.PID && old[oi].tid == tc.TID {
+				t := old[oi]
+				oi++
+				if t.start == tc.StartTime {
+					if a.advance(&t, tc, seconds) {
+						a.unresolved = append(a.unresolved, len(next))
+					}
+					next = append(next, t)
+					continue
+				}
+				a.leave(&t) // the TID was reused: the old thread exited
 			}
-		}
-		t.pid, t.tid, t.start = tc.PID, tc.TID, tc.StartTime
-		t.comm, t.pcomm = tc.Comm, tc.ProcessComm
-		t.last = cur
-		if t.pkey == nil {
 			a.unresolved = append(a.unresolved, len(next))
+			next = append(next, thread{pid: tc.PID, tid: tc.TID, start: tc.StartTime,
+				comm: tc.Comm, pcomm: tc.ProcessComm, last: taskCounts(tc)})
 		}
-		next = append(next, t)
+		for ; oi < len(old); oi++ {
+			a.leave(&old[oi])
+		}
+		a.tracked, a.next = next, old[:0]
 	}
-	for ; oi < len(old); oi++ {
-		old[oi].retire()
-	}
-	a.tracked, a.next = next, old[:0]
 	a.resolve()
-	a.sum()
+	a.forget()
 }
 
 // procKey is the process group a thread belongs to: its process's name, with
@@ -267,6 +357,9 @@ func (a *accounts) resolve() {
 		t.tkey = g
 	}
 	a.admit(a.pendingThrs, false)
+	for _, i := range a.unresolved {
+		a.join(&a.tracked[i])
+	}
 }
 
 // admit gives new groups series of their own, busiest first, while
@@ -323,7 +416,9 @@ func (a *accounts) admit(pending []*group, procs bool) {
 func (a *accounts) evict(procs bool) bool {
 	var victim *group
 	for _, g := range a.procs {
-		if g.exported && g.members == 0 && g.lastLive < a.pass && (procs || g.threadSeries > 0) &&
+		// No thread in this pass or the last: its final sums were served
+		// at least once after its last thread left.
+		if g.exported && g.members == 0 && g.lastLive < a.pass-1 && (procs || g.threadSeries > 0) &&
 			(victim == nil || g.lastLive < victim.lastLive) {
 			victim = g
 		}
@@ -342,45 +437,18 @@ func (a *accounts) evict(procs bool) bool {
 	return true
 }
 
-// sum recomputes every group's live sums and thread counts, and forgets keys
-// that lost their last thread and hold no series.
-func (a *accounts) sum() {
-	reset := func(g *group) {
-		g.live, g.threads, g.members, g.hot = counts{}, 0, 0, 0
-	}
-	for _, g := range a.procs {
-		reset(g)
-		if g.others != nil {
-			reset(g.others)
+// forget drops keys that lost their last thread in this pass and hold no
+// series of their own.
+func (a *accounts) forget() {
+	for _, g := range a.emptied {
+		if g.members != 0 || g.exported {
+			continue
 		}
-	}
-	for _, g := range a.threads {
-		reset(g)
-	}
-	reset(a.otherProc)
-	reset(a.otherThread)
-	for i := range a.tracked {
-		t := &a.tracked[i]
-		p, tg := t.pkey.target, t.tkey.target
-		p.live.addDiff(t.last, t.base)
-		tg.live.addDiff(t.last, t.base)
-		p.threads++
-		tg.threads++
-		p.used, tg.used = true, true
-		t.pkey.members++
-		t.tkey.members++
-		t.pkey.lastLive, t.tkey.lastLive = a.pass, a.pass
-		if t.hot {
-			p.hot++
-		}
-	}
-	for k, g := range a.procs {
-		if g.members == 0 && !g.exported {
-			delete(a.procs, k)
-		}
-	}
-	for k, g := range a.threads {
-		if g.members == 0 && !g.exported {
+		if g.proc == nil {
+			if a.procs[g.key] == g {
+				delete(a.procs, g.key)
+			}
+		} else if k := (threadKey{proc: g.proc, name: g.key}); a.threads[k] == g {
 			delete(a.threads, k)
 		}
 	}
