@@ -140,7 +140,7 @@ func (s *Synth) Next() model.Sample {
 // 1–20 µs to get a CPU, jittered by up to 25%; about one wake in 500 is
 // preempted; the thread is seen sleeping nine times in ten and on either
 // CPU. Its counters thus move by about the same amount each second, with
-// noise in the low digits of the nanoseconds, as real counters do.
+// the noise of a busy host in the nanoseconds, as real counters do.
 func (s *Synth) steady(t *model.TaskCounters, k int) {
 	for len(s.paces) <= k {
 		s.paces = append(s.paces, pace{
