@@ -19,20 +19,31 @@ import (
 )
 
 // hourFile is one hour at 1 s of a made-up host with 1,000 threads of
-// which 50 switch every second, with the default writer settings.
-var hourFile = sync.OnceValue(func() []byte { return recordHour(false) })
+// which 50 switch every second and 950 sleep, with the default writer
+// settings. The busy threads move steadily, as real ones do
+// (recordtest.Synth.Steady): each wakes at its own rate of 100–1,000 a
+// second, like the README's workload of threads sleeping 1–10 ms, with
+// jitter in the rate and in each wake's run and wait nanoseconds.
+var hourFile = sync.OnceValue(func() []byte { return recordHour(true, false) })
 
-// hourFileCgroupsWaits is the same hour with each process in a cgroup,
+// hourFileRandom is the worst case: the same host with the busy threads'
+// counters moving by uniformly random amounts each second (switches
+// 200–20,200, run ns up to 200 ms), which no encoding predicts and no
+// compressor shrinks.
+var hourFileRandom = sync.OnceValue(func() []byte { return recordHour(false, false) })
+
+// hourFileCgroupsWaits is the steady hour with each process in a cgroup,
 // five of them throttled, and wait looks for eight hot threads.
-var hourFileCgroupsWaits = sync.OnceValue(func() []byte { return recordHour(true) })
+var hourFileCgroupsWaits = sync.OnceValue(func() []byte { return recordHour(true, true) })
 
-func recordHour(cgroupsAndWaits bool) []byte {
+func recordHour(steady, cgroupsAndWaits bool) []byte {
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, testHeader(), WriterOptions{})
 	if err != nil {
 		panic(err)
 	}
 	s := recordtest.New(1000, 50, false)
+	s.Steady = steady
 	s.CgroupsAndWaits = cgroupsAndWaits
 	for range 3600 {
 		smp := s.Next()
@@ -47,13 +58,14 @@ func recordHour(cgroupsAndWaits bool) []byte {
 }
 
 // BenchmarkHourSize is the README's size target: one hour at 1 s of 1,000
-// threads, 50 busy, must stay at or under 2 MB; with cgroups and wait
-// looks, what those add.
+// threads, 50 busy every second and 950 idle, must stay at or under 2 MB
+// (steady); random-worst is the same with counters no encoding predicts;
+// with cgroups and wait looks, what those add.
 func BenchmarkHourSize(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		file func() []byte
-	}{{"counters", hourFile}, {"cgroups+waits", hourFileCgroupsWaits}} {
+	}{{"steady", hourFile}, {"random-worst", hourFileRandom}, {"cgroups+waits", hourFileCgroupsWaits}} {
 		b.Run(c.name, func(b *testing.B) {
 			var data []byte
 			for b.Loop() {

@@ -85,6 +85,22 @@ func TestRoundTripGivesBackEverySample(t *testing.T) {
 	}
 }
 
+// Steady threads are the case the packed counters predict well: their
+// small second differences must come back as the exact counters.
+func TestRoundTripOfSteadyThreadsIsExact(t *testing.T) {
+	s := recordtest.New(60, 10, true)
+	s.Steady = true
+	in := make([]model.Sample, 40)
+	for i := range in {
+		in[i] = s.Next()
+	}
+	data := record(t, in, WriterOptions{FlushEvery: 3 * time.Second, KeyframeEvery: 10 * time.Second})
+	_, got := decoded(t, data)
+	if diff := cmp.Diff(in, got, sampleCmp...); diff != "" {
+		t.Errorf("samples (-want +got):\n%s", diff)
+	}
+}
+
 func TestUnchangedTasksCostNothing(t *testing.T) {
 	idle := recordtest.Run(1000, 0, 2, false)
 	busy := recordtest.Run(1000, 50, 2, false)

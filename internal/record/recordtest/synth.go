@@ -33,6 +33,17 @@ type Synth struct {
 	// busiest threads wait looks, as the live monitor records them.
 	CgroupsAndWaits bool
 	cgroups         []model.CgroupCounters
+	// Steady makes the busy threads move as real ones do instead of by
+	// uniformly random amounts (see steady).
+	Steady bool
+	paces  []pace
+}
+
+// pace is a steady busy thread's own rate: how often it wakes and what
+// each wake costs it.
+type pace struct {
+	wakes         float64 // per second
+	runNs, waitNs float64 // per wake
 }
 
 // New is a host with threads tasks of which busy switch every second;
@@ -61,6 +72,10 @@ func (s *Synth) Next() model.Sample {
 	stride := max(len(s.tasks)/max(s.busy, 1), 1)
 	for i := 0; i < len(s.tasks) && i/stride < s.busy; i += stride {
 		t := &s.tasks[i]
+		if s.Steady {
+			s.steady(t, i/stride)
+			continue
+		}
 		v := uint64(200 + s.rng.IntN(20000))
 		t.VoluntarySwitches += v
 		t.InvoluntarySwitches += uint64(s.rng.IntN(50))
@@ -116,6 +131,39 @@ func (s *Synth) Next() model.Sample {
 	out.System.ReschedPerCPU = append([]uint64(nil), s.sys.ReschedPerCPU...)
 	out.System.InterruptsPerCPU = append([]uint64(nil), s.sys.InterruptsPerCPU...)
 	return out
+}
+
+// steady moves busy thread k as a thread that sleeps 1–10 ms between
+// short bursts of work does, the workload the README measures: each wakes
+// at its own rate, 100–1,000 times a second, jittered by up to 2% a second
+// (timer slack, a loaded run queue); each wake runs 5–50 µs and waits
+// 1–20 µs to get a CPU, jittered by up to 25%; about one wake in 500 is
+// preempted; the thread is seen sleeping nine times in ten and on either
+// CPU. Its counters thus move by about the same amount each second, with
+// the noise of a busy host in the nanoseconds, as real counters do.
+func (s *Synth) steady(t *model.TaskCounters, k int) {
+	for len(s.paces) <= k {
+		s.paces = append(s.paces, pace{
+			wakes: 100 + 900*s.rng.Float64(),
+			runNs: 5e3 + 45e3*s.rng.Float64(), waitNs: 1e3 + 19e3*s.rng.Float64(),
+		})
+	}
+	p := s.paces[k]
+	jitter := func(f float64) float64 { return 1 + f*(2*s.rng.Float64()-1) }
+	wakes := p.wakes * jitter(0.02)
+	v := uint64(wakes)
+	inv := uint64(wakes/500 + s.rng.Float64())
+	t.VoluntarySwitches += v
+	t.InvoluntarySwitches += inv
+	t.RunNs += uint64(wakes * p.runNs * jitter(0.25))
+	t.WaitNs += uint64(wakes * p.waitNs * jitter(0.25))
+	t.Timeslices += v + inv
+	t.LastCPU = s.rng.IntN(2)
+	if s.rng.IntN(10) == 0 {
+		t.State = 'R'
+	} else {
+		t.State = 'S'
+	}
 }
 
 // cgroupsAndWaits moves the cgroups' counters on and returns the wait
