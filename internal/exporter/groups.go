@@ -17,15 +17,6 @@ type counts struct {
 	vol, invol, runNs, waitNs uint64
 }
 
-// addDiff adds a-b field by field. Per-thread counters never decrease (a
-// thread whose TID was reused is a new thread), so a-b is never negative.
-func (c *counts) addDiff(a, b counts) {
-	c.vol += a.vol - b.vol
-	c.invol += a.invol - b.invol
-	c.runNs += a.runNs - b.runNs
-	c.waitNs += a.waitNs - b.waitNs
-}
-
 func (c *counts) add(a counts) {
 	c.vol += a.vol
 	c.invol += a.invol

@@ -147,7 +147,7 @@ func TestLoadAttachesTracerUntilItEnds(t *testing.T) {
 		t.Errorf("load panel lacks the load's wake-ups:\n%s", got)
 	}
 	close(ld.runs[0].done)
-	m = sampled(t, m)
+	sampled(t, m)
 	wants, _ := sw.log()
 	if diff := cmp.Diff([]bool{true, false}, wants); diff != "" {
 		t.Errorf("tracer wishes over a load that ended by itself (-want +got):\n%s", diff)
