@@ -55,6 +55,9 @@ const (
 	fCgroup     = 10
 	fCgroupGone = 11
 	fWait       = 12
+	// fPlanes is fCounters as format 2 writes it: the run and wait
+	// columns in byte planes (see planeCols).
+	fPlanes = 13
 )
 
 // countersPerTask is how many varints each task takes in the packed
@@ -64,6 +67,33 @@ const (
 	countersPerTask = 8
 	maxPerTask      = 64
 )
+
+// planeCol reports whether column col of fPlanes is written in byte
+// planes: the run and wait ns columns, whose values are mostly jitter of a
+// few bytes each. All their low bytes come first, then all the next bytes
+// and so on, so zstd sees like next to like; varints would interleave
+// length bits with the noise.
+func planeCol(col int) bool { return col == 3 || col == 4 }
+
+// appendPlanes writes vs as a plane count p (the bytes the largest value
+// needs, 0 to 8), then p planes of len(vs) bytes, least significant first.
+func appendPlanes(b []byte, vs []uint64) []byte {
+	var all uint64
+	for _, v := range vs {
+		all |= v
+	}
+	p := 0
+	for ; all != 0; all >>= 8 {
+		p++
+	}
+	b = protowire.AppendVarint(b, uint64(p))
+	for k := range p {
+		for _, v := range vs {
+			b = append(b, byte(v>>(8*k)))
+		}
+	}
+	return b
+}
 
 // System field numbers.
 const (
@@ -299,11 +329,15 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 		counters = protowire.AppendVarint(counters, countersPerTask)
 		counters = protowire.AppendVarint(counters, uint64(m))
 		for k := range e.cols {
+			if planeCol(k) {
+				counters = appendPlanes(counters, e.cols[k])
+				continue
+			}
 			for _, v := range e.cols[k] {
 				counters = protowire.AppendVarint(counters, v)
 			}
 		}
-		b = appendMsg(b, fCounters, counters)
+		b = appendMsg(b, fPlanes, counters)
 		e.counters = counters
 	}
 	e.gone = gone
@@ -568,8 +602,8 @@ func (d *decoder) apply(b []byte) error {
 			lastPID = r.pid
 		case f.num == fGone && f.typ == protowire.BytesType:
 			gone = f.b
-		case f.num == fCounters && f.typ == protowire.BytesType:
-			if err := d.parseCounters(f.b); err != nil {
+		case (f.num == fCounters || f.num == fPlanes) && f.typ == protowire.BytesType:
+			if err := d.parseCounters(f.b, f.num == fPlanes); err != nil {
 				return err
 			}
 		case f.num == fCgroup && f.typ == protowire.BytesType:
@@ -617,15 +651,17 @@ func (d *decoder) apply(b []byte) error {
 }
 
 // parseCounters reads the packed counters of known tasks: k columns of m
-// values each.
-func (d *decoder) parseCounters(b []byte) error {
+// values each, varints; with planes, the run and wait columns in byte
+// planes.
+func (d *decoder) parseCounters(b []byte, planes bool) error {
 	k, n := protowire.ConsumeVarint(b)
 	if n < 0 || k < countersPerTask || k > maxPerTask {
 		return corrupt("packed counters: %d values per task", k)
 	}
 	b = b[n:]
 	m, n := protowire.ConsumeVarint(b)
-	// Every value takes at least a byte: a count past the bytes is a lie.
+	// Every task's index takes at least a byte: a count past the bytes is
+	// a lie.
 	if n < 0 || m > uint64(len(b)) {
 		return corrupt("packed counters: %d tasks", m)
 	}
@@ -636,6 +672,25 @@ func (d *decoder) parseCounters(b []byte) error {
 		return corrupt("more than %d tasks in one frame", MaxTasks)
 	}
 	for col := range int(k) {
+		if col > 0 && planes && planeCol(col) {
+			p, n := protowire.ConsumeVarint(b)
+			// Planes are read where they lie: the count is checked
+			// against the bytes before any is read, and nothing is
+			// allocated for them.
+			if n < 0 || p > 8 || p*m > uint64(len(b)-n) {
+				return corrupt("packed counters: %d byte planes of %d tasks", p, m)
+			}
+			b = b[n:]
+			for i := range int(m) {
+				var v uint64
+				for j := range int(p) {
+					v |= uint64(b[j*int(m)+i]) << (8 * j)
+				}
+				d.recs[base+i].setCounter(col, v, &last[d.recs[base+i].idx])
+			}
+			b = b[int(p)*int(m):]
+			continue
+		}
 		idx := -1
 		for i := range int(m) {
 			v, n := protowire.ConsumeVarint(b)
@@ -651,31 +706,33 @@ func (d *decoder) parseCounters(b []byte) error {
 				d.recs = append(d.recs, taskRec{pid: old[idx].PID, tid: old[idx].TID, idx: idx})
 				continue
 			}
-			r := &d.recs[base+i]
-			z := protowire.DecodeZigZag(v)
-			switch col {
-			case 1, 2, 3, 4:
-				moved := last[r.idx][col-1] + uint64(z)
-				switch col {
-				case 1:
-					r.dv = moved
-				case 2:
-					r.di = moved
-				case 3:
-					r.dr = moved
-				case 4:
-					r.dw = moved
-				}
-			case 5:
-				r.ds = uint64(z) + r.dv + r.di
-			case 6:
-				r.dState = z
-			case 7:
-				r.dLast = z
-			}
+			d.recs[base+i].setCounter(col, v, &last[d.recs[base+i].idx])
 		}
 	}
 	return nil
+}
+
+// setCounter sets the value of packed column col (1 on) from its
+// zigzagged v; before is how far the task's counters moved the frame
+// before.
+func (r *taskRec) setCounter(col int, v uint64, before *deltas) {
+	z := protowire.DecodeZigZag(v)
+	switch col {
+	case 1:
+		r.dv = before[0] + uint64(z)
+	case 2:
+		r.di = before[1] + uint64(z)
+	case 3:
+		r.dr = before[2] + uint64(z)
+	case 4:
+		r.dw = before[3] + uint64(z)
+	case 5:
+		r.ds = uint64(z) + r.dv + r.di
+	case 6:
+		r.dState = z
+	case 7:
+		r.dLast = z
+	}
 }
 
 func parseTask(b []byte, lastPID int) (taskRec, error) {
