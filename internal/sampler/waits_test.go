@@ -343,8 +343,8 @@ func TestWaitLooksCostAboutOneSwitch(t *testing.T) {
 		t.Fatalf("tallies %+v, want %d looks at thread %d", tallies, WaitLooks, target)
 	}
 	// The sleep, the reads above and a busy machine cost a few more
-	// (13–24 measured; 74–78 with a Go timer).
-	if limit := 3 * WaitLooks; got > limit {
+	// (13–26 measured, 33 under -race; 74–78 with a Go timer).
+	if limit := 4 * WaitLooks; got > limit {
 		t.Errorf("%d looks cost %d switches, want at most %d", WaitLooks, got, limit)
 	}
 	t.Logf("%d looks: %d switches", WaitLooks, got)
