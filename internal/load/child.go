@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/selfprio"
 )
 
 // ChildMain runs one of the hidden roles this binary is re-executed in;
@@ -21,6 +23,9 @@ import (
 //	--runner                         the workload process (runner.go)
 //	--cpu N [--working-set BYTES]    process mode's partner (pong)
 func ChildMain(args []string) error {
+	// Back to the priority the monitor was started with, not the one it
+	// raised itself to.
+	selfprio.Restore()
 	if len(args) == 1 && args[0] == "--runner" {
 		return runRunner()
 	}

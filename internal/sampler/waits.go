@@ -31,13 +31,13 @@ const (
 	firstLooks = 3
 )
 
-// waitSampler takes the looks. Its timer callback runs on its own
-// goroutine, so everything it touches is behind mu; the Monitor arms it
+// waitSampler takes the looks. Its timer callback runs on a goroutine of
+// its own (see lookTimer), so everything it touches is behind mu; the Monitor arms it
 // after a refresh and collects its tallies at the next.
 type waitSampler struct {
 	mu      sync.Mutex
 	rootFD  int
-	timer   *time.Timer
+	timer   *lookTimer
 	period  time.Duration
 	looks   int
 	targets []waitTarget
@@ -57,6 +57,17 @@ type waitTarget struct {
 
 func newWaitSampler(rootFD int) *waitSampler {
 	return &waitSampler{rootFD: rootFD, buf: make([]byte, 512), link: make([]byte, 256)}
+}
+
+// close stops the looks for good.
+func (w *waitSampler) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.timer != nil {
+		w.timer.Close()
+		w.timer = nil
+	}
+	w.targets = w.targets[:0]
 }
 
 // collect stops the looks and appends what they found to dst, sorted by
@@ -145,10 +156,9 @@ func (w *waitSampler) arm(snap *model.Snapshot) {
 	w.looks = 0
 	w.period = snap.Interval / (WaitLooks + 1)
 	if w.timer == nil {
-		w.timer = time.AfterFunc(w.period, w.tick)
-	} else {
-		w.timer.Reset(w.period)
+		w.timer = newLookTimer(w.tick)
 	}
+	w.timer.Start(w.period)
 }
 
 func (w *waitSampler) tick() {
@@ -160,7 +170,9 @@ func (w *waitSampler) tick() {
 	w.lookAll()
 	w.looks++
 	if w.looks < WaitLooks {
-		w.timer.Reset(w.period)
+		w.timer.Again()
+	} else {
+		w.timer.Stop()
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
+	"github.com/ctxtop/ctxtop/internal/selfprio"
 	"github.com/ctxtop/ctxtop/internal/tui/eventloop"
 )
 
@@ -72,6 +73,12 @@ func Run(o Options) error {
 	// A load run needs its threads free, so it raises this while it runs.
 	m.procs = runtime.GOMAXPROCS(1)
 	defer runtime.GOMAXPROCS(m.procs)
+
+	// Ahead of other processes when it may be (see selfprio): a load's
+	// wake-ups then no longer preempt the sampling thread.
+	if o.Replay == nil {
+		selfprio.Raise()
+	}
 
 	t := uv.DefaultTerminal()
 	if err := t.Start(); err != nil {

@@ -1,0 +1,108 @@
+// Package selfprio raises the live monitor's scheduling priority when it
+// may, as atop does when privileged. A ping-pong load wakes a thread
+// 200,000 times a second; at the default nice each wake-up may preempt the
+// monitor's sampling thread, which then shows up as the monitor's own
+// involuntary switches (46/s measured, 6/s at nice -20). The monitor uses
+// well under 1% of a CPU, so running it first costs the rest of the box
+// next to nothing.
+package selfprio
+
+import (
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// Nice is the nice value the monitor asks for.
+const Nice = -20
+
+// EnvBase names the variable that carries the nice value the monitor had
+// before it raised its own, so the workload processes it re-executes run
+// at the priority it was started with, not at its raised one.
+const EnvBase = "CTXTOP_BASE_NICE"
+
+// Raise sets every thread of this process to Nice. Without the privilege
+// (root, CAP_SYS_NICE or a high enough RLIMIT_NICE) it changes nothing and
+// reports false; that is not an error. Threads started later inherit the
+// raised value from the thread that starts them.
+func Raise() bool {
+	// The kernel's getpriority returns 20 - nice, so that it is never
+	// negative.
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	if err != nil {
+		return false
+	}
+	base := 20 - prio
+	if base <= Nice {
+		return true
+	}
+	if !setAll(Nice) {
+		setAll(base)
+		return false
+	}
+	os.Setenv(EnvBase, strconv.Itoa(base))
+	return true
+}
+
+// Restore puts every thread of this process back to the nice value in
+// EnvBase, if the parent set it: a workload process calls it first.
+func Restore() {
+	v, ok := os.LookupEnv(EnvBase)
+	if !ok {
+		return
+	}
+	os.Unsetenv(EnvBase)
+	if n, err := strconv.Atoi(v); err == nil && n >= Nice && n <= 19 {
+		setAll(n)
+	}
+}
+
+// setAll sets every thread to nice n, looking again until a pass finds no
+// thread it had not seen (the runtime may start one meanwhile).
+func setAll(n int) bool {
+	seen := map[int]bool{}
+	for pass := 0; pass < 5; pass++ {
+		tids, err := threads()
+		if err != nil {
+			return false
+		}
+		fresh := false
+		for _, tid := range tids {
+			if seen[tid] {
+				continue
+			}
+			seen[tid], fresh = true, true
+			if err := unix.Setpriority(unix.PRIO_PROCESS, tid, n); err != nil && err != unix.ESRCH {
+				return false
+			}
+		}
+		if !fresh {
+			return true
+		}
+	}
+	return true
+}
+
+func threads() ([]int, error) {
+	names, err := readDirNames("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	tids := make([]int, 0, len(names))
+	for _, s := range names {
+		if tid, err := strconv.Atoi(s); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
+}
+
+func readDirNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
