@@ -1,7 +1,6 @@
 package exporter
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/sampler"
+	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
 func cpuTime() time.Duration {
@@ -31,24 +31,9 @@ func startPools(b *testing.B, pools, size int, busy bool) int {
 	if busy {
 		cmd.Env = append(cmd.Env, "CTXTOP_BUSY=1")
 	}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
+	_, out := testutil.StartWorkload(b, cmd)
+	if line, err := out.ReadString('\n'); err != nil || line != "ready\n" {
 		b.Fatalf("pool workload did not start: %q %v", line, err)
 	}
 	return cmd.Process.Pid

@@ -1,7 +1,6 @@
 package exporter
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/testutil"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -17,23 +17,7 @@ import (
 func TestBusyThreadExitingKeepsCountersMonotonic(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "CTXTOP_EXIT_WORKLOAD=1")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	out := bufio.NewReader(stdout)
+	stdin, out := testutil.StartWorkload(t, cmd)
 	line, err := out.ReadString('\n')
 	if err != nil {
 		t.Fatalf("workload: %v", err)

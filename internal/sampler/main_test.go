@@ -3,6 +3,7 @@ package sampler
 import (
 	"bufio"
 	"fmt"
+	"github.com/ctxtop/ctxtop/internal/testutil"
 	"io"
 	"os"
 	"os/exec"
@@ -124,24 +125,9 @@ func startWorkload(tb testing.TB, n int, busy bool, env ...string) workload {
 	if busy {
 		cmd.Env = append(cmd.Env, "CTXTOP_BUSY=1")
 	}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	stdin, out := testutil.StartWorkload(tb, cmd)
+	line, err := out.ReadString('\n')
 	if err != nil || line != "ready\n" {
 		tb.Fatalf("idle-thread workload did not start: %q %v", line, err)
 	}

@@ -3,6 +3,7 @@ package sampler
 import (
 	"bufio"
 	"fmt"
+	"github.com/ctxtop/ctxtop/internal/testutil"
 	"os"
 	"os/exec"
 	"runtime"
@@ -107,24 +108,9 @@ func startChild(tb testing.TB, env string, attr *syscall.SysProcAttr) int {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), env)
 	cmd.SysProcAttr = attr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
+	_, out := testutil.StartWorkload(tb, cmd)
+	if line, err := out.ReadString('\n'); err != nil || line != "ready\n" {
 		tb.Fatalf("workload %s did not start: %q %v", env, line, err)
 	}
 	return cmd.Process.Pid

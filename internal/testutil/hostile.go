@@ -43,7 +43,7 @@ var (
 func StartHostileNames(t testing.TB) (pid int, tids []int) {
 	t.Helper()
 	cmd := exec.Command(Tool(t, "./internal/testutil/hostilenames"))
-	out := StartWorkload(t, cmd)
+	_, out := StartWorkload(t, cmd)
 	line, err := out.ReadString('\n')
 	if err != nil {
 		t.Fatalf("hostilenames workload: %v", err)

@@ -12,7 +12,7 @@ import (
 func StartPingPong(t testing.TB) (pid int, tids []int) {
 	t.Helper()
 	cmd := exec.Command(Tool(t, "./internal/testutil/pingpong"))
-	out := StartWorkload(t, cmd)
+	_, out := StartWorkload(t, cmd)
 	line, err := out.ReadString('\n')
 	if err != nil {
 		t.Fatalf("ping-pong workload: %v", err)

@@ -2,15 +2,16 @@ package testutil
 
 import (
 	"bufio"
+	"io"
 	"os/exec"
 	"testing"
 )
 
 // StartWorkload starts cmd for the rest of the test with its stdin held open
-// (the workloads exit when it closes) and returns its stdout to read the
-// line in which it says what it started. Cleanup closes stdin, kills it and
-// reaps it.
-func StartWorkload(t testing.TB, cmd *exec.Cmd) *bufio.Reader {
+// (the workloads exit when it closes) and returns that stdin, to send it
+// commands, and its stdout, to read the line in which it says what it
+// started. Cleanup closes stdin, kills it and reaps it.
+func StartWorkload(t testing.TB, cmd *exec.Cmd) (io.WriteCloser, *bufio.Reader) {
 	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -28,5 +29,5 @@ func StartWorkload(t testing.TB, cmd *exec.Cmd) *bufio.Reader {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	return bufio.NewReader(stdout)
+	return stdin, bufio.NewReader(stdout)
 }
