@@ -48,15 +48,11 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	defer rec.close()
 
 	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups}
+	write := output.NewText(w, oo).Write
 	if o.output == "json" {
 		facts := hostinfo.Read(ctx, o.procRoot)
 		oo.Host = &facts
-	}
-	var write func(*model.Snapshot) error
-	if o.output == "json" {
 		write = output.NewJSON(w, oo).Write
-	} else {
-		write = output.NewText(w, oo).Write
 	}
 
 	interval := time.Duration(o.delay)
