@@ -95,6 +95,13 @@ type WaitTally struct {
 	// Wchan and Syscall are the raw kernel function and syscall line of
 	// the last look that found the thread asleep, for the detail view.
 	Wchan, Syscall string
+	// Settled marks a thread whose reason had settled (every look of an
+	// earlier interval found it asleep for one reason, in one kernel
+	// function), so it was looked at only at the refresh: its Reasons then
+	// count its last ten looks that found it asleep, reaching back over
+	// earlier intervals, and Wchan and Syscall may come from one of those.
+	// Looks still counts this interval's looks.
+	Settled bool
 }
 
 // ReasonCount is how many looks found one reason.

@@ -72,6 +72,9 @@ func (e *encoder) appendWaits(b []byte, waits []model.WaitTally) []byte {
 		if w.Syscall != "" {
 			m = appendStr(m, wSyscall, w.Syscall)
 		}
+		if w.Settled {
+			m = appendZ(m, wSettled, 1)
+		}
 		b = appendMsg(b, fWait, m)
 		e.wait = m
 		lastPID = w.PID
@@ -196,6 +199,8 @@ func parseWait(b []byte, lastPID int) (model.WaitTally, error) {
 			w.Wchan = readString(f.b)
 		case f.num == wSyscall && f.typ == protowire.BytesType:
 			w.Syscall = readString(f.b)
+		case f.num == wSettled && f.typ == protowire.VarintType:
+			w.Settled = f.z() != 0
 		}
 	}
 	w.TID = clampInt(int64(w.PID) + int64(tid))

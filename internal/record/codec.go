@@ -154,6 +154,7 @@ const (
 	wReason  = 4
 	wWchan   = 5
 	wSyscall = 6
+	wSettled = 7
 	rWord    = 1
 	rN       = 2
 )

@@ -226,9 +226,12 @@ func TestCgroupsAndWaitsFromAFileAreSanitizedAndBounded(t *testing.T) {
 		in[i].Tasks[0].Cgroup = "/evil\x1b[2J"
 		in[i].Cgroups = []model.CgroupCounters{{Path: "/evil\x1b[2J"}, {Path: "/long/" + long}}
 		in[i].Waits = []model.WaitTally{{PID: in[i].Tasks[0].PID, TID: in[i].Tasks[0].TID, Looks: 3,
-			Reasons: []model.ReasonCount{{Reason: "pipe\u202eread", N: 2}}, Wchan: "a\x07b", Syscall: long}}
+			Reasons: []model.ReasonCount{{Reason: "pipe\u202eread", N: 2}}, Wchan: "a\x07b", Syscall: long, Settled: i == 1}}
 	}
 	_, got := decoded(t, record(t, in, WriterOptions{}))
+	if got[0].Waits[0].Settled || !got[1].Waits[0].Settled {
+		t.Errorf("settled read back %v, %v; written false, true", got[0].Waits[0].Settled, got[1].Waits[0].Settled)
+	}
 	g := got[1]
 	if len(g.Tasks) == 0 || len(g.Cgroups) != 2 || len(g.Waits) != 1 || len(g.Waits[0].Reasons) != 1 {
 		t.Fatalf("read back %d tasks, %d cgroups, %d waits; want the 2 cgroups and 1 wait written", len(g.Tasks), len(g.Cgroups), len(g.Waits))

@@ -20,15 +20,43 @@ import (
 // firstLooks looks at the refresh itself. A look reads the thread's syscall
 // file, its wchan when the thread is not running, and for a read- or
 // write-like call the target of the fd it is blocked on: at most 3 reads
-// and one readlink. So at most 10 × 8 + 3 × 8 = 104 looks per refresh. Nothing is armed
+// and one readlink. So at most 10 × 8 + 5 × 8 = 120 looks per refresh. Nothing is armed
 // while no thread is hot and blocking, so an idle host sees no extra
 // wake-up.
+//
+// A thread is settled when the looks at it agree: its last asleep looks
+// (at most WaitLooks, over any number of refreshes) all found one reason,
+// and there are settleLooks of them, or runningLooks looks in all since it
+// was last unsettled (a thread that is mostly on a CPU is seldom found
+// asleep). From then on it is looked at only at the refresh, when the
+// monitor is awake anyway, so a steady load costs no wake-up at all. Such a
+// look reads wchan alone (one read, taken under the lock that wake-ups
+// take, so it sees a sleeping thread whenever there is one) and, when it
+// names the function of the last asleep look, counts the same reason; any
+// other function gets a full look. Up to settledLooks rounds go over the
+// settled threads until each is found asleep. A look that finds another
+// reason unsettles the thread, and so do a change of its voluntary switch
+// rate by more than unsettleRate times either way since it settled, and
+// unsettleMisses refreshes in a row whose looks all found it running: the
+// next interval spreads ten looks again. A settled thread's shares are
+// counted over its last WaitLooks asleep looks (model.WaitTally.Settled),
+// so one look at the refresh neither makes nor hides a reason.
+//
+// A thread that runningLooks looks found on a CPU or waiting for one, and
+// none asleep (a ping-pong pinned to one CPU: each side is preempted by the
+// other it has just woken, and hardly ever sleeps), is settled the same way
+// with nothing to say: only the refresh's looks, until one finds it asleep.
 const (
 	WaitLooks   = 10
 	WaitThreads = 8
 	// firstLooks bounds the back-to-back looks at a thread that just
 	// became hot (see Monitor.Next).
-	firstLooks = 3
+	firstLooks     = 3
+	settleLooks    = 5
+	settledLooks   = 5
+	unsettleMisses = 10
+	runningLooks   = 2 * WaitLooks
+	unsettleRate   = 2
 )
 
 // waitSampler takes the looks. Its timer callback runs on a goroutine of
@@ -41,8 +69,122 @@ type waitSampler struct {
 	period  time.Duration
 	looks   int
 	targets []waitTarget
+	// known is what the looks found of each hot blocking thread, kept
+	// while it stays one of them.
+	known map[taskKey]*threadWaits
 
 	path, buf, link, raw []byte
+}
+
+type taskKey struct{ pid, tid int }
+
+// settleKind is what a thread is settled on, if anything.
+type settleKind int
+
+const (
+	unsettled settleKind = iota
+	settledReason
+	settledRunning
+)
+
+// threadWaits is what the looks found of one hot blocking thread over the
+// refreshes it has been hot.
+type threadWaits struct {
+	// window holds the reasons of its last WaitLooks asleep looks, oldest
+	// first.
+	window []string
+	// wchan and syscall are the raw function and call of its last asleep
+	// look.
+	wchan, syscall string
+	settled        settleKind
+	// looks counts the looks since it was last unsettled; running, those
+	// in a row that found it running.
+	looks, running int
+	// volPerSec is its voluntary switch rate when it settled.
+	volPerSec float64
+	// misses counts the refreshes in a row in which it was settled and
+	// every look found it running.
+	misses int
+}
+
+// observe adds the asleep looks of a tally of looks at the thread to the
+// window.
+func (tw *threadWaits) observe(t *waitTarget) {
+	for _, r := range t.tally.Reasons {
+		for range r.N {
+			if len(tw.window) == WaitLooks {
+				tw.window = append(tw.window[:0], tw.window[1:]...)
+			}
+			tw.window = append(tw.window, r.Reason)
+		}
+	}
+	if len(t.tally.Reasons) > 0 {
+		tw.wchan, tw.syscall = string(t.wchan), string(t.syscall)
+	}
+}
+
+// oneReason is the window's reason when every look in it found the same.
+func (tw *threadWaits) oneReason() string {
+	if len(tw.window) == 0 {
+		return ""
+	}
+	for _, r := range tw.window[1:] {
+		if r != tw.window[0] {
+			return ""
+		}
+	}
+	return tw.window[0]
+}
+
+// counts is the window as reason counts, in order of first appearance.
+func (tw *threadWaits) counts() []model.ReasonCount {
+	var out []model.ReasonCount
+	for _, r := range tw.window {
+		if i := slices.IndexFunc(out, func(c model.ReasonCount) bool { return c.Reason == r }); i >= 0 {
+			out[i].N++
+		} else {
+			out = append(out, model.ReasonCount{Reason: r, N: 1})
+		}
+	}
+	return out
+}
+
+// update takes a tally of looks at the thread into tw and settles or
+// unsettles it. was is how the thread was settled when looked at.
+func (tw *threadWaits) update(t *waitTarget, was settleKind) {
+	before := tw.oneReason()
+	tw.observe(t)
+	tw.looks += t.tally.Looks
+	if len(t.tally.Reasons) == 0 {
+		tw.running += t.tally.Looks
+	} else {
+		tw.running = 0
+	}
+	switch was {
+	case settledReason:
+		switch {
+		case len(t.tally.Reasons) == 0:
+			if tw.misses++; tw.misses >= unsettleMisses {
+				tw.settled, tw.looks = unsettled, 0
+			}
+		case tw.oneReason() != before:
+			tw.settled, tw.looks = unsettled, 0
+		default:
+			tw.misses = 0
+		}
+		return
+	case settledRunning:
+		if len(t.tally.Reasons) > 0 {
+			tw.settled, tw.looks = unsettled, 0
+		}
+		return
+	}
+	switch {
+	case tw.oneReason() != "" && (len(tw.window) >= settleLooks || tw.looks >= runningLooks):
+		tw.settled, tw.volPerSec, tw.misses = settledReason, t.volPerSec, 0
+	case tw.running >= runningLooks:
+		tw.settled, tw.volPerSec = settledRunning, t.volPerSec
+	}
 }
 
 type waitTarget struct {
@@ -53,10 +195,22 @@ type waitTarget struct {
 	tally     model.WaitTally
 	wchan     []byte
 	syscall   []byte
+	// volPerSec is the thread's voluntary switch rate when armed.
+	volPerSec float64
+}
+
+// knownOf is tw for the thread, made if new.
+func (w *waitSampler) knownOf(k taskKey) *threadWaits {
+	tw := w.known[k]
+	if tw == nil {
+		tw = &threadWaits{}
+		w.known[k] = tw
+	}
+	return tw
 }
 
 func newWaitSampler(rootFD int) *waitSampler {
-	return &waitSampler{rootFD: rootFD, buf: make([]byte, 512), link: make([]byte, 256)}
+	return &waitSampler{rootFD: rootFD, buf: make([]byte, 512), link: make([]byte, 256), known: map[taskKey]*threadWaits{}}
 }
 
 // close stops the looks for good.
@@ -68,6 +222,7 @@ func (w *waitSampler) close() {
 		w.timer = nil
 	}
 	w.targets = w.targets[:0]
+	clear(w.known)
 }
 
 // collect stops the looks and appends what they found to dst, sorted by
@@ -83,6 +238,7 @@ func (w *waitSampler) collect(dst []model.WaitTally) []model.WaitTally {
 		if t.tally.Looks == 0 {
 			continue
 		}
+		w.knownOf(taskKey{t.pid, t.tid}).update(t, unsettled)
 		tally := t.tally
 		tally.Wchan, tally.Syscall = string(t.wchan), string(t.syscall)
 		dst = append(dst, tally)
@@ -101,13 +257,19 @@ func sortWaits(w []model.WaitTally) []model.WaitTally {
 	return w
 }
 
-// lookNow looks once at each hot blocking thread of snap (the first
-// WaitThreads) that cur has no looks for, appending the tallies to
-// cur.Waits. It reports whether it added any.
+// lookNow looks at each hot blocking thread of snap (the first
+// WaitThreads) that cur has no looks for, a few times in a row until one
+// finds it asleep, appending the tallies to cur.Waits: a thread that just
+// became hot, or a settled one. It reports whether it added any.
 func (w *waitSampler) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n, added := 0, false
+	var (
+		tgs     [WaitThreads]waitTarget
+		settled [WaitThreads]*threadWaits
+		kind    [WaitThreads]settleKind
+	)
+	n, m := 0, 0
 	for i := range snap.Threads {
 		t := &snap.Threads[i]
 		if n == WaitThreads {
@@ -120,34 +282,83 @@ func (w *waitSampler) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 		if t.WaitOn != nil || t.Wchan != "" || slices.ContainsFunc(cur.Waits, func(x model.WaitTally) bool { return x.TID == t.TID && x.PID == t.PID }) {
 			continue
 		}
-		tg := waitTarget{pid: t.PID, tid: t.TID, tally: model.WaitTally{PID: t.PID, TID: t.TID}}
-		// A busy thread is often on a CPU at the one moment looked at:
-		// a few looks in a row, until one finds it asleep.
-		for k := 0; k < firstLooks && len(tg.tally.Reasons) == 0; k++ {
-			w.look(&tg)
+		tgs[m] = waitTarget{pid: t.PID, tid: t.TID, volPerSec: t.VoluntaryPerSec, tally: model.WaitTally{PID: t.PID, TID: t.TID}}
+		if tw := w.known[taskKey{t.PID, t.TID}]; tw != nil && tw.settled != unsettled {
+			settled[m], kind[m] = tw, tw.settled
 		}
-		if tg.tally.Looks > 0 {
-			tg.tally.Wchan, tg.tally.Syscall = string(tg.wchan), string(tg.syscall)
-			cur.Waits = append(cur.Waits, tg.tally)
-			added = true
+		m++
+	}
+	// A busy thread is often on a CPU at the moment looked at: a few
+	// rounds, each looking once at every thread not yet found asleep. Going
+	// round the threads spaces one's looks apart, which matters for a
+	// ping-pong pair: while one side sleeps the other runs.
+	for k := range settledLooks {
+		for j := range m {
+			tg := &tgs[j]
+			if len(tg.tally.Reasons) > 0 {
+				continue
+			}
+			if tw := settled[j]; tw != nil {
+				w.lookSettled(tg, tw)
+			} else if k < firstLooks {
+				w.look(tg)
+			}
 		}
+	}
+	added := false
+	for j := range m {
+		tg := &tgs[j]
+		if tg.tally.Looks == 0 {
+			continue
+		}
+		tw := w.knownOf(taskKey{tg.pid, tg.tid})
+		tw.update(tg, kind[j])
+		tg.tally.Wchan, tg.tally.Syscall = string(tg.wchan), string(tg.syscall)
+		if kind[j] == settledReason {
+			tg.tally.Reasons, tg.tally.Settled = tw.counts(), true
+			if len(tg.wchan) == 0 {
+				tg.tally.Wchan, tg.tally.Syscall = tw.wchan, tw.syscall
+			}
+		}
+		cur.Waits = append(cur.Waits, tg.tally)
+		added = true
 	}
 	return added
 }
 
-// arm picks the hot blocking threads of snap and schedules the looks over
-// the next interval, taken to be as long as the last one.
+// arm picks the hot blocking threads of snap that are not settled and
+// schedules the looks over the next interval, taken to be as long as the
+// last one.
 func (w *waitSampler) arm(snap *model.Snapshot) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.targets = w.targets[:0]
+	var hot [WaitThreads]taskKey
+	n := 0
 	for i := range snap.Threads {
 		t := &snap.Threads[i]
-		if len(w.targets) == WaitThreads {
+		if n == WaitThreads {
 			break
 		}
-		if t.Hot && t.VoluntaryPerSec >= t.InvoluntaryPerSec {
-			w.targets = append(w.targets, waitTarget{pid: t.PID, tid: t.TID, tally: model.WaitTally{PID: t.PID, TID: t.TID}})
+		if !t.Hot || t.VoluntaryPerSec < t.InvoluntaryPerSec {
+			continue
+		}
+		k := taskKey{t.PID, t.TID}
+		hot[n] = k
+		n++
+		if tw := w.known[k]; tw != nil && tw.settled != unsettled {
+			if t.VoluntaryPerSec <= tw.volPerSec*unsettleRate && t.VoluntaryPerSec*unsettleRate >= tw.volPerSec {
+				continue // looked at by lookNow at the next refresh
+			}
+			delete(w.known, k) // it changed: start over
+		}
+		w.targets = append(w.targets, waitTarget{pid: t.PID, tid: t.TID, volPerSec: t.VoluntaryPerSec, tally: model.WaitTally{PID: t.PID, TID: t.TID}})
+	}
+	// A thread that cooled down, or fell out of the hottest, starts over
+	// when it comes back.
+	for k := range w.known {
+		if !slices.Contains(hot[:n], k) {
+			delete(w.known, k)
 		}
 	}
 	if len(w.targets) == 0 || snap.Interval <= 0 {
@@ -235,6 +446,32 @@ func (w *waitSampler) look(t *waitTarget) {
 			return
 		}
 	}
+	t.tally.Reasons = append(t.tally.Reasons, model.ReasonCount{Reason: reason, N: 1})
+}
+
+// lookSettled looks at a settled thread: its wchan alone when that names
+// the function it was last found asleep in, a full look otherwise.
+func (w *waitSampler) lookSettled(t *waitTarget, tw *threadWaits) {
+	n, err := w.read(t, "wchan")
+	if err != nil {
+		return // gone, or hidden: not a look
+	}
+	wc, err := procfs.ParseWchan(w.buf[:n], "wchan")
+	if err != nil {
+		return
+	}
+	if len(wc) == 0 {
+		t.tally.Looks++ // running
+		return
+	}
+	reason := tw.oneReason()
+	if string(wc) != tw.wchan || reason == "" || tw.settled != settledReason {
+		w.look(t)
+		return
+	}
+	t.tally.Looks++
+	t.wchan = append(t.wchan[:0], wc...)
+	t.syscall = append(t.syscall[:0], tw.syscall...)
 	t.tally.Reasons = append(t.tally.Reasons, model.ReasonCount{Reason: reason, N: 1})
 }
 

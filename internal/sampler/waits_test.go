@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -320,6 +321,8 @@ func TestWaitLooksCostAboutOneSwitch(t *testing.T) {
 	w.arm(&model.Snapshot{Interval: 110 * time.Millisecond, Threads: snap.Threads})
 	time.Sleep(150 * time.Millisecond)
 	w.collect(nil)
+	// Those looks settled the thread (one reason); spread looks again.
+	clear(w.known)
 	before := ownSwitches(t)
 	w.arm(snap)
 	time.Sleep(snap.Interval)
@@ -334,4 +337,171 @@ func TestWaitLooksCostAboutOneSwitch(t *testing.T) {
 		t.Errorf("%d looks cost %d switches, want at most %d", WaitLooks, got, limit)
 	}
 	t.Logf("%d looks: %d switches", WaitLooks, got)
+}
+
+// TestSettledThreadIsLookedAtOnlyAtTheRefresh: a thread whose asleep looks
+// all found one reason in one function is then looked at only at the
+// refresh, arming no timer, until a look there finds something else; its
+// shares are over its last ten asleep looks.
+func TestSettledThreadIsLookedAtOnlyAtTheRefresh(t *testing.T) {
+	r, wfd, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wfd.Close()
+	tid := make(chan int)
+	go func() {
+		runtime.LockOSThread()
+		tid <- unix.Gettid()
+		var b [1]byte
+		syscall.Read(int(r.Fd()), b[:]) // blocks until the test ends
+	}()
+	target := <-tid
+	key := taskKey{os.Getpid(), target}
+	root, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(root)
+	w := newWaitSampler(root)
+	defer w.close()
+	hot := []model.ThreadRates{{PID: os.Getpid(), TID: target, Hot: true, VoluntaryPerSec: 5000}}
+	snap := &model.Snapshot{Interval: 110 * time.Millisecond, Threads: hot}
+	refresh := func() *model.Sample {
+		t.Helper()
+		cur := &model.Sample{Waits: w.collect(nil)}
+		w.lookNow(&model.Snapshot{Threads: slices.Clone(hot)}, cur)
+		return cur
+	}
+
+	w.arm(snap)
+	if len(w.targets) != 1 {
+		t.Fatalf("armed %d targets, want the hot thread", len(w.targets))
+	}
+	time.Sleep(200 * time.Millisecond)
+	cur := refresh()
+	if len(cur.Waits) != 1 || cur.Waits[0].Looks != WaitLooks || cur.Waits[0].Settled ||
+		!slices.Equal(cur.Waits[0].Reasons, []model.ReasonCount{{Reason: "pipe read", N: WaitLooks}}) {
+		t.Fatalf("spread looks %+v, want %d looks, all pipe read", cur.Waits, WaitLooks)
+	}
+	if tw := w.known[key]; tw == nil || tw.settled != settledReason || tw.oneReason() != "pipe read" || tw.wchan == "" {
+		t.Fatalf("after %d looks all pipe read: %+v, want settled", WaitLooks, tw)
+	}
+
+	// Settled: nothing armed, one look at the refresh.
+	for range 3 {
+		w.arm(snap)
+		if len(w.targets) != 0 {
+			t.Fatalf("armed %d targets for a settled thread", len(w.targets))
+		}
+		time.Sleep(20 * time.Millisecond)
+		cur := refresh()
+		if len(cur.Waits) != 1 {
+			t.Fatalf("refresh tallies %+v, want one", cur.Waits)
+		}
+		if got := cur.Waits[0]; got.Looks != 1 || !got.Settled || !slices.Equal(got.Reasons, []model.ReasonCount{{Reason: "pipe read", N: WaitLooks}}) || got.Wchan == "" {
+			t.Fatalf("refresh look %+v, want one look and the last %d, all pipe read", got, WaitLooks)
+		}
+	}
+
+	// A look that finds another reason unsettles it, and the shares are
+	// over its last ten asleep looks: the nine before and this one.
+	tw := w.known[key]
+	for i := range tw.window {
+		tw.window[i] = "futex wait"
+	}
+	tw.wchan = "futex_wait_queue"
+	cur = &model.Sample{}
+	w.lookNow(&model.Snapshot{Threads: slices.Clone(hot)}, cur)
+	if tw.settled != unsettled {
+		t.Fatal("still settled after a look found another reason")
+	}
+	want := []model.ReasonCount{{Reason: "futex wait", N: 9}, {Reason: "pipe read", N: 1}}
+	if len(cur.Waits) != 1 || !cur.Waits[0].Settled || !slices.Equal(cur.Waits[0].Reasons, want) {
+		t.Fatalf("look that disagreed: %+v, want settled shares %v", cur.Waits, want)
+	}
+	// The next interval spreads ten looks again, and its tally is its
+	// own: pipe read only.
+	w.arm(snap)
+	if len(w.targets) != 1 {
+		t.Fatalf("armed %d targets after unsettling, want 1", len(w.targets))
+	}
+	time.Sleep(200 * time.Millisecond)
+	cur = refresh()
+	if len(cur.Waits) != 1 || cur.Waits[0].Settled || len(cur.Waits[0].Reasons) != 1 {
+		t.Fatalf("spread looks after unsettling: %+v", cur.Waits)
+	}
+
+	// A rate that changed more than twofold starts over, and so does
+	// cooling down.
+	tw = w.known[key]
+	tw.settled, tw.volPerSec = settledReason, 1000
+	w.arm(snap)
+	if len(w.targets) != 1 {
+		t.Fatalf("rate 5000/s settled at 1000/s: %d targets", len(w.targets))
+	}
+	w.collect(nil)
+	w.arm(&model.Snapshot{Interval: time.Second, Threads: []model.ThreadRates{{PID: os.Getpid(), TID: target, VoluntaryPerSec: 5}}})
+	if len(w.known) != 0 {
+		t.Errorf("a thread no longer hot is still known: %v", w.known)
+	}
+}
+
+// TestNeverAsleepThreadSettles: a thread that every look finds on a CPU
+// (as each side of a ping-pong pinned to one CPU nearly always is) stops
+// costing spread looks after two intervals of them, and gets them back once
+// a look at the refresh finds it asleep.
+func TestNeverAsleepThreadSettles(t *testing.T) {
+	spin := exec.Command("sh", "-c", "while :; do :; done")
+	if err := spin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		spin.Process.Kill()
+		spin.Wait()
+	}()
+	pid := spin.Process.Pid
+	key := taskKey{pid, pid}
+	root, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(root)
+	w := newWaitSampler(root)
+	defer w.close()
+	hot := []model.ThreadRates{{PID: pid, TID: pid, Hot: true, VoluntaryPerSec: 5000}}
+	snap := &model.Snapshot{Interval: 110 * time.Millisecond, Threads: hot}
+	for i := range 2 {
+		w.arm(snap)
+		if len(w.targets) != 1 {
+			t.Fatalf("interval %d: armed %d targets, want the hot thread", i, len(w.targets))
+		}
+		time.Sleep(200 * time.Millisecond)
+		tallies := w.collect(nil)
+		if len(tallies) != 1 || tallies[0].Looks != WaitLooks || len(tallies[0].Reasons) != 0 {
+			t.Fatalf("interval %d: %+v, want %d looks finding it running", i, tallies, WaitLooks)
+		}
+	}
+	if tw := w.known[key]; tw == nil || tw.settled != settledRunning {
+		t.Fatalf("after %d looks finding it running: %+v, want settled as running", 2*WaitLooks, tw)
+	}
+	w.arm(snap)
+	if len(w.targets) != 0 {
+		t.Fatalf("armed %d targets for a thread never found asleep", len(w.targets))
+	}
+	if err := spin.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // now it is stopped, off the CPU
+	cur := &model.Sample{Waits: w.collect(nil)}
+	w.lookNow(&model.Snapshot{Threads: slices.Clone(hot)}, cur)
+	if len(cur.Waits) != 1 || len(cur.Waits[0].Reasons) != 1 || cur.Waits[0].Settled {
+		t.Fatalf("refresh look at the stopped thread: %+v, want it found asleep", cur.Waits)
+	}
+	t.Logf("stopped: %+v", cur.Waits[0])
+	w.arm(snap)
+	if len(w.targets) != 1 {
+		t.Errorf("armed %d targets once it was found asleep, want 1", len(w.targets))
+	}
+	w.collect(nil)
 }
