@@ -28,6 +28,14 @@ import (
 // dropped. At about 250 bytes an entry the map takes about 4 MiB.
 const PairMapSize = 16384
 
+// TimedPerJiffy is about how many of a wakee's wake-ups a jiffy have their
+// wake-to-run latency timed (TIMED_PER_JIFFY in the BPF source): a wakee
+// woken more often has every 2^k-th wake-up timed, k chosen from its
+// previous jiffy, since a clock read costs as much as the rest of the
+// programs. A wake-up by another waker than the wakee's last is always
+// timed. Every wake-up is counted.
+const TimedPerJiffy = 8
+
 // ErrUnavailable wraps every reason the programs cannot run here; its
 // message says what is missing and how to get it, in one line.
 var ErrUnavailable = errors.New("wake-ups unavailable")

@@ -39,13 +39,23 @@ type wakeupPairKey struct {
 }
 
 type wakeupPending struct {
-	_        structs.HostLayout
-	Ts       uint64
-	Waker    uint64
-	WakerTid uint32
-	WakerPid uint32
-	WakerCpu uint32
-	Pad      uint32
+	_            structs.HostLayout
+	Ts           uint64
+	Waker        uint64
+	WakerTid     uint32
+	WakerPid     uint32
+	WakerCpu     uint32
+	LastWakerTid uint32
+	Jif          uint64
+	InJif        uint32
+	Mask         uint32
+	FlushJif     uint64
+	CwComm       [16]int8
+	CwTid        uint32
+	CwPid        uint32
+	CwWakeups    uint64
+	CwCross      uint64
+	CwLatency    [32]uint32
 }
 
 // Names of all BPF objects in the ELF.

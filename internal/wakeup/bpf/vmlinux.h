@@ -49,10 +49,16 @@ enum {
 
 #define TASK_COMM_LEN 16
 
+struct sched_entity {
+	unsigned char sched_delayed;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
+	struct sched_entity se;
 	int pid;
 	int tgid;
 	char comm[TASK_COMM_LEN];
+	int on_rq;
 } __attribute__((preserve_access_index));
 
 #endif

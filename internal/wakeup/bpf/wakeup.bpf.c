@@ -16,6 +16,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -23,18 +24,41 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define MAX_PAIRS 16384
 #define LAT_BUCKETS 32
 
+/* Keep in step with TimedPerJiffy in Go. */
+#define TIMED_PER_JIFFY 8
+
 /*
- * A waking not yet followed by the wakee running. The waker's name is read
- * through its task pointer only when its pair is first counted in an
- * interval: copying it at every wake-up was a third of this program's cost.
+ * A waking not yet followed by the wakee running, and how often the wakee
+ * has been woken lately. The waker's name is read through its task pointer
+ * only when its pair is first counted in an interval: copying it at every
+ * wake-up was a third of this program's cost.
  */
 struct pending {
-	u64 ts;
+	u64 ts;		/* when it was woken, if this wake-up is timed; else 0 */
 	u64 waker;
-	u32 waker_tid;
+	u32 waker_tid;	/* 0: nothing pending */
 	u32 waker_pid;
 	u32 waker_cpu;
-	u32 _pad;
+	u32 last_waker_tid;
+	/* Wake-ups in the jiffy jif, and the timing stride's mask. */
+	u64 jif;
+	u32 in_jif;
+	u32 mask;
+	/*
+	 * Counts for the pair (cw_tid -> this task) not yet added to pair_map:
+	 * a wakee's wake-ups are counted here while its waker stays the same,
+	 * and added to the map when another waker wakes it or at its first
+	 * wake-up in a new jiffy (flush_jif is the jiffy of the last add), so
+	 * the map is looked up about once a jiffy per busy wakee instead of at
+	 * every wake-up.
+	 */
+	u64 flush_jif;
+	char cw_comm[TASK_COMM_LEN];
+	u32 cw_tid;
+	u32 cw_pid;
+	u64 cw_wakeups;
+	u64 cw_cross;
+	u32 cw_latency[LAT_BUCKETS];
 };
 
 struct pair_key {
@@ -96,22 +120,98 @@ static __always_inline u32 log2_u64(u64 v)
 	return r;
 }
 
+/*
+ * Reading the clock costs as much as the rest of a program (some 50 ns in
+ * a VM), so a wakee woken more than TIMED_PER_JIFFY times in a jiffy has
+ * only every 2^k-th wake-up timed, the stride chosen from its previous
+ * jiffy so that about TIMED_PER_JIFFY a jiffy are; a wake-up by another
+ * waker than the last is always timed, so a pair that is rare beside a busy
+ * one still gets its latencies. Every wake-up is counted.
+ */
 SEC("tp_btf/sched_waking")
 int BPF_PROG(ctxtop_waking, struct task_struct *p)
 {
 	struct pending *pn;
-	u64 id;
+	u64 id, j;
+	u32 tid;
 
+	/*
+	 * Still on its run queue: woken before it had gone to sleep, so no
+	 * switch-in will follow from this wake-up. Since Linux 6.12 a task
+	 * that sleeps may stay queued a while (a delayed dequeue, sched_delayed):
+	 * that one did sleep. (The kernel reads these right after this
+	 * tracepoint, so the reads cost no cache miss.)
+	 */
+	if (p->on_rq && !(bpf_core_field_exists(p->se.sched_delayed) && p->se.sched_delayed))
+		return 0;
 	pn = bpf_task_storage_get(&pending, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!pn)
 		return 0;
 	id = bpf_get_current_pid_tgid();
-	pn->waker_tid = (u32)id;
+	tid = (u32)id;
+	j = bpf_jiffies64();
+	if (j != pn->jif) {
+		u32 per = pn->in_jif / TIMED_PER_JIFFY;
+
+		pn->mask = per ? (1u << log2_u64(per)) - 1 : 0;
+		if (j != pn->jif + 1)
+			pn->mask = 0; /* idle for a while: start over */
+		pn->jif = j;
+		pn->in_jif = 0;
+	}
+	pn->ts = 0;
+	if ((pn->in_jif & pn->mask) == 0 || tid != pn->last_waker_tid)
+		pn->ts = bpf_ktime_get_ns();
+	pn->in_jif++;
+	pn->waker_tid = tid;
+	pn->last_waker_tid = tid;
 	pn->waker_pid = id >> 32;
 	pn->waker_cpu = bpf_get_smp_processor_id();
 	pn->waker = bpf_get_current_task();
-	pn->ts = bpf_ktime_get_ns();
 	return 0;
+}
+
+#define NO_LATENCY LAT_BUCKETS
+
+/* flush adds a wakee's cached pair counts to pair_map and clears them. */
+static __always_inline void flush(struct pending *pn, struct task_struct *wakee, struct cpu_stats *st)
+{
+	struct pair_key k;
+	struct pair *v;
+	int i;
+
+	if (!pn->cw_wakeups)
+		return;
+	k.waker_tid = pn->cw_tid;
+	k.wakee_tid = wakee->pid;
+	/*
+	 * Only the wakee's switch-in writes its pairs, and a task is switched
+	 * in on one CPU at a time, so plain additions do not race.
+	 */
+	v = bpf_map_lookup_elem(&pair_map, &k);
+	if (v) {
+		v->wakeups += pn->cw_wakeups;
+		v->cross_cpu += pn->cw_cross;
+		for (i = 0; i < LAT_BUCKETS; i++)
+			v->latency[i] += pn->cw_latency[i];
+	} else {
+		struct pair nv = {};
+
+		nv.wakeups = pn->cw_wakeups;
+		nv.cross_cpu = pn->cw_cross;
+		nv.waker_pid = pn->cw_pid;
+		nv.wakee_pid = wakee->tgid;
+		__builtin_memcpy(nv.waker_comm, pn->cw_comm, sizeof(nv.waker_comm));
+		bpf_probe_read_kernel_str(nv.wakee_comm, sizeof(nv.wakee_comm), wakee->comm);
+		for (i = 0; i < LAT_BUCKETS; i++)
+			nv.latency[i] = pn->cw_latency[i];
+		if (bpf_map_update_elem(&pair_map, &k, &nv, BPF_NOEXIST) && st)
+			__sync_fetch_and_add(&st->dropped, pn->cw_wakeups);
+	}
+	pn->cw_wakeups = 0;
+	pn->cw_cross = 0;
+	for (i = 0; i < LAT_BUCKETS; i++)
+		pn->cw_latency[i] = 0;
 }
 
 SEC("tp_btf/sched_switch")
@@ -120,62 +220,41 @@ int BPF_PROG(ctxtop_switch, bool preempt, struct task_struct *prev, struct task_
 	u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_stats *st;
 	struct pending *pn;
-	struct pair_key k;
-	struct pair *v;
-	u64 delta;
-	u32 b;
+	u32 waker, b = NO_LATENCY;
 
 	st = bpf_map_lookup_elem(&cpu_stat_map, &cpu);
 	if (st)
 		st->switches++;
 
-	/*
-	 * A waking noted while prev was running (woken before it had gone to
-	 * sleep) never gets a switch-in of its own: forget it, or prev's next
-	 * switch-in would count it with a made-up latency.
-	 */
-	pn = bpf_task_storage_get(&pending, prev, 0, 0);
-	if (pn)
-		pn->ts = 0;
-
 	pn = bpf_task_storage_get(&pending, next, 0, 0);
-	if (!pn || !pn->ts)
+	if (!pn || !pn->waker_tid)
 		return 0;
-	delta = bpf_ktime_get_ns() - pn->ts;
-	pn->ts = 0;
-	b = log2_u64(delta);
-	if (b >= LAT_BUCKETS)
-		b = LAT_BUCKETS - 1;
-
-	k.waker_tid = pn->waker_tid;
-	k.wakee_tid = next->pid;
-	/*
-	 * Only the wakee's switch-in writes its pairs, and a task is switched
-	 * in on one CPU at a time, so plain increments do not race.
-	 */
-	v = bpf_map_lookup_elem(&pair_map, &k);
-	if (v) {
-		v->wakeups++;
-		if (pn->waker_cpu != cpu)
-			v->cross_cpu++;
-		v->latency[b & (LAT_BUCKETS - 1)]++;
-		return 0;
+	waker = pn->waker_tid;
+	pn->waker_tid = 0;
+	if (pn->ts) {
+		b = log2_u64(bpf_ktime_get_ns() - pn->ts);
+		if (b >= LAT_BUCKETS)
+			b = LAT_BUCKETS - 1;
 	}
-
-	struct pair nv = {};
-	nv.wakeups = 1;
-	nv.cross_cpu = pn->waker_cpu != cpu;
-	nv.waker_pid = pn->waker_pid;
-	nv.wakee_pid = next->tgid;
-	/*
-	 * Microseconds after its wake-up the waker is nearly always alive; if
-	 * it exited, the read may give a stale name, never a fault.
-	 */
-	bpf_probe_read_kernel_str(nv.waker_comm, sizeof(nv.waker_comm), ((struct task_struct *)pn->waker)->comm);
-	bpf_probe_read_kernel_str(nv.wakee_comm, sizeof(nv.wakee_comm), next->comm);
-	nv.latency[b & (LAT_BUCKETS - 1)] = 1;
-	if (bpf_map_update_elem(&pair_map, &k, &nv, BPF_NOEXIST) && st)
-		__sync_fetch_and_add(&st->dropped, 1);
+	if (waker != pn->cw_tid || pn->jif != pn->flush_jif) {
+		flush(pn, next, st);
+		if (waker != pn->cw_tid) {
+			/*
+			 * Microseconds after its wake-up the waker is nearly
+			 * always alive; if it exited, the read may give a
+			 * stale name, never a fault.
+			 */
+			bpf_probe_read_kernel_str(pn->cw_comm, sizeof(pn->cw_comm), ((struct task_struct *)pn->waker)->comm);
+			pn->cw_tid = waker;
+			pn->cw_pid = pn->waker_pid;
+		}
+		pn->flush_jif = pn->jif;
+	}
+	pn->cw_wakeups++;
+	if (pn->waker_cpu != cpu)
+		pn->cw_cross++;
+	if (b < LAT_BUCKETS)
+		pn->cw_latency[b]++;
 	return 0;
 }
 
