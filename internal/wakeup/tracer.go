@@ -28,6 +28,12 @@ import (
 // dropped. At about 250 bytes an entry the map takes about 4 MiB.
 const PairMapSize = 16384
 
+// NoteSlots is how many wake-ups can wait for their wakee to run at once
+// (NOTE_SLOTS in the BPF source): a note per wakee in a slot chosen by a
+// hash of its thread ID, 64 bytes each. Two wakees pending in one slot at
+// once lose the first's wake-up.
+const NoteSlots = 32768
+
 // TimedPerJiffy is about how many of a wakee's wake-ups a jiffy have their
 // wake-to-run latency timed (TIMED_PER_JIFFY in the BPF source): a wakee
 // woken more often has every 2^k-th wake-up timed, k chosen from its
@@ -115,6 +121,9 @@ func open(pairs uint32) (t *Tracer, err error) {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	spec.Maps[wakeupMapCpuStatMap].MaxEntries = uint32(ncpu)
+	if m := spec.Maps[wakeupMapNotes]; m.MaxEntries != NoteSlots || m.ValueSize != 64 {
+		return nil, fmt.Errorf("%w: note table holds %d entries of %d bytes, Go expects %d of 64", ErrUnavailable, m.MaxEntries, m.ValueSize, NoteSlots)
+	}
 	if m := spec.Maps[wakeupMapPairMap]; m.MaxEntries != PairMapSize {
 		return nil, fmt.Errorf("%w: pair map holds %d entries, Go expects %d", ErrUnavailable, m.MaxEntries, PairMapSize)
 	}

@@ -21,6 +21,22 @@ type wakeupCpuStats struct {
 	Pad        [5]uint64
 }
 
+type wakeupNote struct {
+	_            structs.HostLayout
+	Tid          uint32
+	WakerTid     uint32
+	WakerPid     uint32
+	WakerCpu     uint32
+	Ts           uint64
+	Owner        uint32
+	LastWakerTid uint32
+	Jif          uint32
+	InJif        uint32
+	Mask         uint32
+	Pad          uint32
+	WakerComm    [16]int8
+}
+
 type wakeupPair struct {
 	_         structs.HostLayout
 	Wakeups   uint64
@@ -39,23 +55,15 @@ type wakeupPairKey struct {
 }
 
 type wakeupPending struct {
-	_            structs.HostLayout
-	Ts           uint64
-	Waker        uint64
-	WakerTid     uint32
-	WakerPid     uint32
-	WakerCpu     uint32
-	LastWakerTid uint32
-	Jif          uint64
-	InJif        uint32
-	Mask         uint32
-	FlushJif     uint64
-	CwComm       [16]int8
-	CwTid        uint32
-	CwPid        uint32
-	CwWakeups    uint64
-	CwCross      uint64
-	CwLatency    [32]uint32
+	_         structs.HostLayout
+	FlushJif  uint32
+	CwTid     uint32
+	CwPid     uint32
+	Pad       uint32
+	CwComm    [16]int8
+	CwWakeups uint64
+	CwCross   uint64
+	CwLatency [32]uint32
 }
 
 // Names of all BPF objects in the ELF.
@@ -63,6 +71,7 @@ type wakeupPending struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	wakeupMapCpuStatMap     = "cpu_stat_map"
+	wakeupMapNotes          = "notes"
 	wakeupMapPairMap        = "pair_map"
 	wakeupMapPending        = "pending"
 	wakeupProgCtxtopMigrate = "ctxtop_migrate"
@@ -122,6 +131,7 @@ type wakeupProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type wakeupMapSpecs struct {
 	CpuStatMap *ebpf.MapSpec `ebpf:"cpu_stat_map"`
+	Notes      *ebpf.MapSpec `ebpf:"notes"`
 	PairMap    *ebpf.MapSpec `ebpf:"pair_map"`
 	Pending    *ebpf.MapSpec `ebpf:"pending"`
 }
@@ -153,6 +163,7 @@ func (o *wakeupObjects) Close() error {
 // It can be passed to loadWakeupObjects or ebpf.CollectionSpec.LoadAndAssign.
 type wakeupMaps struct {
 	CpuStatMap *ebpf.Map `ebpf:"cpu_stat_map"`
+	Notes      *ebpf.Map `ebpf:"notes"`
 	PairMap    *ebpf.Map `ebpf:"pair_map"`
 	Pending    *ebpf.Map `ebpf:"pending"`
 }
@@ -160,6 +171,7 @@ type wakeupMaps struct {
 func (m *wakeupMaps) Close() error {
 	return _WakeupClose(
 		m.CpuStatMap,
+		m.Notes,
 		m.PairMap,
 		m.Pending,
 	)

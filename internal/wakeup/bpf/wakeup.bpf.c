@@ -3,12 +3,22 @@
  * Who wakes whom, aggregated in the kernel.
  *
  * sched_waking runs in the waker's context (current is the waker, on the
- * waker's CPU) and notes the waker in the wakee's task storage. When the
- * wakee is next switched in, sched_switch turns that note into one count
- * for the (waker, wakee) pair, a cross-CPU count when the wakee runs on
- * another CPU than the waker's, and one sample in the pair's log2
- * wake-to-run latency histogram. User space drains the pair map once per
- * refresh with a batch lookup-and-delete; nothing is sent per event.
+ * waker's CPU) and leaves a note for the wakee in a slot of a fixed table,
+ * chosen by a hash of the wakee's thread ID. When the wakee is next
+ * switched in, sched_switch finds its note and counts one wake-up for the
+ * (waker, wakee) pair, a cross-CPU one when the wakee runs on another CPU
+ * than the waker's, and, for timed wake-ups, one sample in the pair's log2
+ * wake-to-run latency histogram. The counts gather in the wakee's task
+ * storage while its waker stays the same and reach the pair map about once
+ * a jiffy; user space drains the pair map once per refresh with a batch
+ * lookup-and-delete; nothing is sent per event.
+ *
+ * The table, not task storage, carries the notes because a table slot is
+ * a plain array element, which the verifier inlines: a task-storage lookup
+ * cost about 40 ns here, and sched_switch runs for every switch, most of
+ * which end no sleep. Two wakees pending at once in one slot lose the
+ * first's wake-up: with NOTE_SLOTS slots and a handful of wakees pending at
+ * any moment, about one wake-up in ten thousand.
  *
  * Programs are tp_btf (BTF-typed raw tracepoints): the cheapest attachment,
  * and the task pointers they get are read with CO-RE relocations.
@@ -24,38 +34,44 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define MAX_PAIRS 16384
 #define LAT_BUCKETS 32
 
-/* Keep in step with TimedPerJiffy in Go. */
+/* Keep in step with TimedPerJiffy and NoteSlots in Go. */
 #define TIMED_PER_JIFFY 8
+#define NOTE_SLOTS_LOG2 15
+#define NOTE_SLOTS (1 << NOTE_SLOTS_LOG2)
 
 /*
- * A waking not yet followed by the wakee running, and how often the wakee
- * has been woken lately. The waker's name is read through its task pointer
- * only when its pair is first counted in an interval: copying it at every
- * wake-up was a third of this program's cost.
+ * A wakee's slot: the note of a waking not yet followed by the wakee
+ * running (tid is the wakee, 0 once taken), and how often the slot's owner
+ * has been woken lately, to choose which wake-ups to time. One cache line.
  */
-struct pending {
-	u64 ts;		/* when it was woken, if this wake-up is timed; else 0 */
-	u64 waker;
-	u32 waker_tid;	/* 0: nothing pending */
+struct note {
+	u32 tid;
+	u32 waker_tid;
 	u32 waker_pid;
 	u32 waker_cpu;
+	u64 ts;		/* when it was woken, if this wake-up is timed; else 0 */
+	u32 owner;	/* whose the fields below are */
 	u32 last_waker_tid;
-	/* Wake-ups in the jiffy jif, and the timing stride's mask. */
-	u64 jif;
+	u32 jif;	/* low bits of the jiffy in_jif counts */
 	u32 in_jif;
-	u32 mask;
-	/*
-	 * Counts for the pair (cw_tid -> this task) not yet added to pair_map:
-	 * a wakee's wake-ups are counted here while its waker stays the same,
-	 * and added to the map when another waker wakes it or at its first
-	 * wake-up in a new jiffy (flush_jif is the jiffy of the last add), so
-	 * the map is looked up about once a jiffy per busy wakee instead of at
-	 * every wake-up.
-	 */
-	u64 flush_jif;
-	char cw_comm[TASK_COMM_LEN];
+	u32 mask;	/* timing stride - 1 */
+	u32 _pad;
+	char waker_comm[TASK_COMM_LEN];
+};
+
+/*
+ * A wakee's counts for the pair (cw_tid -> it) not yet added to pair_map:
+ * they gather here while its waker stays the same, and are added to the map
+ * when another waker wakes it or at its first wake-up in a new jiffy
+ * (flush_jif), so the map is looked up about once a jiffy per busy wakee
+ * instead of at every wake-up.
+ */
+struct pending {
+	u32 flush_jif;
 	u32 cw_tid;
 	u32 cw_pid;
+	u32 _pad;
+	char cw_comm[TASK_COMM_LEN];
 	u64 cw_wakeups;
 	u64 cw_cross;
 	u32 cw_latency[LAT_BUCKETS];
@@ -93,6 +109,13 @@ struct {
 } pending SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NOTE_SLOTS);
+	__type(key, u32);
+	__type(value, struct note);
+} notes SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_PAIRS);
 	__type(key, struct pair_key);
@@ -120,6 +143,11 @@ static __always_inline u32 log2_u64(u64 v)
 	return r;
 }
 
+static __always_inline u32 slot_of(u32 tid)
+{
+	return (tid * 2654435761u) >> (32 - NOTE_SLOTS_LOG2);
+}
+
 /*
  * Reading the clock costs as much as the rest of a program (some 50 ns in
  * a VM), so a wakee woken more than TIMED_PER_JIFFY times in a jiffy has
@@ -131,9 +159,9 @@ static __always_inline u32 log2_u64(u64 v)
 SEC("tp_btf/sched_waking")
 int BPF_PROG(ctxtop_waking, struct task_struct *p)
 {
-	struct pending *pn;
-	u64 id, j;
-	u32 tid;
+	struct note *n;
+	u32 idx, wakee, tid, j;
+	u64 id;
 
 	/*
 	 * Still on its run queue: woken before it had gone to sleep, so no
@@ -144,30 +172,39 @@ int BPF_PROG(ctxtop_waking, struct task_struct *p)
 	 */
 	if (p->on_rq && !(bpf_core_field_exists(p->se.sched_delayed) && p->se.sched_delayed))
 		return 0;
-	pn = bpf_task_storage_get(&pending, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!pn)
+	wakee = p->pid;
+	idx = slot_of(wakee);
+	n = bpf_map_lookup_elem(&notes, &idx);
+	if (!n)
 		return 0;
 	id = bpf_get_current_pid_tgid();
 	tid = (u32)id;
-	j = bpf_jiffies64();
-	if (j != pn->jif) {
-		u32 per = pn->in_jif / TIMED_PER_JIFFY;
+	j = (u32)bpf_jiffies64();
+	if (n->owner != wakee) {
+		n->owner = wakee;
+		n->last_waker_tid = 0;
+		n->jif = j;
+		n->in_jif = 0;
+		n->mask = 0;
+	} else if (j != n->jif) {
+		u32 per = n->in_jif / TIMED_PER_JIFFY;
 
-		pn->mask = per ? (1u << log2_u64(per)) - 1 : 0;
-		if (j != pn->jif + 1)
-			pn->mask = 0; /* idle for a while: start over */
-		pn->jif = j;
-		pn->in_jif = 0;
+		n->mask = per && j == n->jif + 1 ? (1u << log2_u64(per)) - 1 : 0;
+		n->jif = j;
+		n->in_jif = 0;
 	}
-	pn->ts = 0;
-	if ((pn->in_jif & pn->mask) == 0 || tid != pn->last_waker_tid)
-		pn->ts = bpf_ktime_get_ns();
-	pn->in_jif++;
-	pn->waker_tid = tid;
-	pn->last_waker_tid = tid;
-	pn->waker_pid = id >> 32;
-	pn->waker_cpu = bpf_get_smp_processor_id();
-	pn->waker = bpf_get_current_task();
+	n->ts = 0;
+	if ((n->in_jif & n->mask) == 0 || tid != n->last_waker_tid)
+		n->ts = bpf_ktime_get_ns();
+	n->in_jif++;
+	if (tid != n->last_waker_tid) {
+		bpf_get_current_comm(n->waker_comm, sizeof(n->waker_comm));
+		n->last_waker_tid = tid;
+	}
+	n->waker_tid = tid;
+	n->waker_pid = id >> 32;
+	n->waker_cpu = bpf_get_smp_processor_id();
+	n->tid = wakee;
 	return 0;
 }
 
@@ -218,40 +255,44 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(ctxtop_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	u32 cpu = bpf_get_smp_processor_id();
+	u32 idx, wakee, waker, b = NO_LATENCY;
 	struct cpu_stats *st;
 	struct pending *pn;
-	u32 waker, b = NO_LATENCY;
+	struct note *n;
 
 	st = bpf_map_lookup_elem(&cpu_stat_map, &cpu);
 	if (st)
 		st->switches++;
 
-	pn = bpf_task_storage_get(&pending, next, 0, 0);
-	if (!pn || !pn->waker_tid)
-		return 0;
-	waker = pn->waker_tid;
-	pn->waker_tid = 0;
-	if (pn->ts) {
-		b = log2_u64(bpf_ktime_get_ns() - pn->ts);
+	wakee = next->pid;
+	idx = slot_of(wakee);
+	n = bpf_map_lookup_elem(&notes, &idx);
+	if (!n || n->tid != wakee || !wakee)
+		return 0; /* not the end of a sleep we saw begin to end */
+	n->tid = 0;
+	waker = n->waker_tid;
+	if (n->ts) {
+		b = log2_u64(bpf_ktime_get_ns() - n->ts);
 		if (b >= LAT_BUCKETS)
 			b = LAT_BUCKETS - 1;
 	}
-	if (waker != pn->cw_tid || pn->jif != pn->flush_jif) {
+	pn = bpf_task_storage_get(&pending, next, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!pn) {
+		if (st)
+			__sync_fetch_and_add(&st->dropped, 1);
+		return 0;
+	}
+	if (waker != pn->cw_tid || n->jif != pn->flush_jif) {
 		flush(pn, next, st);
 		if (waker != pn->cw_tid) {
-			/*
-			 * Microseconds after its wake-up the waker is nearly
-			 * always alive; if it exited, the read may give a
-			 * stale name, never a fault.
-			 */
-			bpf_probe_read_kernel_str(pn->cw_comm, sizeof(pn->cw_comm), ((struct task_struct *)pn->waker)->comm);
+			__builtin_memcpy(pn->cw_comm, n->waker_comm, sizeof(pn->cw_comm));
 			pn->cw_tid = waker;
-			pn->cw_pid = pn->waker_pid;
+			pn->cw_pid = n->waker_pid;
 		}
-		pn->flush_jif = pn->jif;
+		pn->flush_jif = n->jif;
 	}
 	pn->cw_wakeups++;
-	if (pn->waker_cpu != cpu)
+	if (n->waker_cpu != cpu)
 		pn->cw_cross++;
 	if (b < LAT_BUCKETS)
 		pn->cw_latency[b]++;
