@@ -59,7 +59,7 @@ type wakeupPending struct {
 	FlushJif  uint32
 	CwTid     uint32
 	CwPid     uint32
-	Pad       uint32
+	CwSet     uint32
 	CwComm    [16]int8
 	CwWakeups uint64
 	CwCross   uint64

@@ -68,9 +68,9 @@ struct note {
  */
 struct pending {
 	u32 flush_jif;
-	u32 cw_tid;
+	u32 cw_tid;	/* NO_TID until the first wake-up (storage starts zeroed) */
 	u32 cw_pid;
-	u32 _pad;
+	u32 cw_set;
 	char cw_comm[TASK_COMM_LEN];
 	u64 cw_wakeups;
 	u64 cw_cross;
@@ -143,6 +143,9 @@ static __always_inline u32 log2_u64(u64 v)
 	return r;
 }
 
+/* Not a thread ID: 0 is every CPU's idle task, a waker like any other. */
+#define NO_TID 0xffffffffu
+
 static __always_inline u32 slot_of(u32 tid)
 {
 	return (tid * 2654435761u) >> (32 - NOTE_SLOTS_LOG2);
@@ -182,7 +185,7 @@ int BPF_PROG(ctxtop_waking, struct task_struct *p)
 	j = (u32)bpf_jiffies64();
 	if (n->owner != wakee) {
 		n->owner = wakee;
-		n->last_waker_tid = 0;
+		n->last_waker_tid = NO_TID;
 		n->jif = j;
 		n->in_jif = 0;
 		n->mask = 0;
@@ -281,6 +284,10 @@ int BPF_PROG(ctxtop_switch, bool preempt, struct task_struct *prev, struct task_
 		if (st)
 			__sync_fetch_and_add(&st->dropped, 1);
 		return 0;
+	}
+	if (!pn->cw_set) {
+		pn->cw_set = 1;
+		pn->cw_tid = NO_TID;
 	}
 	if (waker != pn->cw_tid || n->jif != pn->flush_jif) {
 		flush(pn, next, st);
