@@ -197,6 +197,13 @@ func TestAccuracyAgainstLoad(t *testing.T) {
 			if err := tr.Read(&s); err != nil {
 				t.Fatal(err)
 			}
+			// Every pair is named; thread 0 is a CPU's idle task, which
+			// wakes threads too (timers, interrupts).
+			for _, p := range s.Pairs {
+				if p.WakerComm == "" || p.WakeeComm == "" || p.WakerTID == 0 && !strings.HasPrefix(p.WakerComm, "swapper/") {
+					t.Errorf("pair %d %q → %d %q: unnamed", p.WakerTID, p.WakerComm, p.WakeeTID, p.WakeeComm)
+				}
+			}
 			ping, pong := "ping-"+tc.mode, "pong-"+tc.mode
 			if tids[ping] == 0 || tids[pong] == 0 {
 				t.Fatalf("no %s and %s threads among %v", ping, pong, tids)
