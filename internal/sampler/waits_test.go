@@ -287,18 +287,15 @@ func ownSwitches(t *testing.T) int {
 	return sum
 }
 
-// TestWaitLooksCostAboutOneSwitch: with one P, as the TUI runs, a
-// refresh's worth of looks costs this process about one voluntary switch
-// per look
-// (the thread parked in the poller wakes and looks); a Go timer cost about
-// four (sysmon woke for every timer, and the callback's goroutine moved).
-func TestWaitLooksCostAboutOneSwitch(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+// pipeSleeper starts a thread of this process that blocks reading a pipe
+// until the test ends, and returns its TID.
+func pipeSleeper(t *testing.T) int {
+	t.Helper()
 	r, wfd, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer wfd.Close()
+	t.Cleanup(func() { wfd.Close() })
 	tid := make(chan int)
 	go func() {
 		runtime.LockOSThread()
@@ -306,14 +303,34 @@ func TestWaitLooksCostAboutOneSwitch(t *testing.T) {
 		var b [1]byte
 		syscall.Read(int(r.Fd()), b[:]) // blocks until the test ends
 	}()
-	target := <-tid
+	return <-tid
+}
+
+// procWaitSampler is a waitSampler on the real /proc, closed when the
+// test ends.
+func procWaitSampler(t *testing.T) *waitSampler {
+	t.Helper()
 	root, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(root)
 	w := newWaitSampler(root)
-	defer w.close()
+	t.Cleanup(func() {
+		w.close()
+		unix.Close(root)
+	})
+	return w
+}
+
+// TestWaitLooksCostAboutOneSwitch: with one P, as the TUI runs, a
+// refresh's worth of looks costs this process about one voluntary switch
+// per look
+// (the thread parked in the poller wakes and looks); a Go timer cost about
+// four (sysmon woke for every timer, and the callback's goroutine moved).
+func TestWaitLooksCostAboutOneSwitch(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	target := pipeSleeper(t)
+	w := procWaitSampler(t)
 	snap := &model.Snapshot{Interval: 2 * time.Second, Threads: []model.ThreadRates{
 		{PID: os.Getpid(), TID: target, Hot: true, VoluntaryPerSec: 5000},
 	}}
@@ -344,27 +361,9 @@ func TestWaitLooksCostAboutOneSwitch(t *testing.T) {
 // refresh, arming no timer, until a look there finds something else; its
 // shares are over its last ten asleep looks.
 func TestSettledThreadIsLookedAtOnlyAtTheRefresh(t *testing.T) {
-	r, wfd, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wfd.Close()
-	tid := make(chan int)
-	go func() {
-		runtime.LockOSThread()
-		tid <- unix.Gettid()
-		var b [1]byte
-		syscall.Read(int(r.Fd()), b[:]) // blocks until the test ends
-	}()
-	target := <-tid
+	target := pipeSleeper(t)
 	key := taskKey{os.Getpid(), target}
-	root, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(root)
-	w := newWaitSampler(root)
-	defer w.close()
+	w := procWaitSampler(t)
 	hot := []model.ThreadRates{{PID: os.Getpid(), TID: target, Hot: true, VoluntaryPerSec: 5000}}
 	snap := &model.Snapshot{Interval: 110 * time.Millisecond, Threads: hot}
 	refresh := func() *model.Sample {
@@ -462,13 +461,7 @@ func TestNeverAsleepThreadSettles(t *testing.T) {
 	}()
 	pid := spin.Process.Pid
 	key := taskKey{pid, pid}
-	root, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(root)
-	w := newWaitSampler(root)
-	defer w.close()
+	w := procWaitSampler(t)
 	hot := []model.ThreadRates{{PID: pid, TID: pid, Hot: true, VoluntaryPerSec: 5000}}
 	snap := &model.Snapshot{Interval: 110 * time.Millisecond, Threads: hot}
 	for i := range 2 {
