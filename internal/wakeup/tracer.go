@@ -28,11 +28,12 @@ import (
 // dropped. At about 250 bytes an entry the map takes about 4 MiB.
 const PairMapSize = 16384
 
-// NoteSlots is how many wake-ups can wait for their wakee to run at once
-// (NOTE_SLOTS in the BPF source): a note per wakee in a slot chosen by a
-// hash of its thread ID, 64 bytes each. Two wakees pending in one slot at
-// once lose the first's wake-up.
-const NoteSlots = 32768
+// NoteSlots is the size of the kernel's table of wakees (NOTE_SLOTS in the
+// BPF source): each wakee has a 256-byte slot chosen by a hash of its
+// thread ID, holding the note of a wake-up until the wakee runs and the
+// wakee's pair counts until they reach the pair map (4 MiB in all). Two
+// wakees pending in one slot at once lose the first's wake-up.
+const NoteSlots = 16384
 
 // TimedPerJiffy is about how many of a wakee's wake-ups a jiffy have their
 // wake-to-run latency timed (TIMED_PER_JIFFY in the BPF source): a wakee
@@ -65,7 +66,7 @@ const (
 // promise Open succeeds (an old kernel may still refuse the programs).
 func Check() error {
 	if _, err := os.Stat(btfPath); err != nil {
-		return fmt.Errorf("%w: the kernel has no BTF (%s); it needs Linux 5.11 or later built with CONFIG_DEBUG_INFO_BTF=y", ErrUnavailable, BTFPath)
+		return fmt.Errorf("%w: the kernel has no BTF (%s); it needs Linux 5.5 or later built with CONFIG_DEBUG_INFO_BTF=y", ErrUnavailable, BTFPath)
 	}
 	if !privileged() {
 		return fmt.Errorf("%w: needs root, or CAP_BPF and CAP_PERFMON (sudo ctxtop, or setcap cap_bpf,cap_perfmon+ep on the binary)", ErrUnavailable)
@@ -121,8 +122,8 @@ func open(pairs uint32) (t *Tracer, err error) {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	spec.Maps[wakeupMapCpuStatMap].MaxEntries = uint32(ncpu)
-	if m := spec.Maps[wakeupMapNotes]; m.MaxEntries != NoteSlots || m.ValueSize != 64 {
-		return nil, fmt.Errorf("%w: note table holds %d entries of %d bytes, Go expects %d of 64", ErrUnavailable, m.MaxEntries, m.ValueSize, NoteSlots)
+	if m := spec.Maps[wakeupMapNotes]; m.MaxEntries != NoteSlots || m.ValueSize != 256 {
+		return nil, fmt.Errorf("%w: note table holds %d entries of %d bytes, Go expects %d of 256", ErrUnavailable, m.MaxEntries, m.ValueSize, NoteSlots)
 	}
 	if m := spec.Maps[wakeupMapPairMap]; m.MaxEntries != PairMapSize {
 		return nil, fmt.Errorf("%w: pair map holds %d entries, Go expects %d", ErrUnavailable, m.MaxEntries, PairMapSize)
@@ -130,7 +131,7 @@ func open(pairs uint32) (t *Tracer, err error) {
 	spec.Maps[wakeupMapPairMap].MaxEntries = pairs
 	t = &Tracer{ncpu: ncpu}
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
-		return nil, fmt.Errorf("%w: kernel %s cannot load the programs (tp_btf and task storage need Linux 5.11 or later): %s", ErrUnavailable, kernelRelease(), firstLine(err))
+		return nil, fmt.Errorf("%w: kernel %s cannot load the programs (BTF tracepoint programs need Linux 5.5 or later): %s", ErrUnavailable, kernelRelease(), firstLine(err))
 	}
 	defer func() {
 		if err != nil {

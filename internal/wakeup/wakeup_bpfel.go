@@ -29,12 +29,21 @@ type wakeupNote struct {
 	WakerCpu     uint32
 	Ts           uint64
 	Owner        uint32
+	OwnerPid     uint32
 	LastWakerTid uint32
 	Jif          uint32
 	InJif        uint32
 	Mask         uint32
-	Pad          uint32
 	WakerComm    [16]int8
+	OwnerComm    [16]int8
+	CwTid        uint32
+	CwPid        uint32
+	FlushJif     uint32
+	Pad          uint32
+	CwComm       [16]int8
+	CwWakeups    uint64
+	CwCross      uint64
+	CwLatency    [32]uint32
 }
 
 type wakeupPair struct {
@@ -54,18 +63,6 @@ type wakeupPairKey struct {
 	WakeeTid uint32
 }
 
-type wakeupPending struct {
-	_         structs.HostLayout
-	FlushJif  uint32
-	CwTid     uint32
-	CwPid     uint32
-	CwSet     uint32
-	CwComm    [16]int8
-	CwWakeups uint64
-	CwCross   uint64
-	CwLatency [32]uint32
-}
-
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -73,7 +70,6 @@ const (
 	wakeupMapCpuStatMap     = "cpu_stat_map"
 	wakeupMapNotes          = "notes"
 	wakeupMapPairMap        = "pair_map"
-	wakeupMapPending        = "pending"
 	wakeupProgCtxtopMigrate = "ctxtop_migrate"
 	wakeupProgCtxtopSwitch  = "ctxtop_switch"
 	wakeupProgCtxtopWaking  = "ctxtop_waking"
@@ -133,7 +129,6 @@ type wakeupMapSpecs struct {
 	CpuStatMap *ebpf.MapSpec `ebpf:"cpu_stat_map"`
 	Notes      *ebpf.MapSpec `ebpf:"notes"`
 	PairMap    *ebpf.MapSpec `ebpf:"pair_map"`
-	Pending    *ebpf.MapSpec `ebpf:"pending"`
 }
 
 // wakeupVariableSpecs contains global variables before they are loaded into the kernel.
@@ -165,7 +160,6 @@ type wakeupMaps struct {
 	CpuStatMap *ebpf.Map `ebpf:"cpu_stat_map"`
 	Notes      *ebpf.Map `ebpf:"notes"`
 	PairMap    *ebpf.Map `ebpf:"pair_map"`
-	Pending    *ebpf.Map `ebpf:"pending"`
 }
 
 func (m *wakeupMaps) Close() error {
@@ -173,7 +167,6 @@ func (m *wakeupMaps) Close() error {
 		m.CpuStatMap,
 		m.Notes,
 		m.PairMap,
-		m.Pending,
 	)
 }
 

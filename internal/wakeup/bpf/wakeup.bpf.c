@@ -3,22 +3,22 @@
  * Who wakes whom, aggregated in the kernel.
  *
  * sched_waking runs in the waker's context (current is the waker, on the
- * waker's CPU) and leaves a note for the wakee in a slot of a fixed table,
- * chosen by a hash of the wakee's thread ID. When the wakee is next
+ * waker's CPU) and leaves a note for the wakee in its slot of a fixed
+ * table, chosen by a hash of the wakee's thread ID. When the wakee is next
  * switched in, sched_switch finds its note and counts one wake-up for the
  * (waker, wakee) pair, a cross-CPU one when the wakee runs on another CPU
  * than the waker's, and, for timed wake-ups, one sample in the pair's log2
- * wake-to-run latency histogram. The counts gather in the wakee's task
- * storage while its waker stays the same and reach the pair map about once
- * a jiffy; user space drains the pair map once per refresh with a batch
+ * wake-to-run latency histogram. A busy wakee's counts gather in its slot
+ * while its waker stays the same and reach the pair map about once a
+ * jiffy; user space drains the pair map once per refresh with a batch
  * lookup-and-delete; nothing is sent per event.
  *
- * The table, not task storage, carries the notes because a table slot is
- * a plain array element, which the verifier inlines: a task-storage lookup
- * cost about 40 ns here, and sched_switch runs for every switch, most of
- * which end no sleep. Two wakees pending at once in one slot lose the
- * first's wake-up: with NOTE_SLOTS slots and a handful of wakees pending at
- * any moment, about one wake-up in ten thousand.
+ * A table slot, not task storage, because a slot is a plain array element,
+ * which the verifier inlines: a task-storage lookup cost about 40 ns here,
+ * and sched_switch runs at every switch, most of which end no sleep. Two
+ * wakees pending at once in one slot lose the first's wake-up: with
+ * NOTE_SLOTS slots and a handful of wakees pending at any moment, about one
+ * wake-up in five thousand.
  *
  * Programs are tp_btf (BTF-typed raw tracepoints): the cheapest attachment,
  * and the task pointers they get are read with CO-RE relocations.
@@ -36,7 +36,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* Keep in step with TimedPerJiffy and NoteSlots in Go. */
 #define TIMED_PER_JIFFY 8
-#define NOTE_SLOTS_LOG2 15
+#define NOTE_SLOTS_LOG2 14
 #define NOTE_SLOTS (1 << NOTE_SLOTS_LOG2)
 
 /*
@@ -50,27 +50,26 @@ struct note {
 	u32 waker_pid;
 	u32 waker_cpu;
 	u64 ts;		/* when it was woken, if this wake-up is timed; else 0 */
-	u32 owner;	/* whose the fields below are */
+	u32 owner;	/* the wakee whose the fields below are */
+	u32 owner_pid;
 	u32 last_waker_tid;
 	u32 jif;	/* low bits of the jiffy in_jif counts */
 	u32 in_jif;
 	u32 mask;	/* timing stride - 1 */
-	u32 _pad;
 	char waker_comm[TASK_COMM_LEN];
-};
-
-/*
- * A wakee's counts for the pair (cw_tid -> it) not yet added to pair_map:
- * they gather here while its waker stays the same, and are added to the map
- * when another waker wakes it or at its first wake-up in a new jiffy
- * (flush_jif), so the map is looked up about once a jiffy per busy wakee
- * instead of at every wake-up.
- */
-struct pending {
-	u32 flush_jif;
-	u32 cw_tid;	/* NO_TID until the first wake-up (storage starts zeroed) */
+	char owner_comm[TASK_COMM_LEN];
+	/*
+	 * The owner's counts for the pair (cw_tid -> owner) not yet added to
+	 * pair_map: they gather here while its waker stays the same, and are
+	 * added to the map when another waker wakes it, at its first wake-up
+	 * in a new jiffy (flush_jif), or when another wakee takes the slot, so
+	 * the map is looked up about once a jiffy per busy wakee instead of at
+	 * every wake-up.
+	 */
+	u32 cw_tid;
 	u32 cw_pid;
-	u32 cw_set;
+	u32 flush_jif;
+	u32 _pad;
 	char cw_comm[TASK_COMM_LEN];
 	u64 cw_wakeups;
 	u64 cw_cross;
@@ -100,13 +99,6 @@ struct cpu_stats {
 	u64 dropped;    /* pairs not counted: the pair map was full */
 	u64 _pad[5];
 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct pending);
-} pending SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -151,6 +143,53 @@ static __always_inline u32 slot_of(u32 tid)
 	return (tid * 2654435761u) >> (32 - NOTE_SLOTS_LOG2);
 }
 
+/* flush adds a slot's cached pair counts to pair_map and clears them. */
+static __always_inline void flush(struct note *n)
+{
+	struct pair_key k;
+	struct pair *v;
+	int i;
+
+	if (!n->cw_wakeups)
+		return;
+	k.waker_tid = n->cw_tid;
+	k.wakee_tid = n->owner;
+	/*
+	 * The owner's switch-in, or a waking that takes the slot from it,
+	 * writes these pairs; both at once would take two wakees pending in
+	 * one slot, as rare as losing a note.
+	 */
+	v = bpf_map_lookup_elem(&pair_map, &k);
+	if (v) {
+		v->wakeups += n->cw_wakeups;
+		v->cross_cpu += n->cw_cross;
+		for (i = 0; i < LAT_BUCKETS; i++)
+			v->latency[i] += n->cw_latency[i];
+	} else {
+		struct pair nv = {};
+
+		nv.wakeups = n->cw_wakeups;
+		nv.cross_cpu = n->cw_cross;
+		nv.waker_pid = n->cw_pid;
+		nv.wakee_pid = n->owner_pid;
+		__builtin_memcpy(nv.waker_comm, n->cw_comm, sizeof(nv.waker_comm));
+		__builtin_memcpy(nv.wakee_comm, n->owner_comm, sizeof(nv.wakee_comm));
+		for (i = 0; i < LAT_BUCKETS; i++)
+			nv.latency[i] = n->cw_latency[i];
+		if (bpf_map_update_elem(&pair_map, &k, &nv, BPF_NOEXIST)) {
+			u32 cpu = bpf_get_smp_processor_id();
+			struct cpu_stats *st = bpf_map_lookup_elem(&cpu_stat_map, &cpu);
+
+			if (st)
+				__sync_fetch_and_add(&st->dropped, n->cw_wakeups);
+		}
+	}
+	n->cw_wakeups = 0;
+	n->cw_cross = 0;
+	for (i = 0; i < LAT_BUCKETS; i++)
+		n->cw_latency[i] = 0;
+}
+
 /*
  * Reading the clock costs as much as the rest of a program (some 50 ns in
  * a VM), so a wakee woken more than TIMED_PER_JIFFY times in a jiffy has
@@ -184,7 +223,22 @@ int BPF_PROG(ctxtop_waking, struct task_struct *p)
 	tid = (u32)id;
 	j = (u32)bpf_jiffies64();
 	if (n->owner != wakee) {
+		/*
+		 * Another wakee takes the slot. The counts left in it are the
+		 * last owner's from this or the last jiffy; older ones belong
+		 * to a thread long quiet, most likely gone, and are dropped
+		 * rather than shown in an interval they were not in.
+		 */
+		if (j - n->flush_jif <= 1)
+			flush(n);
+		n->cw_wakeups = 0;
+		n->cw_cross = 0;
+		for (int i = 0; i < LAT_BUCKETS; i++)
+			n->cw_latency[i] = 0;
 		n->owner = wakee;
+		n->owner_pid = p->tgid;
+		bpf_probe_read_kernel_str(n->owner_comm, sizeof(n->owner_comm), p->comm);
+		n->cw_tid = NO_TID;
 		n->last_waker_tid = NO_TID;
 		n->jif = j;
 		n->in_jif = 0;
@@ -213,54 +267,12 @@ int BPF_PROG(ctxtop_waking, struct task_struct *p)
 
 #define NO_LATENCY LAT_BUCKETS
 
-/* flush adds a wakee's cached pair counts to pair_map and clears them. */
-static __always_inline void flush(struct pending *pn, struct task_struct *wakee, struct cpu_stats *st)
-{
-	struct pair_key k;
-	struct pair *v;
-	int i;
-
-	if (!pn->cw_wakeups)
-		return;
-	k.waker_tid = pn->cw_tid;
-	k.wakee_tid = wakee->pid;
-	/*
-	 * Only the wakee's switch-in writes its pairs, and a task is switched
-	 * in on one CPU at a time, so plain additions do not race.
-	 */
-	v = bpf_map_lookup_elem(&pair_map, &k);
-	if (v) {
-		v->wakeups += pn->cw_wakeups;
-		v->cross_cpu += pn->cw_cross;
-		for (i = 0; i < LAT_BUCKETS; i++)
-			v->latency[i] += pn->cw_latency[i];
-	} else {
-		struct pair nv = {};
-
-		nv.wakeups = pn->cw_wakeups;
-		nv.cross_cpu = pn->cw_cross;
-		nv.waker_pid = pn->cw_pid;
-		nv.wakee_pid = wakee->tgid;
-		__builtin_memcpy(nv.waker_comm, pn->cw_comm, sizeof(nv.waker_comm));
-		bpf_probe_read_kernel_str(nv.wakee_comm, sizeof(nv.wakee_comm), wakee->comm);
-		for (i = 0; i < LAT_BUCKETS; i++)
-			nv.latency[i] = pn->cw_latency[i];
-		if (bpf_map_update_elem(&pair_map, &k, &nv, BPF_NOEXIST) && st)
-			__sync_fetch_and_add(&st->dropped, pn->cw_wakeups);
-	}
-	pn->cw_wakeups = 0;
-	pn->cw_cross = 0;
-	for (i = 0; i < LAT_BUCKETS; i++)
-		pn->cw_latency[i] = 0;
-}
-
 SEC("tp_btf/sched_switch")
 int BPF_PROG(ctxtop_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	u32 cpu = bpf_get_smp_processor_id();
 	u32 idx, wakee, waker, b = NO_LATENCY;
 	struct cpu_stats *st;
-	struct pending *pn;
 	struct note *n;
 
 	st = bpf_map_lookup_elem(&cpu_stat_map, &cpu);
@@ -279,30 +291,29 @@ int BPF_PROG(ctxtop_switch, bool preempt, struct task_struct *prev, struct task_
 		if (b >= LAT_BUCKETS)
 			b = LAT_BUCKETS - 1;
 	}
-	pn = bpf_task_storage_get(&pending, next, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!pn) {
-		if (st)
-			__sync_fetch_and_add(&st->dropped, 1);
-		return 0;
-	}
-	if (!pn->cw_set) {
-		pn->cw_set = 1;
-		pn->cw_tid = NO_TID;
-	}
-	if (waker != pn->cw_tid || n->jif != pn->flush_jif) {
-		flush(pn, next, st);
-		if (waker != pn->cw_tid) {
-			__builtin_memcpy(pn->cw_comm, n->waker_comm, sizeof(pn->cw_comm));
-			pn->cw_tid = waker;
-			pn->cw_pid = n->waker_pid;
+	if (waker != n->cw_tid || n->jif != n->flush_jif) {
+		flush(n);
+		if (waker != n->cw_tid) {
+			__builtin_memcpy(n->cw_comm, n->waker_comm, sizeof(n->cw_comm));
+			n->cw_tid = waker;
+			n->cw_pid = n->waker_pid;
+			/* The wakee may have renamed itself since. */
+			bpf_probe_read_kernel_str(n->owner_comm, sizeof(n->owner_comm), next->comm);
 		}
-		pn->flush_jif = n->jif;
+		n->flush_jif = n->jif;
 	}
-	pn->cw_wakeups++;
+	n->cw_wakeups++;
 	if (n->waker_cpu != cpu)
-		pn->cw_cross++;
+		n->cw_cross++;
 	if (b < LAT_BUCKETS)
-		pn->cw_latency[b]++;
+		n->cw_latency[b]++;
+	/*
+	 * A wakee woken fewer than TIMED_PER_JIFFY times in its last jiffy
+	 * (its stride is 1) is counted in the map at once: a rare wake-up
+	 * should show in its own interval, and costs nothing to speak of.
+	 */
+	if (!n->mask)
+		flush(n);
 	return 0;
 }
 
