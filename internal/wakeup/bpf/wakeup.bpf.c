@@ -16,9 +16,9 @@
  * A table slot, not task storage, because a slot is a plain array element,
  * which the verifier inlines: a task-storage lookup cost about 40 ns here,
  * and sched_switch runs at every switch, most of which end no sleep. Two
- * wakees pending at once in one slot lose the first's wake-up: with
- * NOTE_SLOTS slots and a handful of wakees pending at any moment, about one
- * wake-up in five thousand.
+ * wakees pending at once in one slot lose the first's wake-up: with n
+ * wakees pending at any moment, about n in NOTE_SLOTS wake-ups (an
+ * estimate from the table's size).
  *
  * Programs are tp_btf (BTF-typed raw tracepoints): the cheapest attachment,
  * and the task pointers they get are read with CO-RE relocations.
