@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func cpuTime() time.Duration {
 func startPools(b *testing.B, pools, size int, busy bool) int {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "CTXTOP_POOLS="+itoa(pools)+"x"+itoa(size))
+	cmd.Env = append(os.Environ(), "CTXTOP_POOLS="+strconv.Itoa(pools)+"x"+strconv.Itoa(size))
 	if busy {
 		cmd.Env = append(cmd.Env, "CTXTOP_BUSY=1")
 	}
@@ -37,15 +38,6 @@ func startPools(b *testing.B, pools, size int, busy bool) int {
 		b.Fatalf("pool workload did not start: %q %v", line, err)
 	}
 	return cmd.Process.Pid
-}
-
-func itoa(n int) string { return string(appendInt(nil, n)) }
-
-func appendInt(b []byte, n int) []byte {
-	if n >= 10 {
-		b = appendInt(b, n/10)
-	}
-	return append(b, byte('0'+n%10))
 }
 
 // The 10k benchmarks are the README's cost figures. A child process runs

@@ -45,16 +45,16 @@ func fromAccounts(a *accounts) map[string]float64 {
 	m := map[string]float64{}
 	proc := func(g *group) {
 		c := g.total()
-		m["ctxtop_process_context_switches_total,group="+g.label+",type=voluntary"] = float64(c.vol)
-		m["ctxtop_process_context_switches_total,group="+g.label+",type=involuntary"] = float64(c.invol)
-		m["ctxtop_process_cpu_seconds_total,group="+g.label] = float64(c.runNs) / 1e9
-		m["ctxtop_process_run_queue_wait_seconds_total,group="+g.label] = float64(c.waitNs) / 1e9
-		m["ctxtop_process_threads,group="+g.label] = float64(g.threads)
-		m["ctxtop_process_hot_threads,group="+g.label] = float64(g.hot)
+		m["ctxtop_process_context_switches_total,group="+g.key+",type=voluntary"] = float64(c.vol)
+		m["ctxtop_process_context_switches_total,group="+g.key+",type=involuntary"] = float64(c.invol)
+		m["ctxtop_process_cpu_seconds_total,group="+g.key] = float64(c.runNs) / 1e9
+		m["ctxtop_process_run_queue_wait_seconds_total,group="+g.key] = float64(c.waitNs) / 1e9
+		m["ctxtop_process_threads,group="+g.key] = float64(g.threads)
+		m["ctxtop_process_hot_threads,group="+g.key] = float64(g.hot)
 	}
 	thread := func(g *group) {
 		c := g.total()
-		l := ",group=" + g.proc.label + ",thread_group=" + g.label
+		l := ",group=" + g.proc.key + ",thread_group=" + g.key
 		m["ctxtop_thread_group_context_switches_total"+l+",type=voluntary"] = float64(c.vol)
 		m["ctxtop_thread_group_context_switches_total"+l+",type=involuntary"] = float64(c.invol)
 		m["ctxtop_thread_group_threads"+l] = float64(g.threads)

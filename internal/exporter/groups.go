@@ -29,8 +29,8 @@ func (c *counts) add(a counts) {
 // target; one that did not sends its counts to an "other" group.
 type group struct {
 	// key is the label value: the name (or PID) made valid UTF-8 without
-	// control characters; label is the same string.
-	key, label string
+	// control characters.
+	key string
 	target     *group
 	// proc is a thread group's process group (its target); nil for process groups.
 	proc     *group
@@ -126,9 +126,9 @@ func newAccounts(byPID bool, maxGroups int, hot float64) *accounts {
 		procs:     make(map[string]*group),
 		threads:   make(map[threadKey]*group),
 	}
-	a.otherProc = &group{key: otherLabel, label: otherLabel}
+	a.otherProc = &group{key: otherLabel}
 	a.otherProc.target = a.otherProc
-	a.otherThread = &group{key: otherLabel, label: otherLabel, proc: a.otherProc}
+	a.otherThread = &group{key: otherLabel, proc: a.otherProc}
 	a.otherThread.target = a.otherThread
 	return a
 }
@@ -312,7 +312,7 @@ func (a *accounts) resolve() {
 		key := labelValue(a.procKey(t))
 		g, ok := a.procs[key]
 		if !ok {
-			g = &group{key: key, label: key}
+			g = &group{key: key}
 			a.procs[key] = g
 			a.pendingProcs = append(a.pendingProcs, g)
 		}
@@ -337,7 +337,7 @@ func (a *accounts) resolve() {
 		k := threadKey{proc: p, name: name}
 		g, ok := a.threads[k]
 		if !ok {
-			g = &group{key: name, label: name, proc: p}
+			g = &group{key: name, proc: p}
 			a.threads[k] = g
 			a.pendingThrs = append(a.pendingThrs, g)
 		}
@@ -381,7 +381,7 @@ func (a *accounts) admit(pending []*group, procs bool) {
 				g.target = a.otherProc
 			} else {
 				if g.proc.others == nil {
-					g.proc.others = &group{key: otherLabel, label: otherLabel, proc: g.proc}
+					g.proc.others = &group{key: otherLabel, proc: g.proc}
 					g.proc.others.target = g.proc.others
 				}
 				g.target = g.proc.others
@@ -445,19 +445,10 @@ func (a *accounts) forget() {
 	}
 }
 
-// dropped counts the keys summed into "other" at each level.
+// dropped counts the keys summed into "other" at each level: every group
+// kept that has no series of its own.
 func (a *accounts) dropped() (procs, threads int) {
-	for _, g := range a.procs {
-		if !g.exported {
-			procs++
-		}
-	}
-	for _, g := range a.threads {
-		if !g.exported {
-			threads++
-		}
-	}
-	return procs, threads
+	return len(a.procs) - a.exportedProcs, len(a.threads) - a.exportedThreads
 }
 
 // labelValue makes a name from /proc safe as a label value: valid UTF-8,

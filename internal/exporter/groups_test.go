@@ -31,15 +31,15 @@ func series(a *accounts) map[string]uint64 {
 	}
 	for _, g := range a.procs {
 		if g.exported {
-			add(g.label, g)
+			add(g.key, g)
 			if g.others != nil && g.others.used {
-				add(g.label+"|"+otherLabel, g.others)
+				add(g.key+"|"+otherLabel, g.others)
 			}
 		}
 	}
 	for _, g := range a.threads {
 		if g.exported {
-			add(g.proc.label+"|"+g.label, g)
+			add(g.proc.key+"|"+g.key, g)
 		}
 	}
 	if a.otherProc.used {
@@ -269,6 +269,20 @@ func TestRandomHistoriesKeepInvariants(t *testing.T) {
 			}
 			if np, nt := a.exportedProcs, a.exportedThreads; np > a.maxGroups || nt > a.maxGroups {
 				t.Fatalf("round %d step %d: %d process and %d thread series, max %d", round, step, np, nt, a.maxGroups)
+			}
+			dp, dt := 0, 0
+			for _, g := range a.procs {
+				if !g.exported {
+					dp++
+				}
+			}
+			for _, g := range a.threads {
+				if !g.exported {
+					dt++
+				}
+			}
+			if gp, gt := a.dropped(); gp != dp || gt != dt {
+				t.Fatalf("round %d step %d: dropped %d and %d, groups without a series %d and %d", round, step, gp, gt, dp, dt)
 			}
 		}
 	}

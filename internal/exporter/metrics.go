@@ -120,12 +120,12 @@ func (e *Exporter) collectGroups(ch chan<- prometheus.Metric) {
 		c := g.total()
 		if !g.series.fresh(c, g.threads, g.hot) {
 			g.series.metrics = append(g.series.metrics,
-				prometheus.MustNewConstMetric(descGroupSwitches, counter, float64(c.vol), g.label, "voluntary"),
-				prometheus.MustNewConstMetric(descGroupSwitches, counter, float64(c.invol), g.label, "involuntary"),
-				prometheus.MustNewConstMetric(descGroupCPU, counter, float64(c.runNs)/1e9, g.label),
-				prometheus.MustNewConstMetric(descGroupWait, counter, float64(c.waitNs)/1e9, g.label),
-				prometheus.MustNewConstMetric(descGroupThreads, gauge, float64(g.threads), g.label),
-				prometheus.MustNewConstMetric(descGroupHot, gauge, float64(g.hot), g.label))
+				prometheus.MustNewConstMetric(descGroupSwitches, counter, float64(c.vol), g.key, "voluntary"),
+				prometheus.MustNewConstMetric(descGroupSwitches, counter, float64(c.invol), g.key, "involuntary"),
+				prometheus.MustNewConstMetric(descGroupCPU, counter, float64(c.runNs)/1e9, g.key),
+				prometheus.MustNewConstMetric(descGroupWait, counter, float64(c.waitNs)/1e9, g.key),
+				prometheus.MustNewConstMetric(descGroupThreads, gauge, float64(g.threads), g.key),
+				prometheus.MustNewConstMetric(descGroupHot, gauge, float64(g.hot), g.key))
 		}
 		send(g.series.metrics)
 	}
@@ -133,9 +133,9 @@ func (e *Exporter) collectGroups(ch chan<- prometheus.Metric) {
 		c := g.total()
 		if !g.series.fresh(c, g.threads, 0) {
 			g.series.metrics = append(g.series.metrics,
-				prometheus.MustNewConstMetric(descThreadSwitches, counter, float64(c.vol), g.proc.label, g.label, "voluntary"),
-				prometheus.MustNewConstMetric(descThreadSwitches, counter, float64(c.invol), g.proc.label, g.label, "involuntary"),
-				prometheus.MustNewConstMetric(descThreadThreads, gauge, float64(g.threads), g.proc.label, g.label))
+				prometheus.MustNewConstMetric(descThreadSwitches, counter, float64(c.vol), g.proc.key, g.key, "voluntary"),
+				prometheus.MustNewConstMetric(descThreadSwitches, counter, float64(c.invol), g.proc.key, g.key, "involuntary"),
+				prometheus.MustNewConstMetric(descThreadThreads, gauge, float64(g.threads), g.proc.key, g.key))
 		}
 		send(g.series.metrics)
 	}

@@ -107,10 +107,17 @@ func TestUnchangedTasksCostNothing(t *testing.T) {
 	var e encoder
 	frame := func(s []model.Sample) int {
 		e = encoder{}
-		b, _ := e.appendFrame(nil, &s[0], 0, true)
-		b2, _ := e.appendFrame(nil, &s[1], int64(time.Second), false)
-		_ = b
-		return len(b2)
+		if _, err := e.appendFrame(nil, &s[0], 0, true); err != nil {
+			t.Fatal(err)
+		}
+		b, err := e.appendFrame(nil, &s[1], int64(time.Second), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) == 0 {
+			t.Fatal("an empty frame")
+		}
+		return len(b)
 	}
 	idleLen, busyLen := frame(idle), frame(busy)
 	if idleLen > 100 {
