@@ -59,23 +59,7 @@ func fromAccounts(a *accounts) map[string]float64 {
 		m["ctxtop_thread_group_context_switches_total"+l+",type=involuntary"] = float64(c.invol)
 		m["ctxtop_thread_group_threads"+l] = float64(g.threads)
 	}
-	for _, g := range a.procs {
-		if g.exported {
-			proc(g)
-			if g.others != nil && g.others.used {
-				thread(g.others)
-			}
-		}
-	}
-	for _, g := range a.threads {
-		if g.exported {
-			thread(g)
-		}
-	}
-	if a.otherProc.used {
-		proc(a.otherProc)
-		thread(a.otherThread)
-	}
+	a.eachSeries(proc, thread)
 	return m
 }
 

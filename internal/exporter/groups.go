@@ -30,8 +30,8 @@ func (c *counts) add(a counts) {
 type group struct {
 	// key is the label value: the name (or PID) made valid UTF-8 without
 	// control characters.
-	key string
-	target     *group
+	key    string
+	target *group
 	// proc is a thread group's process group (its target); nil for process groups.
 	proc     *group
 	exported bool
@@ -442,6 +442,30 @@ func (a *accounts) forget() {
 		} else if k := (threadKey{proc: g.proc, name: g.key}); a.threads[k] == g {
 			delete(a.threads, k)
 		}
+	}
+}
+
+// eachSeries calls proc for every process group that has series and thread
+// for every thread group that has: the exported ones, a process's "other"
+// thread group once used, and group="other" with its thread group once
+// anything was summed into it.
+func (a *accounts) eachSeries(proc, thread func(*group)) {
+	for _, g := range a.procs {
+		if g.exported {
+			proc(g)
+			if g.others != nil && g.others.used {
+				thread(g.others)
+			}
+		}
+	}
+	for _, g := range a.threads {
+		if g.exported {
+			thread(g)
+		}
+	}
+	if a.otherProc.used {
+		proc(a.otherProc)
+		thread(a.otherThread)
 	}
 }
 

@@ -29,23 +29,7 @@ func series(a *accounts) map[string]uint64 {
 		c := g.total()
 		m[k] = c.vol + c.invol
 	}
-	for _, g := range a.procs {
-		if g.exported {
-			add(g.key, g)
-			if g.others != nil && g.others.used {
-				add(g.key+"|"+otherLabel, g.others)
-			}
-		}
-	}
-	for _, g := range a.threads {
-		if g.exported {
-			add(g.proc.key+"|"+g.key, g)
-		}
-	}
-	if a.otherProc.used {
-		add(otherLabel, a.otherProc)
-		add(otherLabel+"|"+otherLabel, a.otherThread)
-	}
+	a.eachSeries(func(g *group) { add(g.key, g) }, func(g *group) { add(g.proc.key+"|"+g.key, g) })
 	return m
 }
 

@@ -139,23 +139,7 @@ func (e *Exporter) collectGroups(ch chan<- prometheus.Metric) {
 		}
 		send(g.series.metrics)
 	}
-	for _, g := range a.procs {
-		if g.exported {
-			proc(g)
-			if g.others != nil && g.others.used {
-				thread(g.others)
-			}
-		}
-	}
-	for _, g := range a.threads {
-		if g.exported {
-			thread(g)
-		}
-	}
-	if a.otherProc.used {
-		proc(a.otherProc)
-		thread(a.otherThread)
-	}
+	a.eachSeries(proc, thread)
 }
 
 func (e *Exporter) collectSelf(ch chan<- prometheus.Metric) {
