@@ -45,10 +45,16 @@ func Report(ctx context.Context, w io.Writer, cfg Config, asJSON bool) error {
 		}
 		fmt.Fprintf(w, "%8s %13s %10s %12s %13s %9s\n", "elapsed", unitName(cfg.Mode)+"/s", "ns/"+unitShort(cfg.Mode), "voluntary/s", "involuntary/s", "migr/s")
 	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
+	// JSON prints the summary alone: no per-second reads of the workload's
+	// threads, and no wake-up every second to skip them.
+	var tickC <-chan time.Time
 	var last lineMark
-	last.read(run.Progress(), cfg.Mode)
+	if !asJSON {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		tickC = tick.C
+		last.read(run.Progress(), cfg.Mode)
+	}
 loop:
 	for {
 		select {
@@ -56,10 +62,7 @@ loop:
 			break loop
 		case <-run.Done():
 			break loop
-		case <-tick.C:
-			if asJSON {
-				continue
-			}
+		case <-tickC:
 			var cur lineMark
 			cur.read(run.Progress(), cfg.Mode)
 			printLine(w, last, cur, cfg.units())

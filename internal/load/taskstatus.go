@@ -38,7 +38,7 @@ func ReadCounters(root string, pid, tid int) (Counters, error) {
 	if s, err := procfs.ReadFile(dir+"/sched", procfs.LimitStatus); err == nil {
 		c.Migrations, c.HasMigrations = procfs.ParseTaskSchedMigrations(s)
 	}
-	if s, err := os.ReadFile(dir + "/schedstat"); err == nil {
+	if s, err := procfs.ReadFile(dir+"/schedstat", procfs.LimitLine); err == nil {
 		if ss, err := procfs.ParseTaskSchedstat(s, dir+"/schedstat"); err == nil {
 			c.RunNs, c.WaitNs, c.HasSchedstat = ss.RunNs, ss.WaitNs, true
 		}

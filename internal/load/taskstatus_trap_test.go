@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// A FIFO in place of sched must not hang the reader: it is skipped like a
-// kernel without sched.
+// A FIFO in place of sched or schedstat must not hang the reader: it is
+// skipped like a kernel without the file.
 func TestReadCountersSkipsAFIFO(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "1", "task", "2")
@@ -23,8 +23,10 @@ func TestReadCountersSkipsAFIFO(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "status"), status, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "sched"), 0o644); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"sched", "schedstat"} {
+		if err := syscall.Mkfifo(filepath.Join(dir, f), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	done := make(chan error, 1)
 	var c Counters
@@ -38,8 +40,8 @@ func TestReadCountersSkipsAFIFO(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.HasMigrations || c.Voluntary == 0 {
-			t.Errorf("ReadCounters = %+v, want the status counters and no migrations", c)
+		if c.HasMigrations || c.HasSchedstat || c.Voluntary == 0 {
+			t.Errorf("ReadCounters = %+v, want the status counters, no migrations and no schedstat", c)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("ReadCounters blocked on a FIFO")
