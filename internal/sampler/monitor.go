@@ -82,7 +82,6 @@ func (m *Monitor) Next() (model.Snapshot, error) {
 
 // Close stops the wait-reason looks and releases the sampler's files.
 func (m *Monitor) Close() error {
-	m.waits.collect(nil)
 	m.waits.close()
 	return m.s.Close()
 }

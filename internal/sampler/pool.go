@@ -10,9 +10,10 @@ type task struct {
 	fd int
 	c  model.TaskCounters
 	// statusName and comm are the raw Name line of status and the raw comm
-	// file: c.Comm is sanitized and may differ from both. Comparing raw
-	// bytes keeps a renamed thread's comm re-read once, not every pass.
-	statusName, comm string
+	// file, cpusAllowed the raw Cpus_allowed_list: c.Comm and
+	// c.CPUsAllowed are sanitized and may differ from them. Comparing raw
+	// bytes keeps a change read and cleaned once, not every pass.
+	statusName, comm, cpusAllowed string
 }
 
 // proc is the sampler's memory of one process.

@@ -85,8 +85,9 @@ func (s *Sampler) readDetails(t *task, fresh bool) outcome {
 	}
 	t.c.VoluntarySwitches, t.c.InvoluntarySwitches = st.VoluntarySwitches, st.InvoluntarySwitches
 	t.c.State = stateLetter(st.State)
-	if string(st.CPUsAllowed) != t.c.CPUsAllowed {
-		t.c.CPUsAllowed = sanitize.Name(string(st.CPUsAllowed))
+	if string(st.CPUsAllowed) != t.cpusAllowed {
+		t.cpusAllowed = string(st.CPUsAllowed)
+		t.c.CPUsAllowed = sanitize.Name(t.cpusAllowed)
 	}
 	// status escapes a name ("a\nb"), so it only tells that the name
 	// changed; comm holds the name itself.

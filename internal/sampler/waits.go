@@ -119,7 +119,14 @@ func (tw *threadWaits) observe(t *waitTarget) {
 		}
 	}
 	if len(t.tally.Reasons) > 0 {
-		tw.wchan, tw.syscall = string(t.wchan), string(t.syscall)
+		// Compared first: a settled thread's look finds the same ones,
+		// and the conversions in the comparisons do not allocate.
+		if string(t.wchan) != tw.wchan {
+			tw.wchan = string(t.wchan)
+		}
+		if string(t.syscall) != tw.syscall {
+			tw.syscall = string(t.syscall)
+		}
 	}
 }
 
@@ -150,8 +157,9 @@ func (tw *threadWaits) counts() []model.ReasonCount {
 }
 
 // update takes a tally of looks at the thread into tw and settles or
-// unsettles it. was is how the thread was settled when looked at.
-func (tw *threadWaits) update(t *waitTarget, was settleKind) {
+// unsettles it.
+func (tw *threadWaits) update(t *waitTarget) {
+	was := tw.settled
 	before := tw.oneReason()
 	tw.observe(t)
 	tw.looks += t.tally.Looks
@@ -238,9 +246,15 @@ func (w *waitSampler) collect(dst []model.WaitTally) []model.WaitTally {
 		if t.tally.Looks == 0 {
 			continue
 		}
-		w.knownOf(taskKey{t.pid, t.tid}).update(t, unsettled)
+		tw := w.knownOf(taskKey{t.pid, t.tid})
+		tw.update(t)
 		tally := t.tally
-		tally.Wchan, tally.Syscall = string(t.wchan), string(t.syscall)
+		// An asleep look leaves its raw lines in tw; without one there
+		// are none.
+		tally.Wchan, tally.Syscall = tw.wchan, tw.syscall
+		if len(tally.Reasons) == 0 {
+			tally.Wchan, tally.Syscall = "", ""
+		}
 		dst = append(dst, tally)
 	}
 	w.targets = w.targets[:0]
@@ -267,7 +281,6 @@ func (w *waitSampler) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 	var (
 		tgs     [WaitThreads]waitTarget
 		settled [WaitThreads]*threadWaits
-		kind    [WaitThreads]settleKind
 	)
 	n, m := 0, 0
 	for i := range snap.Threads {
@@ -284,7 +297,7 @@ func (w *waitSampler) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 		}
 		tgs[m] = waitTarget{pid: t.PID, tid: t.TID, volPerSec: t.VoluntaryPerSec, tally: model.WaitTally{PID: t.PID, TID: t.TID}}
 		if tw := w.known[taskKey{t.PID, t.TID}]; tw != nil && tw.settled != unsettled {
-			settled[m], kind[m] = tw, tw.settled
+			settled[m] = tw
 		}
 		m++
 	}
@@ -312,13 +325,16 @@ func (w *waitSampler) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 			continue
 		}
 		tw := w.knownOf(taskKey{tg.pid, tg.tid})
-		tw.update(tg, kind[j])
-		tg.tally.Wchan, tg.tally.Syscall = string(tg.wchan), string(tg.syscall)
-		if kind[j] == settledReason {
+		wasReason := tw.settled == settledReason
+		asleep := len(tg.tally.Reasons) > 0
+		tw.update(tg)
+		// tw keeps the raw lines of the last asleep look: this one's, or
+		// for a settled thread an earlier one.
+		if asleep || wasReason {
+			tg.tally.Wchan, tg.tally.Syscall = tw.wchan, tw.syscall
+		}
+		if wasReason {
 			tg.tally.Reasons, tg.tally.Settled = tw.counts(), true
-			if len(tg.wchan) == 0 {
-				tg.tally.Wchan, tg.tally.Syscall = tw.wchan, tw.syscall
-			}
 		}
 		cur.Waits = append(cur.Waits, tg.tally)
 		added = true
