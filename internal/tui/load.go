@@ -70,6 +70,9 @@ type loadState struct {
 	tids     map[int]bool
 	err      string
 	switches float64
+	// wake is the run's own wake-up figures from the last snapshot (see
+	// loadWake), worked out once a sample rather than at every frame.
+	wake *loadpanel.Wake
 }
 
 func newLoadState(o Options) *loadState {
@@ -165,7 +168,7 @@ func (m Model) stopLoad() (LoadSummary, bool) {
 		return LoadSummary{}, false
 	}
 	sum := l.run.Stop()
-	l.run, l.tids, l.switches = nil, nil, 0
+	l.run, l.tids, l.switches, l.wake = nil, nil, 0, nil
 	return sum, true
 }
 
@@ -283,7 +286,7 @@ func (m Model) panelModel() loadpanel.Model {
 			Mode: l.modeName(), Pinning: pinLabel(l.pinCPUs(l.pin)), Running: l.running(),
 			Elapsed:        l.progress.Elapsed.Truncate(100 * time.Millisecond).String(),
 			NsPerRoundTrip: l.progress.NsPerRoundTrip, RoundTrips: l.progress.RoundTrips,
-			LoadSwitches: l.switches, Err: l.err, Wake: m.loadWake(),
+			LoadSwitches: l.switches, Err: l.err, Wake: l.wake,
 		}
 	}
 	p.SetState(st, m.demoView())

@@ -90,6 +90,9 @@ func (m Model) withTracer(cmd tea.Cmd) (tea.Model, tea.Cmd) {
 		m.wake.view.SetWakeups(nil)
 		m.detail.SetWakeups(nil)
 		m.percpu.SetSched(nil)
+		if m.load != nil {
+			m.load.wake = nil
+		}
 	}
 	return m, tea.Batch(cmd, func() tea.Msg { sw.Apply(); return nil })
 }
@@ -103,6 +106,9 @@ func (m *Model) setWakeups(s *model.Snapshot) {
 	m.wake.view.SetWakeups(w)
 	m.detail.SetWakeups(w)
 	m.percpu.SetSched(w)
+	if m.load != nil {
+		m.load.wake = m.loadWake()
+	}
 }
 
 // loadWake is the running load's own pairs: how many of its wake-ups
