@@ -22,7 +22,7 @@ func (m Model) wakeLines() []string {
 	}
 	row := func(tid int, comm string, p model.WakeupPair) string {
 		s := fmt.Sprintf("  %7d %-15s %9s/s %5s%% cross-CPU  p50 %s µs", tid, textutil.Truncate(comm, 15),
-			textutil.Rate(p.PerSec, 9), textutil.Percent(p.CrossCPUPercent), latency(p.LatencyP50Micros))
+			textutil.Rate(p.PerSec, 9), textutil.Percent(p.CrossCPUPercent), textutil.Micros(p.LatencyP50Micros))
 		return textutil.Truncate(s, m.width)
 	}
 	lines := []string{""}
@@ -45,11 +45,4 @@ func (m Model) wakeLines() []string {
 		}
 	}
 	return lines
-}
-
-func latency(v float64) string {
-	if v < 100 {
-		return fmt.Sprintf("%.1f", v)
-	}
-	return textutil.Thousands(v)
 }

@@ -51,15 +51,8 @@ func (m Model) wakeLine() string {
 		return th.Dim.Render(textutil.Truncate(w.Note, m.width))
 	}
 	return textutil.Truncate(th.Value.Render(textutil.Percent(w.CrossCPUPercent)+"%")+" of "+textutil.Thousands(w.PerSec)+" wake-ups/s cross-CPU  "+
-		"wake→run p50 "+th.Value.Render(micros(w.LatencyP50Micros)+" µs")+" p99 "+micros(w.LatencyP99Micros)+" µs  "+
+		"wake→run p50 "+th.Value.Render(textutil.Micros(w.LatencyP50Micros)+" µs")+" p99 "+textutil.Micros(w.LatencyP99Micros)+" µs  "+
 		th.Value.Render(textutil.Thousands(w.ReschedIPIsPerSec))+" IPI/s", m.width)
-}
-
-func micros(v float64) string {
-	if v < 100 {
-		return fmt.Sprintf("%.1f", v)
-	}
-	return textutil.Thousands(v)
 }
 
 // Result is one finished demo step.

@@ -49,6 +49,15 @@ func Percent(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
+// Micros formats a latency in microseconds: one decimal below 100, then
+// whole numbers with thousands separators.
+func Micros(v float64) string {
+	if v < 100 {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return Thousands(v)
+}
+
 var sparkRunes = []rune("▁▂▃▄▅▆▇█")
 
 // Sparkline draws the last width values on a log scale between the

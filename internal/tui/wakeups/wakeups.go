@@ -433,22 +433,14 @@ func (m Model) rowLine(p *model.WakeupPair, cols []Column, widths []int) string 
 		case ColCross:
 			s = textutil.Percent(p.CrossCPUPercent)
 		case ColP50:
-			s = micros(p.LatencyP50Micros)
+			s = textutil.Micros(p.LatencyP50Micros)
 		case ColP99:
-			s = micros(p.LatencyP99Micros)
+			s = textutil.Micros(p.LatencyP99Micros)
 		}
 		b.WriteString(m.align(c, s, w))
 		b.WriteString(sep(c))
 	}
 	return b.String()
-}
-
-// micros keeps a latency short: one decimal under 100 µs, whole µs above.
-func micros(v float64) string {
-	if v < 100 {
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	return textutil.Thousands(v)
 }
 
 // wrap breaks s into lines of at most width cells at spaces; a word longer
