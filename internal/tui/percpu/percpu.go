@@ -59,8 +59,9 @@ func (m Model) View() string {
 	sched, note := m.schedColumns()
 	// label(6) + two columns of value(10) + bar, separated by spaces, then
 	// the tracer's cs/s and migr/s when it is on.
-	bar := max((m.width-6-2*11-3-textutil.Width(sched(-1)))/2, 0)
-	head := textutil.PadRight("CPU", 6) + textutil.PadLeft("in/s", 10) + " " + strings.Repeat(" ", bar) + "  " + textutil.PadLeft("IPI/s", 10) + " " + strings.Repeat(" ", bar) + sched(-1)
+	schedHead := sched(-1)
+	bar := max((m.width-6-2*11-3-textutil.Width(schedHead))/2, 0)
+	head := textutil.PadRight("CPU", 6) + textutil.PadLeft("in/s", 10) + " " + strings.Repeat(" ", bar) + "  " + textutil.PadLeft("IPI/s", 10) + " " + strings.Repeat(" ", bar) + schedHead
 	lines := []string{th.ColumnHeader.Render(textutil.PadRight(head, m.width))}
 	rows := m.height - 1
 	if note != "" {
@@ -74,9 +75,8 @@ func (m Model) View() string {
 		line := textutil.PadRight(fmt.Sprintf("cpu%d", i), 6) +
 			textutil.PadLeft(textutil.Rate(c.InterruptsPerSec, 10), 10) + " " + th.Spark.Render(textutil.Bar(c.InterruptsPerSec, hiIn, bar)) + "  " +
 			textutil.PadLeft(textutil.Rate(c.ReschedIPIsPerSec, 10), 10) + " " + th.Hot[1].Render(textutil.Bar(c.ReschedIPIsPerSec, hiIPI, bar))
-		if s := sched(i); s != "" {
-			line += strings.Repeat(" ", bar-textutil.Width(textutil.Bar(c.ReschedIPIsPerSec, hiIPI, bar))) + s
-		}
+		// Bar is always bar cells wide, so the columns after it line up.
+		line += sched(i)
 		lines = append(lines, line)
 	}
 	if note != "" {
