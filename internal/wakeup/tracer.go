@@ -35,14 +35,6 @@ const PairMapSize = 16384
 // wakees pending in one slot at once lose the first's wake-up.
 const NoteSlots = 16384
 
-// TimedPerJiffy is about how many of a wakee's wake-ups a jiffy have their
-// wake-to-run latency timed (TIMED_PER_JIFFY in the BPF source): a wakee
-// woken more often has every 2^k-th wake-up timed, k chosen from its
-// previous jiffy, since a clock read costs as much as the rest of the
-// programs. A wake-up by another waker than the wakee's last is always
-// timed. Every wake-up is counted.
-const TimedPerJiffy = 8
-
 // ErrUnavailable wraps every reason the programs cannot run here; its
 // message says what is missing and how to get it, in one line.
 var ErrUnavailable = errors.New("wake-ups unavailable")
@@ -88,7 +80,6 @@ func privileged() bool {
 type Tracer struct {
 	objs  wakeupObjects
 	links []link.Link
-	ncpu  int
 
 	// Buffers for the batch reads, kept so a read allocates only for the
 	// pairs it returns.
@@ -129,7 +120,7 @@ func open(pairs uint32) (t *Tracer, err error) {
 		return nil, fmt.Errorf("%w: pair map holds %d entries, Go expects %d", ErrUnavailable, m.MaxEntries, PairMapSize)
 	}
 	spec.Maps[wakeupMapPairMap].MaxEntries = pairs
-	t = &Tracer{ncpu: ncpu}
+	t = &Tracer{}
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
 		return nil, fmt.Errorf("%w: kernel %s cannot load the programs (BTF tracepoint programs need Linux 5.5 or later): %s", ErrUnavailable, kernelRelease(), firstLine(err))
 	}

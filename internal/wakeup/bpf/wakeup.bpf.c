@@ -34,7 +34,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define MAX_PAIRS 16384
 #define LAT_BUCKETS 32
 
-/* Keep in step with TimedPerJiffy and NoteSlots in Go. */
+/* NOTE_SLOTS: keep in step with NoteSlots in Go, which checks it. */
 #define TIMED_PER_JIFFY 8
 #define NOTE_SLOTS_LOG2 14
 #define NOTE_SLOTS (1 << NOTE_SLOTS_LOG2)
@@ -143,6 +143,14 @@ static __always_inline u32 slot_of(u32 tid)
 	return (tid * 2654435761u) >> (32 - NOTE_SLOTS_LOG2);
 }
 
+static __always_inline void clear_counts(struct note *n)
+{
+	n->cw_wakeups = 0;
+	n->cw_cross = 0;
+	for (int i = 0; i < LAT_BUCKETS; i++)
+		n->cw_latency[i] = 0;
+}
+
 /* flush adds a slot's cached pair counts to pair_map and clears them. */
 static __always_inline void flush(struct note *n)
 {
@@ -184,10 +192,7 @@ static __always_inline void flush(struct note *n)
 				__sync_fetch_and_add(&st->dropped, n->cw_wakeups);
 		}
 	}
-	n->cw_wakeups = 0;
-	n->cw_cross = 0;
-	for (i = 0; i < LAT_BUCKETS; i++)
-		n->cw_latency[i] = 0;
+	clear_counts(n);
 }
 
 /*
@@ -231,10 +236,8 @@ int BPF_PROG(ctxtop_waking, struct task_struct *p)
 		 */
 		if (j - n->flush_jif <= 1)
 			flush(n);
-		n->cw_wakeups = 0;
-		n->cw_cross = 0;
-		for (int i = 0; i < LAT_BUCKETS; i++)
-			n->cw_latency[i] = 0;
+		else
+			clear_counts(n);
 		n->owner = wakee;
 		n->owner_pid = p->tgid;
 		bpf_probe_read_kernel_str(n->owner_comm, sizeof(n->owner_comm), p->comm);
