@@ -33,8 +33,6 @@ type localRun struct {
 	threads []*thread
 	// whole0 is set in goroutine mode: counters over the whole process.
 	whole0 Counters
-	// pinned is goroutine mode's whole-process pinning, undone by Stop.
-	pinned *pinnedProcess
 
 	start    time.Time
 	startNs  int64        // CLOCK_MONOTONIC, comparable across processes
@@ -177,14 +175,12 @@ func startLocal(cfg Config, counts []*atomic.Uint64, raw bool) (*localRun, error
 		if len(cfg.CPUs) > 0 {
 			// Before the goroutines start, so that no thread the runtime
 			// wakes for them runs elsewhere.
-			pinned, err := pinProcess(cfg.CPUs)
-			if err != nil {
+			if err := pinProcess(cfg.CPUs); err != nil {
 				aborted.Store(true)
 				gate.open()
 				r.abort()
 				return nil, fmt.Errorf("pinning the process to %s: %w", formatCPUs(cfg.CPUs), err)
 			}
-			r.pinned = pinned
 		}
 		r.whole0, _ = readProcessCounters(os.Getpid())
 		for _, p := range r.pairs {
@@ -504,7 +500,6 @@ func (r *localRun) Stop() Summary {
 		}
 		r.summary = r.summarize()
 		r.closePairs()
-		r.pinned.restore()
 	})
 	return r.summary
 }

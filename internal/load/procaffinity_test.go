@@ -42,8 +42,8 @@ func same(m map[string]string, v string) map[string]string {
 }
 
 // TestGoroutinePinsWholeProcess: goroutine mode with --cpus pins every
-// thread of the process, the ones the runtime starts during the run too,
-// and gives every thread its mask back when the run stops.
+// thread of the workload process, the ones the runtime starts during the
+// run too, and none of the process that started it.
 func TestGoroutinePinsWholeProcess(t *testing.T) {
 	allowed, err := AllowedCPUs()
 	if err != nil {
