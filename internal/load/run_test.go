@@ -273,7 +273,33 @@ func TestSecondRun(t *testing.T) {
 // run; Stop still returns what is known, the round trips, and says why the
 // kernel's counts are missing.
 func TestWorkloadProcessKilled(t *testing.T) {
-	r, err := Start(Config{Mode: ModeFutex})
+	s, r := killedRun(t, Config{Mode: ModeFutex})
+	if s.RoundTrips == 0 || s.Err == "" || strings.Contains(s.Err, "\n") {
+		t.Errorf("summary after a kill: %d round trips, error %q", s.RoundTrips, s.Err)
+	}
+	if p := r.Progress(); p.RoundTrips != s.RoundTrips {
+		t.Errorf("progress after Stop: %d round trips, summary %d", p.RoundTrips, s.RoundTrips)
+	}
+}
+
+// TestKilledPoolAndPollerKeepTheirShape: a killed pool or poller's summary
+// still says how many threads did what, not "0 threads, 0 items/s".
+func TestKilledPoolAndPollerKeepTheirShape(t *testing.T) {
+	s, _ := killedRun(t, Config{Mode: ModePool, Threads: 2, Work: 100 * time.Microsecond})
+	if s.Err == "" || s.Items == 0 || s.Threads != 2 || s.WorkNs != 100e3 || s.ItemsPerSec <= 0 {
+		t.Errorf("killed pool: %+v", s)
+	}
+	s, _ = killedRun(t, Config{Mode: ModePoll, Threads: 2, Period: time.Millisecond})
+	if s.Err == "" || s.Wakeups == 0 || s.Threads != 2 || s.PeriodNs != 1e6 || s.WakeupsPerSec <= 0 || s.ExpectedWakeupsPerSec != 2000 {
+		t.Errorf("killed poller: %+v", s)
+	}
+}
+
+// killedRun starts cfg, kills its workload process after 100 ms and
+// returns what Stop says.
+func killedRun(t *testing.T, cfg Config) (Summary, *Run) {
+	t.Helper()
+	r, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,13 +313,7 @@ func TestWorkloadProcessKilled(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Done still open 5 s after the workload process was killed")
 	}
-	s := r.Stop()
-	if s.RoundTrips == 0 || s.Err == "" || strings.Contains(s.Err, "\n") {
-		t.Errorf("summary after a kill: %d round trips, error %q", s.RoundTrips, s.Err)
-	}
-	if p := r.Progress(); p.RoundTrips != s.RoundTrips {
-		t.Errorf("progress after Stop: %d round trips, summary %d", p.RoundTrips, s.RoundTrips)
-	}
+	return r.Stop(), r
 }
 
 // TestWorkloadProcessSetup: the workload process runs with its collector

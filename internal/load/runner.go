@@ -372,11 +372,20 @@ func (r *Run) partial() Summary {
 	p := r.Progress()
 	s := Summary{Mode: r.cfg.Mode, CPUs: append([]int{}, r.cfg.CPUs...), Pairs: r.cfg.Pairs, DurationS: p.Elapsed.Seconds(),
 		Err: "the workload process ended without a summary: " + r.childErr(errors.New("killed"))}
+	secs := p.Elapsed.Seconds()
 	switch r.cfg.Mode {
 	case ModePool:
-		s.Items = p.RoundTrips
+		s.Items, s.Threads, s.WorkNs = p.RoundTrips, r.cfg.Threads, float64(r.cfg.Work.Nanoseconds())
+		if secs > 0 {
+			s.ItemsPerSec = float64(s.Items) / secs
+		}
 	case ModePoll:
-		s.Wakeups = p.RoundTrips
+		s.Wakeups, s.Threads, s.PeriodNs = p.RoundTrips, r.cfg.Threads, float64(r.cfg.Period.Nanoseconds())
+		if secs > 0 {
+			s.WakeupsPerSec = float64(s.Wakeups) / secs
+			s.WakeupsPerSecPerThread = s.WakeupsPerSec / float64(r.cfg.Threads)
+			s.ExpectedWakeupsPerSec = float64(r.cfg.Threads) / r.cfg.Period.Seconds()
+		}
 	default:
 		s.RoundTrips = p.RoundTrips
 		if s.RoundTrips > 0 {
