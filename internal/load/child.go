@@ -102,12 +102,12 @@ func RunChild(cpu int, ws int64) error {
 	}
 	var b [1]byte
 	for {
-		n, err := readByte(syscall.RawSyscall, childReadFD, &b)
+		n, err := readByte(childReadFD, &b)
 		if n != 1 || err != nil {
 			return nil // the parent closed the pipe, or is gone
 		}
 		w.walk()
-		if writeByte(syscall.RawSyscall, childWriteFD, &b) != nil {
+		if writeByte(childWriteFD, &b) != nil {
 			return nil
 		}
 	}

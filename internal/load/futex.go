@@ -15,16 +15,14 @@ const (
 type futexPair struct {
 	p    *pair
 	cpus []int
-	wait sysFunc6
 	// ws are each side's working set, made on its own thread in setup.
 	wsSize int64
 	ws     [2]*workingSet
 	word   atomic.Uint32
 }
 
-func newFutexPair(cfg Config, p *pair, raw bool) *futexPair {
-	_, wait := blocking(raw)
-	return &futexPair{p: p, cpus: cfg.CPUs, wait: wait, wsSize: cfg.WorkingSet}
+func newFutexPair(cfg Config, p *pair) *futexPair {
+	return &futexPair{p: p, cpus: cfg.CPUs, wsSize: cfg.WorkingSet}
 }
 
 func (f *futexPair) sides() []sideSpec {
@@ -55,7 +53,7 @@ func (f *futexPair) ping() {
 		futexWake(&f.word, 1)
 		v := f.word.Load()
 		for v == turnPong {
-			futexWait(f.wait, &f.word, turnPong)
+			futexWait(&f.word, turnPong)
 			v = f.word.Load()
 		}
 		if v == over {
@@ -71,7 +69,7 @@ func (f *futexPair) pong() {
 	for {
 		v := f.word.Load()
 		for v == turnPing {
-			futexWait(f.wait, &f.word, turnPing)
+			futexWait(&f.word, turnPing)
 			v = f.word.Load()
 		}
 		if v == over {

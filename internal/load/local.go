@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/procfs"
@@ -24,7 +23,6 @@ const stopGrace = 100 * time.Millisecond
 // Go runtime, whose own threads they would keep waking.
 type localRun struct {
 	cfg Config
-	raw bool
 	// counts are the pairs' (pool's, poller's threads') progress counters,
 	// in memory the parent process reads too.
 	counts []*atomic.Uint64
@@ -112,18 +110,18 @@ func (cfg Config) units() int {
 }
 
 // startLocal starts cfg (normalized) in this process with its progress in
-// counts (cfg.units() of them). raw says the process is set up for raw
-// blocking calls (see blocking). It returns once every side is set up
+// counts (cfg.units() of them), in the workload process, which is set up
+// for raw blocking calls (see futexWait). It returns once every side is set up
 // (threads named and pinned, the child process started), so an error
 // there comes back from it.
-func startLocal(cfg Config, counts []*atomic.Uint64, raw bool) (*localRun, error) {
+func startLocal(cfg Config, counts []*atomic.Uint64) (*localRun, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
 	if len(counts) != cfg.units() {
 		return nil, fmt.Errorf("%d progress counters for %d pairs or threads", len(counts), cfg.units())
 	}
-	r := &localRun{cfg: cfg, raw: raw, counts: counts, done: make(chan struct{})}
+	r := &localRun{cfg: cfg, counts: counts, done: make(chan struct{})}
 	if cfg.Mode == ModePool {
 		r.spinIters = calibrateSpin(cfg.Work)
 	}
@@ -141,7 +139,7 @@ func startLocal(cfg Config, counts []*atomic.Uint64, raw bool) (*localRun, error
 		r.pairs = append(r.pairs, p)
 	}
 
-	gate := newStartGate(raw)
+	gate := newStartGate()
 	var ready sync.WaitGroup
 	var aborted atomic.Bool
 	for _, p := range r.pairs {
@@ -278,29 +276,24 @@ func sumIPIRow(b []byte, label string, cpus int) uint64 {
 	return 0
 }
 
-// startGate holds every side until all are set up. In a process set up
-// for raw blocking calls the sides wait in FUTEX_WAIT on one word and one
-// FUTEX_WAKE starts them all at once; a channel would instead hand each
+// startGate holds every side until all are set up. The sides wait in
+// FUTEX_WAIT on one word and one FUTEX_WAKE starts them all at once (ch is
+// goroutine mode's: its goroutines wait on it); a channel would instead hand each
 // locked thread its goroutine through the Go scheduler, one after the
 // other, and with a thousand pool threads already spinning on two CPUs
 // the last one started minutes late (measured: a 1 s run of 1,024
 // threads took 160 s).
 type startGate struct {
-	raw  bool
 	word atomic.Uint32
 	ch   chan struct{}
 	once sync.Once
 }
 
-func newStartGate(raw bool) *startGate { return &startGate{raw: raw, ch: make(chan struct{})} }
+func newStartGate() *startGate { return &startGate{ch: make(chan struct{})} }
 
 func (g *startGate) wait() {
-	if !g.raw {
-		<-g.ch
-		return
-	}
 	for g.word.Load() == 0 {
-		futexWait(syscall.RawSyscall6, &g.word, 0)
+		futexWait(&g.word, 0)
 	}
 }
 
@@ -335,18 +328,17 @@ func (r *localRun) newPairImpl(p *pair) (pairImpl, error) {
 	case ModeGoroutine:
 		return newGoroutinePair(p), nil
 	case ModeFutex:
-		return newFutexPair(cfg, p, r.raw), nil
+		return newFutexPair(cfg, p), nil
 	case ModePipe:
-		return newPipePair(cfg, p, r.raw)
+		return newPipePair(cfg, p)
 	case ModeProcess:
-		return newProcessPair(cfg, p, r.raw)
+		return newProcessPair(cfg, p)
 	case ModeSyscall:
 		return newSyscallPair(cfg, p), nil
 	case ModePool:
 		return &poolThread{p: p, iters: r.spinIters}, nil
 	case ModePoll:
-		_, wait := blocking(r.raw)
-		return &pollThread{p: p, period: cfg.Period, wait: wait}, nil
+		return &pollThread{p: p, period: cfg.Period}, nil
 	}
 	return nil, fmt.Errorf("unknown mode %q", cfg.Mode)
 }

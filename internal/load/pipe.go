@@ -11,16 +11,14 @@ import (
 type pipePair struct {
 	p      *pair
 	cpus   []int
-	sc     sysFunc
 	wsSize int64
 	ws     [2]*workingSet
 	// toPong carries ping's byte, toPing the answer; [0] read, [1] write.
 	toPong, toPing [2]int
 }
 
-func newPipePair(cfg Config, p *pair, raw bool) (*pipePair, error) {
-	sc, _ := blocking(raw)
-	pp := &pipePair{p: p, cpus: cfg.CPUs, sc: sc, wsSize: cfg.WorkingSet, toPong: [2]int{-1, -1}, toPing: [2]int{-1, -1}}
+func newPipePair(cfg Config, p *pair) (*pipePair, error) {
+	pp := &pipePair{p: p, cpus: cfg.CPUs, wsSize: cfg.WorkingSet, toPong: [2]int{-1, -1}, toPing: [2]int{-1, -1}}
 	if err := unix.Pipe2(pp.toPong[:], unix.O_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
@@ -52,10 +50,10 @@ func (pp *pipePair) ping() {
 	var b [1]byte
 	for !pp.p.stop.Load() {
 		pp.ws[0].walk()
-		if writeByte(pp.sc, pp.toPong[1], &b) != nil {
+		if writeByte(pp.toPong[1], &b) != nil {
 			return
 		}
-		if n, err := readByte(pp.sc, pp.toPing[0], &b); n != 1 || err != nil || pp.p.stop.Load() {
+		if n, err := readByte(pp.toPing[0], &b); n != 1 || err != nil || pp.p.stop.Load() {
 			return
 		}
 		if n := pp.p.count.Add(1); n == pp.p.quota {
@@ -67,11 +65,11 @@ func (pp *pipePair) ping() {
 func (pp *pipePair) pong() {
 	var b [1]byte
 	for {
-		if n, err := readByte(pp.sc, pp.toPong[0], &b); n != 1 || err != nil || pp.p.stop.Load() {
+		if n, err := readByte(pp.toPong[0], &b); n != 1 || err != nil || pp.p.stop.Load() {
 			return
 		}
 		pp.ws[1].walk()
-		if writeByte(pp.sc, pp.toPing[1], &b) != nil {
+		if writeByte(pp.toPing[1], &b) != nil {
 			return
 		}
 	}

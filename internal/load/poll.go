@@ -2,6 +2,7 @@ package load
 
 import (
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -21,7 +22,6 @@ const (
 type pollThread struct {
 	p      *pair
 	period time.Duration
-	wait   sysFunc6
 	word   atomic.Uint32 // 1 once stopped
 }
 
@@ -40,9 +40,9 @@ func (pt *pollThread) loop() {
 			next = now
 		}
 		ts := unix.NsecToTimespec(next)
-		// Raw in the workload process (see blocking): the thread sleeps
-		// holding its P, so no runtime thread wakes to retake it.
-		pt.wait(unix.SYS_FUTEX, uintptr(unsafe.Pointer(&pt.word)), opFutexWaitBitset|futexPrivateFlag,
+		// Raw (see futexWait): the thread sleeps holding its P, so no
+		// runtime thread wakes to retake it.
+		syscall.RawSyscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(&pt.word)), opFutexWaitBitset|futexPrivateFlag,
 			0, uintptr(unsafe.Pointer(&ts)), 0, futexBitsetAny)
 		if pt.p.stop.Load() {
 			return

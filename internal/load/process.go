@@ -30,7 +30,6 @@ const (
 type processPair struct {
 	p      *pair
 	cpus   []int
-	sc     sysFunc
 	wsSize int64
 	// ws[0] is ping's working set; the child keeps its own, and reports
 	// only its hot walk time, as ws[1].
@@ -47,9 +46,8 @@ type processPair struct {
 	stderr     bytes.Buffer
 }
 
-func newProcessPair(cfg Config, p *pair, raw bool) (*processPair, error) {
-	sc, _ := blocking(raw)
-	return &processPair{p: p, cpus: cfg.CPUs, sc: sc, wsSize: cfg.WorkingSet, toChild: -1, fromChild: -1}, nil
+func newProcessPair(cfg Config, p *pair) (*processPair, error) {
+	return &processPair{p: p, cpus: cfg.CPUs, wsSize: cfg.WorkingSet, toChild: -1, fromChild: -1}, nil
 }
 
 func (pp *processPair) walks() [2]*workingSet { return pp.ws }
@@ -143,10 +141,10 @@ func (pp *processPair) ping() {
 	var b [1]byte
 	for !pp.p.stop.Load() {
 		pp.ws[0].walk()
-		if writeByte(pp.sc, pp.toChild, &b) != nil {
+		if writeByte(pp.toChild, &b) != nil {
 			return
 		}
-		if n, err := readByte(pp.sc, pp.fromChild, &b); n != 1 || err != nil {
+		if n, err := readByte(pp.fromChild, &b); n != 1 || err != nil {
 			return
 		}
 		if n := pp.p.count.Add(1); n == pp.p.quota {

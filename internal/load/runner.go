@@ -467,7 +467,7 @@ func runRunner() error {
 	if err != nil {
 		return err
 	}
-	r, err := startLocal(cfg, counts, true)
+	r, err := startLocal(cfg, counts)
 	if err != nil {
 		send(runnerMsg{Error: err.Error()})
 		return nil
