@@ -3,6 +3,7 @@ package procfs
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -43,11 +44,13 @@ var (
 	ErrTooLarge = errors.New("larger than any real procfs file of its kind")
 )
 
-// CheckRegular returns ErrNotRegular unless fd is a regular file.
+// CheckRegular returns ErrNotRegular unless fd is a regular file. The
+// fstat is a raw system call (it never blocks), so the sampler's raw reads
+// use it too without waking the runtime's sysmon.
 func CheckRegular(fd int) error {
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return err
+	if _, _, e := unix.RawSyscall(unix.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(&st)), 0); e != 0 {
+		return e
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return ErrNotRegular

@@ -49,7 +49,7 @@ func openFile(dirfd int, path []byte) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	if err := checkRegular(fd); err != nil {
+	if err := procfs.CheckRegular(fd); err != nil {
 		closeFD(fd)
 		return -1, err
 	}
@@ -60,18 +60,6 @@ func openFile(dirfd int, path []byte) (int, error) {
 // refused, as none of the directories ctxtop lists is one in a real procfs.
 func openDir(dirfd int, path []byte) (int, error) {
 	return openat(dirfd, path, unix.O_DIRECTORY|unix.O_NOFOLLOW)
-}
-
-func checkRegular(fd int) error {
-	var st unix.Stat_t
-	_, _, e := unix.RawSyscall(unix.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(&st)), 0)
-	if e != 0 {
-		return e
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return procfs.ErrNotRegular
-	}
-	return nil
 }
 
 func closeFD(fd int) { unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0) }
