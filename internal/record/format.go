@@ -148,28 +148,12 @@ func (h *Header) marshal() []byte {
 
 func (h *Header) unmarshal(b []byte) error {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return fmt.Errorf("%w: header: bad tag", ErrCorrupt)
+		f, n, err := nextField(b)
+		if err != nil {
+			return fmt.Errorf("header: %w", err)
 		}
 		b = b[n:]
-		var v uint64
-		var s string
-		switch typ {
-		case protowire.VarintType:
-			v, n = protowire.ConsumeVarint(b)
-		case protowire.BytesType:
-			s, n = protowire.ConsumeString(b)
-		case protowire.Fixed64Type:
-			v, n = protowire.ConsumeFixed64(b)
-		default:
-			n = protowire.ConsumeFieldValue(num, typ, b)
-		}
-		if n < 0 {
-			return fmt.Errorf("%w: header field %d", ErrCorrupt, num)
-		}
-		b = b[n:]
-		z := protowire.DecodeZigZag(v)
+		num, typ, v, z, s := f.num, f.typ, f.v, f.z(), string(f.b)
 		switch {
 		case num == hHost && typ == protowire.BytesType:
 			h.Host = s
