@@ -15,14 +15,12 @@ const (
 type futexPair struct {
 	p    *pair
 	cpus []int
-	// ws are each side's working set, made on its own thread in setup.
-	wsSize int64
-	ws     [2]*workingSet
-	word   atomic.Uint32
+	sideSets
+	word atomic.Uint32
 }
 
 func newFutexPair(cfg Config, p *pair) *futexPair {
-	return &futexPair{p: p, cpus: cfg.CPUs, wsSize: cfg.WorkingSet}
+	return &futexPair{p: p, cpus: cfg.CPUs, sideSets: sideSets{size: cfg.WorkingSet}}
 }
 
 func (f *futexPair) sides() []sideSpec {
@@ -31,15 +29,6 @@ func (f *futexPair) sides() []sideSpec {
 		{name: threadName("pong", ModeFutex), cpu: sideCPU(f.cpus, 1), setup: f.setupSide(1), body: f.pong},
 	}
 }
-
-func (f *futexPair) setupSide(i int) func() error {
-	return func() error {
-		f.ws[i] = newWorkingSet(f.wsSize)
-		return nil
-	}
-}
-
-func (f *futexPair) walks() [2]*workingSet { return f.ws }
 
 func (f *futexPair) ping() {
 	defer f.wake()

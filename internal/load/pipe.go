@@ -9,16 +9,15 @@ import (
 // pipePair is perf bench sched pipe -T: two threads passing a byte back
 // and forth over two pipes, blocking in read(2) on plain blocking fds.
 type pipePair struct {
-	p      *pair
-	cpus   []int
-	wsSize int64
-	ws     [2]*workingSet
+	p    *pair
+	cpus []int
+	sideSets
 	// toPong carries ping's byte, toPing the answer; [0] read, [1] write.
 	toPong, toPing [2]int
 }
 
 func newPipePair(cfg Config, p *pair) (*pipePair, error) {
-	pp := &pipePair{p: p, cpus: cfg.CPUs, wsSize: cfg.WorkingSet, toPong: [2]int{-1, -1}, toPing: [2]int{-1, -1}}
+	pp := &pipePair{p: p, cpus: cfg.CPUs, sideSets: sideSets{size: cfg.WorkingSet}, toPong: [2]int{-1, -1}, toPing: [2]int{-1, -1}}
 	if err := unix.Pipe2(pp.toPong[:], unix.O_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
@@ -35,15 +34,6 @@ func (pp *pipePair) sides() []sideSpec {
 		{name: threadName("pong", ModePipe), cpu: sideCPU(pp.cpus, 1), setup: pp.setupSide(1), body: pp.pong},
 	}
 }
-
-func (pp *pipePair) setupSide(i int) func() error {
-	return func() error {
-		pp.ws[i] = newWorkingSet(pp.wsSize)
-		return nil
-	}
-}
-
-func (pp *pipePair) walks() [2]*workingSet { return pp.ws }
 
 func (pp *pipePair) ping() {
 	defer pp.wake()

@@ -28,12 +28,11 @@ const (
 // that forked the child exits, not the process, so forking from a thread
 // the runtime may retire would kill the child early.
 type processPair struct {
-	p      *pair
-	cpus   []int
-	wsSize int64
+	p    *pair
+	cpus []int
 	// ws[0] is ping's working set; the child keeps its own, and reports
 	// only its hot walk time, as ws[1].
-	ws [2]*workingSet
+	sideSets
 	// toChild is the write end of the child's stdin-like pipe, fromChild
 	// the read end of its answers; -1 once closed.
 	toChild, fromChild int
@@ -47,10 +46,8 @@ type processPair struct {
 }
 
 func newProcessPair(cfg Config, p *pair) (*processPair, error) {
-	return &processPair{p: p, cpus: cfg.CPUs, wsSize: cfg.WorkingSet, toChild: -1, fromChild: -1}, nil
+	return &processPair{p: p, cpus: cfg.CPUs, sideSets: sideSets{size: cfg.WorkingSet}, toChild: -1, fromChild: -1}, nil
 }
-
-func (pp *processPair) walks() [2]*workingSet { return pp.ws }
 
 func (pp *processPair) sides() []sideSpec {
 	return []sideSpec{{
@@ -81,8 +78,8 @@ func (pp *processPair) startChild() error {
 	}
 	childR := os.NewFile(uintptr(toChild[0]), "load-child-r")
 	childW := os.NewFile(uintptr(fromChild[1]), "load-child-w")
-	pp.ws[0] = newWorkingSet(pp.wsSize)
-	cmd := exec.Command(exe, ChildCommand, "--cpu", strconv.Itoa(sideCPU(pp.cpus, 1)), "--working-set", strconv.FormatInt(pp.wsSize, 10))
+	pp.ws[0] = newWorkingSet(pp.size)
+	cmd := exec.Command(exe, ChildCommand, "--cpu", strconv.Itoa(sideCPU(pp.cpus, 1)), "--working-set", strconv.FormatInt(pp.size, 10))
 	cmd.ExtraFiles = []*os.File{childR, childW} // fds 3 and 4
 	cmd.Stderr = &lockedWriter{mu: &pp.mu, w: &pp.stderr}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -117,7 +114,7 @@ func (pp *processPair) startChild() error {
 		got += n
 	}
 	pp.child = thread{pid: cmd.Process.Pid, tid: int(binary.LittleEndian.Uint32(buf[:]))}
-	if hot := math.Float64frombits(binary.LittleEndian.Uint64(buf[4:])); pp.wsSize > 0 {
+	if hot := math.Float64frombits(binary.LittleEndian.Uint64(buf[4:])); pp.size > 0 {
 		pp.ws[1] = &workingSet{hotNs: hot}
 	}
 	pp.child.c0, pp.child.err = ReadCounters("/proc", pp.child.pid, pp.child.tid)

@@ -10,6 +10,22 @@ import (
 // what makes the caches refill, and no more work than that.
 const cacheLine = 64
 
+// sideSets are a pair's two working sets of size each (--working-set),
+// [0] ping's and [1] pong's, each made on its side's own thread in setup.
+type sideSets struct {
+	size int64
+	ws   [2]*workingSet
+}
+
+func (s *sideSets) setupSide(i int) func() error {
+	return func() error {
+		s.ws[i] = newWorkingSet(s.size)
+		return nil
+	}
+}
+
+func (s *sideSets) walks() [2]*workingSet { return s.ws }
+
 // workingSet is one side's own memory, walked once per round trip.
 type workingSet struct {
 	buf []byte
