@@ -28,7 +28,7 @@ func PlanWorkingSet(modes []load.Mode, sizes []int64, allowed []int, d time.Dura
 		cpus = []int{allowed[0]}
 	}
 	for _, m := range modes {
-		if m != load.ModeFutex && m != load.ModePipe && m != load.ModeProcess {
+		if !m.Walks() {
 			continue
 		}
 		for _, ws := range sizes {

@@ -124,12 +124,12 @@ func (o *loadOptions) experimentConfig(cmd *cobra.Command, cfg *load.Config) err
 		if err != nil {
 			return err
 		}
-		if ws > 0 && m != load.ModeFutex && m != load.ModePipe && m != load.ModeProcess {
+		if ws > 0 && !m.Walks() {
 			return fmt.Errorf("--working-set applies to futex, pipe and process modes, not %s", m)
 		}
 		cfg.WorkingSet = ws
 	}
-	threaded := m == load.ModePool || m == load.ModePoll
+	threaded := m.Threaded()
 	for _, name := range []string{"threads", "work", "period", "cpu-quota"} {
 		if fl.Changed(name) && !threaded {
 			return fmt.Errorf("--%s applies to pool and poll modes, not %s", name, m)

@@ -79,7 +79,7 @@ func (cfg *Config) normalize() error {
 	if cfg.WorkingSet < 0 || cfg.WorkingSet > MaxWorkingSet {
 		return fmt.Errorf("working set must be 0 to %s, got %s", FormatSize(MaxWorkingSet), FormatSize(cfg.WorkingSet))
 	}
-	if cfg.WorkingSet > 0 && !m.walks() {
+	if cfg.WorkingSet > 0 && !m.Walks() {
 		return fmt.Errorf("a working set applies to futex, pipe and process modes, not %s", m)
 	}
 	if m.threaded() {

@@ -51,8 +51,8 @@ func (m Mode) threaded() bool { return m == ModePool || m == ModePoll }
 // (pool, poll) rather than ping-pong pairs; such a mode takes no pinning.
 func (m Mode) Threaded() bool { return m.threaded() }
 
-// walks reports whether m supports a working set.
-func (m Mode) walks() bool { return m == ModeFutex || m == ModePipe || m == ModeProcess }
+// Walks reports whether m supports a working set.
+func (m Mode) Walks() bool { return m == ModeFutex || m == ModePipe || m == ModeProcess }
 
 // ParseMode accepts a mode's name.
 func ParseMode(s string) (Mode, error) {

@@ -387,7 +387,11 @@ func (m Model) headerLine(cols []Column, widths []int) string {
 	for i, c := range cols {
 		t := specs[c].title
 		if c == m.sortCol {
-			t = map[bool]string{false: "▾", true: "▴"}[m.reverse] + t
+			mark := "▾"
+			if m.reverse {
+				mark = "▴"
+			}
+			t = mark + t
 		}
 		b.WriteString(m.align(c, t, widths[i]))
 		b.WriteString(sep(c))
