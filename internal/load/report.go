@@ -38,7 +38,7 @@ func Report(ctx context.Context, w io.Writer, cfg Config, asJSON bool) error {
 		return err
 	}
 	if !asJSON {
-		fmt.Fprintln(w, headline(cfg))
+		fmt.Fprintln(w, headline(run.Progress().Config)) // normalized: defaults filled in
 		if cfg.Mode == ModeGoroutine {
 			fmt.Fprintln(w, "(switches: every thread of the workload process, the Go runtime's own;")
 			fmt.Fprintln(w, " the hand-offs themselves never enter the kernel)")

@@ -13,29 +13,15 @@ import (
 func headline(cfg Config) string {
 	switch cfg.Mode {
 	case ModePool:
-		return fmt.Sprintf("pool, %s, %v work items%s", plural(cfg.Threads, "thread"), workOrDefault(cfg.Work), quotaText(cfg.CPUQuota))
+		return fmt.Sprintf("pool, %s, %v work items%s", plural(cfg.Threads, "thread"), cfg.Work, quotaText(cfg.CPUQuota))
 	case ModePoll:
-		return fmt.Sprintf("poll, %s, each waking every %v", plural(cfg.Threads, "thread"), periodOrDefault(cfg.Period))
+		return fmt.Sprintf("poll, %s, each waking every %v", plural(cfg.Threads, "thread"), cfg.Period)
 	}
 	h := fmt.Sprintf("%s, %s, %s", cfg.Mode, Pinning(cfg.CPUs), plural(max(cfg.Pairs, 1), "pair"))
 	if cfg.WorkingSet > 0 {
 		h += ", working set " + FormatSize(cfg.WorkingSet) + " per side"
 	}
 	return h
-}
-
-func workOrDefault(d time.Duration) time.Duration {
-	if d == 0 {
-		return DefaultWork
-	}
-	return d
-}
-
-func periodOrDefault(d time.Duration) time.Duration {
-	if d == 0 {
-		return DefaultPeriod
-	}
-	return d
 }
 
 func quotaText(q float64) string {
