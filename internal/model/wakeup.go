@@ -13,15 +13,18 @@ import (
 const LatencyBuckets = 32
 
 // WakeupPairCount is one (waker thread → wakee thread) pair as the kernel
-// counted it since the previous read: wake-ups that were followed by the
-// wakee running, how many of those ran it on another CPU than the waker's,
-// and their wake-to-run latencies.
+// counted it since the previous read: its wake-ups, and what became of
+// those the wakee's next waking resolved (each wake-up is resolved at the
+// wakee's next one, so these may be wake-ups of an earlier read): how many
+// ran the wakee on another CPU than the waker's, and the wake-to-run
+// latencies of those the wakee ran through unpreempted.
 type WakeupPairCount struct {
 	WakerPID, WakerTID int
 	WakerComm          string
 	WakeePID, WakeeTID int
 	WakeeComm          string
 	Wakeups            uint64
+	Resolved           uint64
 	CrossCPU           uint64
 	Latency            [LatencyBuckets]uint64
 }
@@ -53,12 +56,18 @@ type WakeupPair struct {
 	WakeeComm          string
 	PerSec             float64
 	// CrossCPUPercent is the share of wake-ups after which the wakee ran on
-	// another CPU than the one the waker woke it from.
+	// another CPU than the one the waker woke it from, over the Resolved
+	// ones (0 of none).
 	CrossCPUPercent float64
 	// LatencyP50Micros and LatencyP99Micros are the wakee's wake-to-run
-	// latency over the interval, from all its wakers.
+	// latency over the interval, from all its wakers, over its Timed
+	// wake-ups (0 of none).
 	LatencyP50Micros float64
 	LatencyP99Micros float64
+	// Resolved is how many of the pair's wake-ups the cross-CPU share is
+	// over; Timed how many of the wakee's wake-ups the latencies are over.
+	// Zero means the figure is not known for this interval.
+	Resolved, Timed uint64
 }
 
 // CPUSchedRates are one CPU's context switches and migrations per second.
@@ -126,18 +135,27 @@ func ComputeWakeups(prev *WakeupSample, since time.Time, cur *WakeupSample) Wake
 	}
 	for i := range cur.Pairs {
 		p := &cur.Pairs[i]
+		// A pair with no wake-up in the interval, only the outcome of an
+		// earlier one, adds to its wakee's latencies and is not listed.
 		if p.Wakeups == 0 {
 			continue
 		}
 		h := hists[p.WakeeTID]
-		w.Pairs = append(w.Pairs, WakeupPair{
+		wp := WakeupPair{
 			WakerPID: p.WakerPID, WakerTID: p.WakerTID, WakerComm: p.WakerComm,
 			WakeePID: p.WakeePID, WakeeTID: p.WakeeTID, WakeeComm: p.WakeeComm,
 			PerSec:           float64(p.Wakeups) / secs,
-			CrossCPUPercent:  100 * float64(min(p.CrossCPU, p.Wakeups)) / float64(p.Wakeups),
 			LatencyP50Micros: LatencyPercentile(h, 50) / 1e3,
 			LatencyP99Micros: LatencyPercentile(h, 99) / 1e3,
-		})
+			Resolved:         p.Resolved,
+		}
+		if p.Resolved > 0 {
+			wp.CrossCPUPercent = 100 * float64(min(p.CrossCPU, p.Resolved)) / float64(p.Resolved)
+		}
+		for _, n := range h {
+			wp.Timed += n
+		}
+		w.Pairs = append(w.Pairs, wp)
 	}
 	slices.SortFunc(w.Pairs, func(a, b WakeupPair) int {
 		return cmp.Or(cmp.Compare(b.PerSec, a.PerSec), cmp.Compare(a.WakerTID, b.WakerTID), cmp.Compare(a.WakeeTID, b.WakeeTID))

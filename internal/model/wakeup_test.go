@@ -38,11 +38,16 @@ func TestComputeWakeups(t *testing.T) {
 	second := WakeupSample{
 		Time: t0.Add(3 * time.Second),
 		Pairs: []WakeupPairCount{
-			{WakerPID: 10, WakerTID: 11, WakerComm: "ping", WakeePID: 10, WakeeTID: 12, WakeeComm: "pong", Wakeups: 2000, CrossCPU: 2000, Latency: lat(14, 2000)},
-			{WakerPID: 10, WakerTID: 12, WakerComm: "pong", WakeePID: 10, WakeeTID: 11, WakeeComm: "ping", Wakeups: 4000, CrossCPU: 1000, Latency: lat(10, 4000)},
-			// A second waker of pong: pong's latency is over both.
+			{WakerPID: 10, WakerTID: 11, WakerComm: "ping", WakeePID: 10, WakeeTID: 12, WakeeComm: "pong", Wakeups: 2000, Resolved: 2000, CrossCPU: 2000, Latency: lat(14, 2000)},
+			// The cross-CPU share is over the resolved wake-ups.
+			{WakerPID: 10, WakerTID: 12, WakerComm: "pong", WakeePID: 10, WakeeTID: 11, WakeeComm: "ping", Wakeups: 4000, Resolved: 2000, CrossCPU: 500, Latency: lat(10, 4000)},
+			// A second waker of pong: pong's latency is over both. None
+			// of its wake-ups resolved yet: no cross-CPU share.
 			{WakerPID: 0, WakerTID: 0, WakerComm: "swapper/0", WakeePID: 10, WakeeTID: 12, WakeeComm: "pong", Wakeups: 2000, Latency: lat(10, 2000)},
 			{WakerTID: 5, WakeeTID: 6}, // no wake-ups: left out
+			// Only the outcome of an earlier wake-up: not listed, but
+			// its latency is ping's.
+			{WakerTID: 7, WakeeTID: 11, WakeeComm: "ping", Resolved: 1000, Latency: lat(10, 1000)},
 		},
 		CPUs:    []CPUSchedCount{{Switches: 5000, Migrations: 30}, {Switches: 400}},
 		Dropped: 7,
@@ -52,11 +57,11 @@ func TestComputeWakeups(t *testing.T) {
 		Interval: 2 * time.Second,
 		Pairs: []WakeupPair{
 			{WakerPID: 10, WakerTID: 12, WakerComm: "pong", WakeePID: 10, WakeeTID: 11, WakeeComm: "ping", PerSec: 2000, CrossCPUPercent: 25,
-				LatencyP50Micros: 1.536, LatencyP99Micros: (1024 + 1024*0.99) / 1e3},
+				LatencyP50Micros: 1.536, LatencyP99Micros: (1024 + 1024*0.99) / 1e3, Resolved: 2000, Timed: 5000},
 			{WakerPID: 0, WakerTID: 0, WakerComm: "swapper/0", WakeePID: 10, WakeeTID: 12, WakeeComm: "pong", PerSec: 1000,
-				LatencyP50Micros: 2.048, LatencyP99Micros: (16384 + 16384*0.98) / 1e3},
+				LatencyP50Micros: 2.048, LatencyP99Micros: (16384 + 16384*0.98) / 1e3, Timed: 4000},
 			{WakerPID: 10, WakerTID: 11, WakerComm: "ping", WakeePID: 10, WakeeTID: 12, WakeeComm: "pong", PerSec: 1000, CrossCPUPercent: 100,
-				LatencyP50Micros: 2.048, LatencyP99Micros: (16384 + 16384*0.98) / 1e3},
+				LatencyP50Micros: 2.048, LatencyP99Micros: (16384 + 16384*0.98) / 1e3, Resolved: 2000, Timed: 4000},
 		},
 		// A counter that went backwards (CPU 1) gives no rate, never a negative one.
 		PerCPU:  []CPUSchedRates{{SwitchesPerSec: 2000, MigrationsPerSec: 10}, {}},

@@ -153,8 +153,8 @@ func (t *Text) writeWakeups(wk *model.Wakeups) {
 			break
 		}
 		line(w, "%8d %8d %s %8d %8d %s %11s %7s %9s %9s", p.WakerPID, p.WakerTID, pad(clip(p.WakerComm), commWidth),
-			p.WakeePID, p.WakeeTID, pad(clip(p.WakeeComm), commWidth), dec(p.PerSec), dec(p.CrossCPUPercent),
-			dec(p.LatencyP50Micros), dec(p.LatencyP99Micros))
+			p.WakeePID, p.WakeeTID, pad(clip(p.WakeeComm), commWidth), dec(p.PerSec), known(p.CrossCPUPercent, p.Resolved),
+			known(p.LatencyP50Micros, p.Timed), known(p.LatencyP99Micros, p.Timed))
 	}
 }
 
@@ -281,9 +281,28 @@ type jsonWakeup struct {
 	WakeeTID  int     `json:"wakee_tid"`
 	WakeeComm string  `json:"wakee_comm"`
 	PerSec    float64 `json:"per_s"`
-	CrossCPU  float64 `json:"cross_cpu_pct"`
-	P50       float64 `json:"latency_p50_us"`
-	P99       float64 `json:"latency_p99_us"`
+	// null: none of the pair's wake-ups was resolved (or timed) yet.
+	CrossCPU *float64 `json:"cross_cpu_pct"`
+	P50      *float64 `json:"latency_p50_us"`
+	P99      *float64 `json:"latency_p99_us"`
+}
+
+// knownJSON is v rounded, or nil when it is over no wake-ups.
+func knownJSON(v float64, over uint64) *float64 {
+	if over == 0 {
+		return nil
+	}
+	r := round2(v)
+	return &r
+}
+
+// known is v as a text report shows it, or "-" when it is over no
+// wake-ups.
+func known(v float64, over uint64) string {
+	if over == 0 {
+		return "-"
+	}
+	return dec(v)
 }
 
 type jsonSystem struct {
@@ -390,7 +409,7 @@ func (j *JSON) Write(s *model.Snapshot) error {
 				break
 			}
 			pairs = append(pairs, jsonWakeup{p.WakerPID, p.WakerTID, p.WakerComm, p.WakeePID, p.WakeeTID, p.WakeeComm,
-				round2(p.PerSec), round2(p.CrossCPUPercent), round2(p.LatencyP50Micros), round2(p.LatencyP99Micros)})
+				round2(p.PerSec), knownJSON(p.CrossCPUPercent, p.Resolved), knownJSON(p.LatencyP50Micros, p.Timed), knownJSON(p.LatencyP99Micros, p.Timed)})
 		}
 		dropped := wk.Dropped
 		r.Wakeups, r.WakeupsDropped, r.WakeupsUnavailable = &pairs, &dropped, wk.Unavailable

@@ -17,11 +17,12 @@ func wakeups() *model.Wakeups {
 		Interval: time.Second,
 		Pairs: []model.WakeupPair{
 			{WakerPID: 4100, WakerTID: 4102, WakerComm: "ping-futex", WakeePID: 4100, WakeeTID: 4103, WakeeComm: "pong-futex",
-				PerSec: 98000.456, CrossCPUPercent: 99.5, LatencyP50Micros: 23.456, LatencyP99Micros: 61.2},
+				PerSec: 98000.456, CrossCPUPercent: 99.5, LatencyP50Micros: 23.456, LatencyP99Micros: 61.2, Resolved: 100, Timed: 100},
 			{WakerPID: 4100, WakerTID: 4103, WakerComm: "pong-futex", WakeePID: 4100, WakeeTID: 4102, WakeeComm: "ping-futex",
-				PerSec: 97990, CrossCPUPercent: 100, LatencyP50Micros: 22.1, LatencyP99Micros: 58},
+				PerSec: 97990, CrossCPUPercent: 100, LatencyP50Micros: 22.1, LatencyP99Micros: 58, Resolved: 100, Timed: 100},
 			{WakerPID: 0, WakerTID: 0, WakerComm: "swapper/1", WakeePID: 812, WakeeTID: 830, WakeeComm: "esc\x1b[2Jname",
-				PerSec: 12.5, LatencyP50Micros: 3.2, LatencyP99Micros: 9.9},
+				// None of its wake-ups resolved yet: no cross-CPU share.
+				PerSec: 12.5, LatencyP50Micros: 3.2, LatencyP99Micros: 9.9, Timed: 100},
 		},
 		Dropped: 17,
 	}
@@ -72,6 +73,9 @@ func TestJSONWakeups(t *testing.T) {
 	pairs, _ := with["wakeups"].([]any)
 	if len(pairs) != 3 {
 		t.Fatalf("wakeups = %v, want 3 pairs", with["wakeups"])
+	}
+	if v, ok := pairs[2].(map[string]any)["cross_cpu_pct"]; !ok || v != nil {
+		t.Errorf("cross_cpu_pct of a pair with nothing resolved = %v, want null", v)
 	}
 	var keys []string
 	for k := range pairs[0].(map[string]any) {

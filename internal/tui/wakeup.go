@@ -14,14 +14,18 @@ import (
 // event loop and applies the latest wish.
 type WakeupSwitch interface {
 	Want(on bool)
+	// WantPerCPU adds the per-CPU switch and migration counters, which
+	// cost every context switch, while the tracer is on.
+	WantPerCPU(on bool)
 	Apply()
 }
 
 // wakeState is the root's part of the wake-up graph.
 type wakeState struct {
 	view wakeups.Model
-	// on is what the tracer was last asked to be.
-	on bool
+	// on is what the tracer was last asked to be; perCPU whether with the
+	// per-CPU counters.
+	on, perCPU bool
 	// wakee is the thread whose detail the wake-up view opened; zero when
 	// the detail follows the table.
 	wakee wakeups.OpenMsg
@@ -76,15 +80,26 @@ func (m Model) tracerWanted() bool {
 	return v == viewWakeups || v == viewPerCPU || v == viewDetail || m.load.running()
 }
 
+// perCPUWanted: the per-CPU counters run at every context switch, so only
+// while the per-CPU view shows them.
+func (m Model) perCPUWanted() bool {
+	v := m.view
+	if v == viewHelp {
+		v = m.prevView
+	}
+	return v == viewPerCPU
+}
+
 // withTracer asks for the tracer on or off after anything that may change
 // the view or start a load.
 func (m Model) withTracer(cmd tea.Cmd) (tea.Model, tea.Cmd) {
 	sw := m.opts.Wakeups
-	want := m.tracerWanted()
-	if sw == nil || want == m.wake.on {
+	want, perCPU := m.tracerWanted(), m.perCPUWanted()
+	if sw == nil || want == m.wake.on && perCPU == m.wake.perCPU {
 		return m, cmd
 	}
-	m.wake.on = want
+	m.wake.on, m.wake.perCPU = want, perCPU
+	sw.WantPerCPU(perCPU)
 	sw.Want(want)
 	if !want {
 		m.wake.view.SetWakeups(nil)
@@ -123,20 +138,27 @@ func (m Model) loadWake() *loadpanel.Wake {
 	if w.Unavailable != "" {
 		return &loadpanel.Wake{Note: w.Unavailable}
 	}
-	var n, cross, p50, p99 float64
+	// Each share weighs its pair's rate, over the pairs it is known for.
+	var n, cross, nCross, p50, nTimed, p99 float64
 	for _, p := range w.Pairs {
 		if l.isLoad(p.WakerPID, p.WakerTID) && l.isLoad(p.WakeePID, p.WakeeTID) {
 			n += p.PerSec
-			cross += p.PerSec * p.CrossCPUPercent / 100
-			p50 += p.PerSec * p.LatencyP50Micros
-			p99 = max(p99, p.LatencyP99Micros)
+			if p.Resolved > 0 {
+				cross += p.PerSec * p.CrossCPUPercent / 100
+				nCross += p.PerSec
+			}
+			if p.Timed > 0 {
+				p50 += p.PerSec * p.LatencyP50Micros
+				nTimed += p.PerSec
+				p99 = max(p99, p.LatencyP99Micros)
+			}
 		}
 	}
-	if n == 0 {
+	if n == 0 || nCross == 0 || nTimed == 0 {
 		return nil
 	}
 	return &loadpanel.Wake{
-		PerSec: n, CrossCPUPercent: 100 * cross / n, LatencyP50Micros: p50 / n, LatencyP99Micros: p99,
+		PerSec: n, CrossCPUPercent: 100 * cross / nCross, LatencyP50Micros: p50 / nTimed, LatencyP99Micros: p99,
 		ReschedIPIsPerSec: m.snap.System.ReschedIPIsPerSec,
 	}
 }

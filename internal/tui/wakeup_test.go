@@ -22,6 +22,13 @@ type fakeSwitch struct {
 	want    bool
 	wants   []bool
 	applied []bool
+	perCPU  []bool
+}
+
+func (f *fakeSwitch) WantPerCPU(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.perCPU = append(f.perCPU, on)
 }
 
 func (f *fakeSwitch) Want(on bool) {
@@ -84,6 +91,14 @@ func TestWakeupViewAttachesOnlyWhileOpen(t *testing.T) {
 	if diff := cmp.Diff(wants, applied); diff != "" {
 		t.Errorf("every wish applied off the loop (-want +got):\n%s", diff)
 	}
+	// The per-CPU counters, which run at every switch, only for the
+	// per-CPU view.
+	sw.mu.Lock()
+	perCPU := sw.perCPU
+	sw.mu.Unlock()
+	if diff := cmp.Diff([]bool{false, false, true, false}, perCPU); diff != "" {
+		t.Errorf("per-CPU counter wishes (-want +got):\n%s", diff)
+	}
 }
 
 func TestWakeupEnterOpensWakeeAndEscReturns(t *testing.T) {
@@ -136,7 +151,7 @@ func TestLoadAttachesTracerUntilItEnds(t *testing.T) {
 	tid := os.Getpid() + 100000 // the fake run's thread
 	s.Wakeups = &model.Wakeups{Interval: time.Second, Pairs: []model.WakeupPair{
 		{WakerPID: os.Getpid(), WakerTID: tid, WakerComm: "ping-futex", WakeePID: os.Getpid(), WakeeTID: tid, WakeeComm: "pong-futex",
-			PerSec: 90_000, CrossCPUPercent: 100, LatencyP50Micros: 24.5, LatencyP99Micros: 61},
+			PerSec: 90_000, CrossCPUPercent: 100, LatencyP50Micros: 24.5, LatencyP99Micros: 61, Resolved: 100, Timed: 100},
 	}}
 	sw := &fakeSwitch{}
 	ld := &fakeLoader{}

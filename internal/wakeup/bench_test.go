@@ -1,144 +1,143 @@
 package wakeup
 
 import (
-	"bytes"
-	"encoding/json"
-	"os/exec"
 	"runtime"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/model"
-	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
 // BenchmarkTracerOverheadPinnedFutex is the tracer's cost where it is
 // highest: a futex ping-pong pinned to one CPU, which wakes and switches
-// about 400,000 times a second. Half-second runs with the programs attached
-// and detached alternate, 16 attached ones each between two detached: the
-// median of each attached run's ratio to the mean of its neighbours is the
-// figure (paired-on/off, target ≤ 1.05), since drift on a busy host hits a
-// run and its neighbours alike. The medians and their ratio are reported
-// too, and the kernel's own accounting of the programs' run time
-// (bpf_stats, from one more run: it costs time of its own), per round trip
-// and as a share of the unattached round trip.
+// some 400,000 times a second. One ping-pong runs throughout, and the
+// wake-up view's program is attached and detached under it: 100 ms
+// windows, attached and detached in turn, 10 ms after each change left
+// out. Each attached window's ns per round trip against the mean of the
+// detached windows either side of it is one paired ratio (drift on a
+// shared host hits a window and its neighbours alike); the median of 80 is
+// the figure (paired-on/off, target ≤ 1.05). Separate processes per run,
+// tried first, varied by ±10% between runs, hiding a 5% effect.
+//
+// Then the same with the per-CPU counters attached too (percpu-on/off),
+// which run at every switch: the per-CPU view's cost, reported, not held to
+// the target. And the kernel's own accounting of the wake-up program's
+// run time (bpf_stats, which costs time of its own, so it is kept out of
+// the windows above).
 func BenchmarkTracerOverheadPinnedFutex(b *testing.B) {
 	if err := Check(); err != nil {
 		b.Skip(err)
 	}
-	bin := testutil.Binary(b)
-	// The last CPU: CPU 0 takes most of a VM's interrupts.
-	cpu := strconv.Itoa(runtime.NumCPU() - 1)
-	var lastSwitches, lastVoluntary uint64
-	run := func() (float64, uint64) {
-		out, err := exec.Command(bin, "load", "--mode", "futex", "--cpus", cpu, "--duration", "0.5s", "-o", "json").Output()
-		if err != nil {
-			b.Fatalf("ctxtop load: %v", err)
-		}
-		var r struct {
-			Ns         float64 `json:"ns_per_round_trip"`
-			RoundTrips uint64  `json:"round_trips"`
-			Vol        uint64  `json:"switches_voluntary"`
-			Invol      uint64  `json:"switches_involuntary"`
-		}
-		if err := json.Unmarshal(bytes.TrimSpace(out), &r); err != nil || r.Ns <= 0 {
-			b.Fatalf("ctxtop load printed %q: %v", out, err)
-		}
-		lastSwitches, lastVoluntary = r.Vol+r.Invol, r.Vol
-		return r.Ns, r.RoundTrips
+	tr, err := Open()
+	if err != nil {
+		b.Fatal(err)
 	}
-	var progNs time.Duration
-	var progRTs, switches, wakeups uint64
-	var perProg [3]ebpf.ProgramStats
-	const alternations = 16
-	b.ReportAllocs()
-	var off, on, paired []float64
-	for range b.N {
-		off, on, paired = off[:0], on[:0], paired[:0]
-		before, _ := run()
-		for range alternations {
-			tr, err := Open()
-			if err != nil {
-				b.Fatal(err)
-			}
-			ns, _ := run()
-			on = append(on, ns)
-			// The view would read once a refresh; read so the map is
-			// drained as it would be.
-			var s model.WakeupSample
+	defer tr.Close()
+	// The last CPU: CPU 0 takes most of a VM's interrupts.
+	cpu := runtime.NumCPU() - 1
+	run, err := load.Start(load.Config{Mode: load.ModeFutex, CPUs: []int{cpu}, Duration: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer run.Stop()
+	time.Sleep(300 * time.Millisecond)
+	const (
+		windows = 80
+		window  = 100 * time.Millisecond
+		settle  = 10 * time.Millisecond
+	)
+	nsPerRT := func() float64 {
+		time.Sleep(settle)
+		t0, n0 := time.Now(), run.Progress().RoundTrips
+		time.Sleep(window)
+		t1, n1 := time.Now(), run.Progress().RoundTrips
+		if n1 <= n0 {
+			b.Fatalf("the ping-pong made no round trip in %v", window)
+		}
+		return float64(t1.Sub(t0).Nanoseconds()) / float64(n1-n0)
+	}
+	detachAll := func() {
+		if err := tr.SetPerCPU(false); err != nil {
+			b.Fatal(err)
+		}
+		if err := detach(tr.links); err != nil {
+			b.Fatal(err)
+		}
+		tr.links = nil
+	}
+	attachAll := func(perCPU bool) {
+		var err error
+		if tr.links, err = attach(tr.objs.CtxtopWaking); err != nil {
+			b.Fatal(err)
+		}
+		if err := tr.SetPerCPU(perCPU); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var s model.WakeupSample
+	paired := func(perCPU bool) (ratios []float64, off float64) {
+		detachAll()
+		before := nsPerRT()
+		var offs []float64
+		for range windows {
+			attachAll(perCPU)
+			on := nsPerRT()
+			// The view reads once a refresh; read so the map is drained
+			// as it would be.
 			if err := tr.Read(&s); err != nil {
 				b.Fatal(err)
 			}
-			tr.Close()
-			after, _ := run()
-			off = append(off, before)
-			// Each attached run against the mean of the unattached runs
-			// either side of it: drift on a busy host hits both alike.
-			paired = append(paired, 2*ns/(before+after))
+			detachAll()
+			after := nsPerRT()
+			ratios = append(ratios, 2*on/(before+after))
+			offs = append(offs, before)
 			before = after
 		}
-		off = append(off, before)
-		// Then one run with the kernel timing the programs, which costs
-		// time of its own, so it is kept out of the runs above.
+		slices.Sort(ratios)
+		slices.Sort(offs)
+		return ratios, offs[len(offs)/2]
+	}
+	b.ReportAllocs()
+	for range b.N {
+		ratios, off := paired(false)
+		q := func(r []float64, f float64) float64 { return r[int(f*float64(len(r)-1))] }
+		b.ReportMetric(off, "ns/rt-off")
+		b.ReportMetric(q(ratios, .5), "paired-on/off")
+		b.Logf("pinned futex, %.0f ns a round trip detached (median); wake-up program attached: median paired ratio %.3f (quartiles %.3f–%.3f) over %d windows",
+			off, q(ratios, .5), q(ratios, .25), q(ratios, .75), len(ratios))
+		ratios, _ = paired(true)
+		b.ReportMetric(q(ratios, .5), "percpu-on/off")
+		b.Logf("with the per-CPU counters too: median paired ratio %.3f (quartiles %.3f–%.3f)", q(ratios, .5), q(ratios, .25), q(ratios, .75))
+
 		stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
 		if err != nil {
 			b.Fatalf("bpf_stats: %v", err)
 		}
-		tr, err := Open()
+		attachAll(false)
+		st0, err := tr.objs.CtxtopWaking.Stats()
 		if err != nil {
 			b.Fatal(err)
 		}
-		{
-			_, rts := run()
-			for i, p := range []*ebpf.Program{tr.objs.CtxtopWaking, tr.objs.CtxtopSwitch, tr.objs.CtxtopMigrate} {
-				st, err := p.Stats()
-				if err != nil {
-					b.Fatal(err)
-				}
-				progNs += st.Runtime
-				perProg[i].Runtime += st.Runtime
-				perProg[i].RunCount += st.RunCount
-			}
-			progRTs += rts
-			switches += lastSwitches
-			wakeups += lastVoluntary
-			tr.Close()
-			stats.Close()
+		n0 := run.Progress().RoundTrips
+		time.Sleep(time.Second)
+		n1 := run.Progress().RoundTrips
+		st1, err := tr.objs.CtxtopWaking.Stats()
+		if err != nil {
+			b.Fatal(err)
 		}
+		detachAll()
+		stats.Close()
+		runs := st1.RunCount - st0.RunCount
+		perRun := float64((st1.Runtime - st0.Runtime).Nanoseconds()) / float64(max(runs, 1))
+		b.ReportMetric(perRun, "ns/waking-run")
+		b.Logf("bpf_stats: %.0f ns a sched_waking run (timing included), %.2f runs a round trip system-wide",
+			perRun, float64(runs)/float64(max(n1-n0, 1)))
 	}
-	slices.Sort(off)
-	slices.Sort(on)
-	slices.Sort(paired)
-	mOff, mOn, mPaired := off[len(off)/2], on[len(on)/2], paired[len(paired)/2]
-	b.ReportMetric(mOff, "ns/rt-off")
-	b.ReportMetric(mOn, "ns/rt-on")
-	b.ReportMetric(mOn/mOff, "on/off")
-	b.ReportMetric(mPaired, "paired-on/off")
-	// The fastest runs are the ones the rest of the machine disturbed
-	// least: on a busy host their ratio is the steadier one.
-	b.ReportMetric(on[0]/off[0], "fastest-on/off")
-	perRun := func(i int) float64 {
-		return float64(perProg[i].Runtime.Nanoseconds()) / float64(max(perProg[i].RunCount, 1))
-	}
-	// The waking program runs once per wake-up, which is once per
-	// voluntary switch (each ends a sleep), the switch program once per
-	// switch; the load reports both.
-	est := (perRun(0)*float64(wakeups) + perRun(1)*float64(switches)) / float64(progRTs)
-	b.ReportMetric(perRun(0), "ns/waking-run")
-	b.ReportMetric(perRun(1), "ns/switch-run")
-	b.ReportMetric(1+est/off[0], "est-on/off")
-	b.Logf("programs: %.0f ns per sched_waking run, %.0f ns per sched_switch run; %.2f wake-ups and %.2f switches per round trip → about %.0f ns per round trip, %.3f× the fastest unattached one",
-		perRun(0), perRun(1), float64(wakeups)/float64(progRTs), float64(switches)/float64(progRTs), est, 1+est/off[0])
-	perRT := float64(progNs.Nanoseconds()) / float64(progRTs)
-	b.ReportMetric(perRT, "bpf-ns/rt")
-	b.ReportMetric(perRT/off[0], "bpf/rt-fastest-off")
-	b.Logf("pinned futex ns/round trip, off: median %.0f (fastest %.0f), on: median %.0f (fastest %.0f); median of paired ratios %.3f (%.3f); ratio of medians %.3f; programs ran %.0f ns per round trip (system-wide), %.1f%% of the fastest unattached one",
-		mOff, off[0], mOn, on[0], mPaired, paired, mOn/mOff, perRT, 100*perRT/off[0])
 }
 
 // BenchmarkRead is one refresh's read of the maps with a ping-pong's worth

@@ -14,15 +14,16 @@ import (
 // any goroutine: the TUI switches it from its event loop while a sampling
 // command reads it.
 type Collector struct {
-	mu    sync.Mutex
-	want  atomic.Bool
-	open  func() (*Tracer, error)
-	tr    *Tracer
-	err   error
-	on    bool
-	since time.Time
-	prev  *model.WakeupSample
-	cur   model.WakeupSample
+	mu         sync.Mutex
+	want       atomic.Bool
+	wantPerCPU atomic.Bool
+	open       func() (*Tracer, error)
+	tr         *Tracer
+	err        error
+	on         bool
+	since      time.Time
+	prev       *model.WakeupSample
+	cur        model.WakeupSample
 }
 
 // NewCollector returns a collector that is off.
@@ -41,21 +42,29 @@ func (c *Collector) SetEnabled(on bool) {
 // several Applies in flight, whichever runs last applies the latest Want.
 func (c *Collector) Want(on bool) { c.want.Store(on) }
 
-// Apply attaches or detaches the programs as the last Want asked.
+// WantPerCPU records whether the per-CPU switch and migration counters
+// should run too, while the programs are attached: they cost every context
+// switch, so only a view that shows them asks. Apply makes it so.
+func (c *Collector) WantPerCPU(on bool) { c.wantPerCPU.Store(on) }
+
+// Apply attaches or detaches the programs as the last Want and WantPerCPU
+// asked.
 func (c *Collector) Apply() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	on := c.want.Load()
-	if on == c.on {
-		return
+	if on != c.on {
+		c.on = on
+		if !on {
+			c.closeLocked()
+			return
+		}
+		c.tr, c.err = c.open()
+		c.since, c.prev = time.Now(), nil
 	}
-	c.on = on
-	if !on {
-		c.closeLocked()
-		return
+	if c.on && c.err == nil {
+		c.err = c.tr.SetPerCPU(c.wantPerCPU.Load())
 	}
-	c.tr, c.err = c.open()
-	c.since, c.prev = time.Now(), nil
 }
 
 // Err is why the programs could not be attached, nil when they are (or

@@ -1,8 +1,10 @@
 // Package wakeup measures who wakes whom with eBPF programs on the
 // scheduler's tracepoints. The kernel aggregates: per (waker, wakee) thread
 // pair a wake-up count, a cross-CPU count and a log2 wake-to-run latency
-// histogram, and per CPU the context switches and migrations. User space
-// reads the maps once per refresh; no event is sent to user space.
+// histogram, from one program on sched_waking; and, only while asked for
+// (SetPerCPU), per CPU the context switches and migrations, from programs
+// on sched_switch and sched_migrate_task. User space reads the maps once
+// per refresh; no event is sent to user space.
 package wakeup
 
 import (
@@ -30,9 +32,10 @@ const PairMapSize = 16384
 
 // NoteSlots is the size of the kernel's table of wakees (NOTE_SLOTS in the
 // BPF source): each wakee has a 256-byte slot chosen by a hash of its
-// thread ID, holding the note of a wake-up until the wakee runs and the
-// wakee's pair counts until they reach the pair map (4 MiB in all). Two
-// wakees pending in one slot at once lose the first's wake-up.
+// thread ID, holding the note of its latest wake-up until its next one
+// resolves it, and the wakee's pair counts until they reach the pair map
+// (4 MiB in all). Two wakees sharing a slot take it from each other: the
+// note of the one that lost it goes unresolved (its wake-up stays counted).
 const NoteSlots = 16384
 
 // ErrUnavailable wraps every reason the programs cannot run here; its
@@ -80,6 +83,8 @@ func privileged() bool {
 type Tracer struct {
 	objs  wakeupObjects
 	links []link.Link
+	// perCPU are the per-CPU programs' links while SetPerCPU has them on.
+	perCPU []link.Link
 
 	// Buffers for the batch reads, kept so a read allocates only for the
 	// pairs it returns.
@@ -130,12 +135,8 @@ func open(pairs uint32) (t *Tracer, err error) {
 			t = nil
 		}
 	}()
-	for _, p := range []*ebpf.Program{t.objs.CtxtopWaking, t.objs.CtxtopSwitch, t.objs.CtxtopMigrate} {
-		l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
-		if err != nil {
-			return nil, fmt.Errorf("%w: kernel %s cannot attach %s: %s", ErrUnavailable, kernelRelease(), p, firstLine(err))
-		}
-		t.links = append(t.links, l)
+	if t.links, err = attach(t.objs.CtxtopWaking); err != nil {
+		return nil, err
 	}
 	t.keys = make([]wakeupPairKey, batch)
 	t.vals = make([]wakeupPair, batch)
@@ -147,24 +148,63 @@ func open(pairs uint32) (t *Tracer, err error) {
 	return t, nil
 }
 
+// attach attaches programs to their tracepoints; on an error it detaches
+// those it attached.
+func attach(progs ...*ebpf.Program) ([]link.Link, error) {
+	var links []link.Link
+	for _, p := range progs {
+		l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
+		if err != nil {
+			detach(links)
+			return nil, fmt.Errorf("%w: kernel %s cannot attach %s: %s", ErrUnavailable, kernelRelease(), p, firstLine(err))
+		}
+		links = append(links, l)
+	}
+	return links, nil
+}
+
+func detach(links []link.Link) error {
+	var errs []error
+	for _, l := range links {
+		errs = append(errs, l.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// SetPerCPU attaches (true) or detaches (false) the per-CPU switch and
+// migration counters. They run at every context switch, so they are on
+// only while something shows them; Read returns per-CPU totals only while
+// they are on.
+func (t *Tracer) SetPerCPU(on bool) error {
+	if on == (t.perCPU != nil) {
+		return nil
+	}
+	if !on {
+		err := detach(t.perCPU)
+		t.perCPU = nil
+		return err
+	}
+	links, err := attach(t.objs.CtxtopSwitch, t.objs.CtxtopMigrate)
+	t.perCPU = links
+	return err
+}
+
 // Close detaches the programs and frees the maps. It is safe to call more
 // than once.
 func (t *Tracer) Close() error {
 	if t == nil {
 		return nil
 	}
-	var errs []error
-	for _, l := range t.links {
-		errs = append(errs, l.Close())
-	}
-	t.links = nil
+	errs := []error{detach(t.perCPU), detach(t.links)}
+	t.links, t.perCPU = nil, nil
 	errs = append(errs, t.objs.Close())
 	t.objs = wakeupObjects{}
 	return errors.Join(errs...)
 }
 
 // Read drains the pair map into s.Pairs (so each read holds the pairs since
-// the previous one) and copies the per-CPU totals, with batch syscalls.
+// the previous one) and copies the per-CPU totals (none while SetPerCPU has
+// them off), with batch syscalls.
 func (t *Tracer) Read(s *model.WakeupSample) error {
 	s.Time = time.Now()
 	s.Pairs = s.Pairs[:0]
@@ -176,7 +216,7 @@ func (t *Tracer) Read(s *model.WakeupSample) error {
 			p := model.WakeupPairCount{
 				WakerPID: int(v.WakerPid), WakerTID: int(k.WakerTid), WakerComm: comm(&v.WakerComm),
 				WakeePID: int(v.WakeePid), WakeeTID: int(k.WakeeTid), WakeeComm: comm(&v.WakeeComm),
-				Wakeups: v.Wakeups, CrossCPU: v.CrossCpu,
+				Wakeups: v.Wakeups, Resolved: v.Resolved, CrossCPU: v.CrossCpu,
 			}
 			for b, c := range v.Latency {
 				p.Latency[b] = uint64(c)
@@ -195,13 +235,12 @@ func (t *Tracer) Read(s *model.WakeupSample) error {
 	if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
 		return err
 	}
-	if cap(s.CPUs) < n {
-		s.CPUs = make([]model.CPUSchedCount, n)
-	}
-	s.CPUs = s.CPUs[:n]
+	s.CPUs = s.CPUs[:0]
 	s.Dropped = 0
-	for i, c := range t.cpus[:n] {
-		s.CPUs[i] = model.CPUSchedCount{Switches: c.Switches, Migrations: c.Migrations}
+	for _, c := range t.cpus[:n] {
+		if t.perCPU != nil {
+			s.CPUs = append(s.CPUs, model.CPUSchedCount{Switches: c.Switches, Migrations: c.Migrations})
+		}
 		s.Dropped += c.Dropped
 	}
 	return nil

@@ -22,33 +22,32 @@ type wakeupCpuStats struct {
 }
 
 type wakeupNote struct {
-	_            structs.HostLayout
-	Tid          uint32
-	WakerTid     uint32
-	WakerPid     uint32
-	WakerCpu     uint32
-	Ts           uint64
-	Owner        uint32
-	OwnerPid     uint32
-	LastWakerTid uint32
-	Jif          uint32
-	InJif        uint32
-	Mask         uint32
-	WakerComm    [16]int8
-	OwnerComm    [16]int8
-	CwTid        uint32
-	CwPid        uint32
-	FlushJif     uint32
-	Pad          uint32
-	CwComm       [16]int8
-	CwWakeups    uint64
-	CwCross      uint64
-	CwLatency    [32]uint32
+	_          structs.HostLayout
+	Owner      uint32
+	OwnerPid   uint32
+	Pending    uint32
+	WakerCpu   uint32
+	Pcount     uint64
+	RunDelay   uint64
+	Jif        uint32
+	InJif      uint32
+	Busy       uint32
+	CwTid      uint32
+	CwPid      uint32
+	Pad0       uint32
+	OwnerComm  [16]int8
+	CwComm     [16]int8
+	CwWakeups  uint64
+	CwResolved uint64
+	CwCross    uint64
+	CwLatency  [32]uint32
+	Pad1       [2]uint64
 }
 
 type wakeupPair struct {
 	_         structs.HostLayout
 	Wakeups   uint64
+	Resolved  uint64
 	CrossCpu  uint64
 	WakerPid  uint32
 	WakeePid  uint32

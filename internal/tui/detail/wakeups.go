@@ -21,8 +21,15 @@ func (m Model) wakeLines() []string {
 		return []string{"", th.Dim.Render(textutil.Truncate(w.Unavailable, m.width))}
 	}
 	row := func(tid int, comm string, p model.WakeupPair) string {
+		cross, p50 := textutil.Percent(p.CrossCPUPercent), textutil.Micros(p.LatencyP50Micros)
+		if p.Resolved == 0 {
+			cross = "-"
+		}
+		if p.Timed == 0 {
+			p50 = "-"
+		}
 		s := fmt.Sprintf("  %7d %-15s %9s/s %5s%% cross-CPU  p50 %s µs", tid, textutil.Truncate(comm, 15),
-			textutil.Rate(p.PerSec, 9), textutil.Percent(p.CrossCPUPercent), textutil.Micros(p.LatencyP50Micros))
+			textutil.Rate(p.PerSec, 9), cross, p50)
 		return textutil.Truncate(s, m.width)
 	}
 	lines := []string{""}

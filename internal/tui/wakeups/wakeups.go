@@ -436,10 +436,19 @@ func (m Model) rowLine(p *model.WakeupPair, cols []Column, widths []int) string 
 			s = textutil.Rate(p.PerSec, w)
 		case ColCross:
 			s = textutil.Percent(p.CrossCPUPercent)
+			if p.Resolved == 0 {
+				s = "-"
+			}
 		case ColP50:
 			s = textutil.Micros(p.LatencyP50Micros)
+			if p.Timed == 0 {
+				s = "-"
+			}
 		case ColP99:
 			s = textutil.Micros(p.LatencyP99Micros)
+			if p.Timed == 0 {
+				s = "-"
+			}
 		}
 		b.WriteString(m.align(c, s, w))
 		b.WriteString(sep(c))

@@ -53,7 +53,19 @@ struct sched_entity {
 	unsigned char sched_delayed;
 } __attribute__((preserve_access_index));
 
+/* CONFIG_SCHED_INFO (selected by SCHEDSTATS or TASK_DELAY_ACCT). */
+struct sched_info {
+	unsigned long pcount;		/* times it has arrived on a CPU */
+	unsigned long long run_delay;	/* ns spent queued, waiting for one */
+} __attribute__((preserve_access_index));
+/* Where the CPU a task last ran on lives since Linux 5.16 (x86, arm64, ...). */
+struct thread_info {
+	u32 cpu;
+} __attribute__((preserve_access_index));
 struct task_struct {
+	struct thread_info thread_info;
+	unsigned int cpu;		/* ... and before */
+	struct sched_info sched_info;
 	struct sched_entity se;
 	int pid;
 	int tgid;

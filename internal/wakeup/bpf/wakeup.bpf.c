@@ -1,24 +1,39 @@
 // SPDX-License-Identifier: (MIT OR GPL-2.0)
 /*
- * Who wakes whom, aggregated in the kernel.
+ * Who wakes whom, aggregated in the kernel, from one program on
+ * sched_waking.
  *
  * sched_waking runs in the waker's context (current is the waker, on the
- * waker's CPU) and leaves a note for the wakee in its slot of a fixed
- * table, chosen by a hash of the wakee's thread ID. When the wakee is next
- * switched in, sched_switch finds its note and counts one wake-up for the
- * (waker, wakee) pair, a cross-CPU one when the wakee runs on another CPU
- * than the waker's, and, for timed wake-ups, one sample in the pair's log2
- * wake-to-run latency histogram. A busy wakee's counts gather in its slot
- * while its waker stays the same and reach the pair map about once a
- * jiffy; user space drains the pair map once per refresh with a batch
- * lookup-and-delete; nothing is sent per event.
+ * waker's CPU) and counts one wake-up for the (waker, wakee) pair in the
+ * wakee's slot of a fixed table, chosen by a hash of the wakee's thread ID.
+ * It also leaves a note there: the waker's CPU and the wakee's own
+ * run-queue accounting (sched_info: how often it has arrived on a CPU, and
+ * how long it has waited queued). The wakee's next waking reads those
+ * again and so learns, without a hook on the switch itself, what became of
+ * the wake-up before: the CPU the wakee ran on (cross-CPU when it is not
+ * the waker's), and, when the wakee arrived on a CPU exactly once in
+ * between (it ran, then slept again, unpreempted), how long it waited on
+ * the run queue before it ran: its wake-to-run latency, timed by the
+ * scheduler's clock. A wakee preempted in between has its wake-up counted
+ * and its CPU compared, but not timed. The latest wake-up of each wakee is
+ * resolved at its next one.
  *
- * A table slot, not task storage, because a slot is a plain array element,
- * which the verifier inlines: a task-storage lookup cost about 40 ns here,
- * and sched_switch runs at every switch, most of which end no sleep. Two
- * wakees pending at once in one slot lose the first's wake-up: with n
- * wakees pending at any moment, about n in NOTE_SLOTS wake-ups (an
- * estimate from the table's size).
+ * Why not sched_switch: it runs at every switch, and on a VM with the usual
+ * speculation mitigations just calling a BPF program from a tracepoint
+ * costs some 70 ns, which a pinned ping-pong (two switches and one wake-up
+ * a round trip) pays at every switch. The per-CPU switch and migration
+ * counters do need sched_switch and sched_migrate_task; user space attaches
+ * those two only while the per-CPU view shows them.
+ *
+ * A busy wakee's counts gather in its slot while its waker stays the same
+ * and reach the pair map about once a jiffy; user space drains the pair
+ * map once per refresh with a batch lookup-and-delete; nothing is sent per
+ * event. A slot, not task storage, because a slot is a plain array element,
+ * which the verifier inlines. Two wakees sharing a slot take it from each
+ * other, and the note of the one that lost it is not resolved: with n
+ * wakees woken at about the same time, about n in NOTE_SLOTS of their
+ * wake-ups go untimed (an estimate from the table's size); none goes
+ * uncounted.
  *
  * Programs are tp_btf (BTF-typed raw tracepoints): the cheapest attachment,
  * and the task pointers they get are read with CO-RE relocations.
@@ -35,45 +50,44 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define LAT_BUCKETS 32
 
 /* NOTE_SLOTS: keep in step with NoteSlots in Go, which checks it. */
-#define TIMED_PER_JIFFY 8
 #define NOTE_SLOTS_LOG2 14
 #define NOTE_SLOTS (1 << NOTE_SLOTS_LOG2)
+/*
+ * A wakee woken at least this often in its last jiffy is busy: its counts
+ * wait in its slot for the next jiffy; anyone else's go to the map at once.
+ */
+#define BUSY_PER_JIFFY 8
 
 /*
- * A wakee's slot: the note of a waking not yet followed by the wakee
- * running (tid is the wakee, 0 once taken), and how often the slot's owner
- * has been woken lately, to choose which wake-ups to time. One cache line.
+ * A wakee's slot: the note of its latest wake-up, not yet resolved, and its
+ * counts for the pair (cw_tid -> owner) not yet added to pair_map. They
+ * gather here while its waker stays the same, and are added to the map
+ * when another waker wakes it, at its first wake-up in a new jiffy, at
+ * every wake-up when it is not busy, and when another wakee takes the
+ * slot, so the map is looked up about once a jiffy per busy wakee instead
+ * of at every wake-up. Four cache lines; a wake-up touches the first two
+ * and one of the latency histogram's.
  */
 struct note {
-	u32 tid;
-	u32 waker_tid;
-	u32 waker_pid;
-	u32 waker_cpu;
-	u64 ts;		/* when it was woken, if this wake-up is timed; else 0 */
-	u32 owner;	/* the wakee whose the fields below are */
+	u32 owner;	/* the wakee whose slot this is */
 	u32 owner_pid;
-	u32 last_waker_tid;
+	u32 pending;	/* the note below waits for the next waking */
+	u32 waker_cpu;	/* the CPU the noted wake-up came from */
+	u64 pcount;	/* the wakee's sched_info then */
+	u64 run_delay;
 	u32 jif;	/* low bits of the jiffy in_jif counts */
 	u32 in_jif;
-	u32 mask;	/* timing stride - 1 */
-	char waker_comm[TASK_COMM_LEN];
-	char owner_comm[TASK_COMM_LEN];
-	/*
-	 * The owner's counts for the pair (cw_tid -> owner) not yet added to
-	 * pair_map: they gather here while its waker stays the same, and are
-	 * added to the map when another waker wakes it, at its first wake-up
-	 * in a new jiffy (flush_jif), or when another wakee takes the slot, so
-	 * the map is looked up about once a jiffy per busy wakee instead of at
-	 * every wake-up.
-	 */
-	u32 cw_tid;
+	u32 busy;
+	u32 cw_tid;	/* the waker of the counts below, NO_TID for none */
 	u32 cw_pid;
-	u32 flush_jif;
-	u32 _pad;
+	u32 _pad0;
+	char owner_comm[TASK_COMM_LEN];
 	char cw_comm[TASK_COMM_LEN];
 	u64 cw_wakeups;
-	u64 cw_cross;
+	u64 cw_resolved;	/* of those noted, how many were resolved */
+	u64 cw_cross;		/* ... and found to run on another CPU */
 	u32 cw_latency[LAT_BUCKETS];
+	u64 _pad1[2];
 };
 
 struct pair_key {
@@ -83,6 +97,12 @@ struct pair_key {
 
 struct pair {
 	u64 wakeups;
+	/*
+	 * Wake-ups whose outcome the wakee's next waking saw: the cross-CPU
+	 * share is cross_cpu / resolved. They may be wake-ups of the
+	 * previous interval.
+	 */
+	u64 resolved;
 	u64 cross_cpu;
 	u32 waker_pid;
 	u32 wakee_pid;
@@ -146,6 +166,7 @@ static __always_inline u32 slot_of(u32 tid)
 static __always_inline void clear_counts(struct note *n)
 {
 	n->cw_wakeups = 0;
+	n->cw_resolved = 0;
 	n->cw_cross = 0;
 	for (int i = 0; i < LAT_BUCKETS; i++)
 		n->cw_latency[i] = 0;
@@ -158,18 +179,19 @@ static __always_inline void flush(struct note *n)
 	struct pair *v;
 	int i;
 
-	if (!n->cw_wakeups)
+	if (!n->cw_wakeups && !n->cw_resolved)
 		return;
 	k.waker_tid = n->cw_tid;
 	k.wakee_tid = n->owner;
 	/*
-	 * The owner's switch-in, or a waking that takes the slot from it,
-	 * writes these pairs; both at once would take two wakees pending in
-	 * one slot, as rare as losing a note.
+	 * Only the wakee's waking writes its slot's pairs; two wakers of one
+	 * wakee at once would need it woken twice at once, which the
+	 * kernel's lock on the wakee prevents.
 	 */
 	v = bpf_map_lookup_elem(&pair_map, &k);
 	if (v) {
 		v->wakeups += n->cw_wakeups;
+		v->resolved += n->cw_resolved;
 		v->cross_cpu += n->cw_cross;
 		for (i = 0; i < LAT_BUCKETS; i++)
 			v->latency[i] += n->cw_latency[i];
@@ -177,6 +199,7 @@ static __always_inline void flush(struct note *n)
 		struct pair nv = {};
 
 		nv.wakeups = n->cw_wakeups;
+		nv.resolved = n->cw_resolved;
 		nv.cross_cpu = n->cw_cross;
 		nv.waker_pid = n->cw_pid;
 		nv.wakee_pid = n->owner_pid;
@@ -195,24 +218,25 @@ static __always_inline void flush(struct note *n)
 	clear_counts(n);
 }
 
-/*
- * Reading the clock costs as much as the rest of a program (some 50 ns in
- * a VM), so a wakee woken more than TIMED_PER_JIFFY times in a jiffy has
- * only every 2^k-th wake-up timed, the stride chosen from its previous
- * jiffy so that about TIMED_PER_JIFFY a jiffy are; a wake-up by another
- * waker than the last is always timed, so a pair that is rare beside a busy
- * one still gets its latencies. Every wake-up is counted.
- */
+/* The CPU p last ran on (task_cpu). */
+static __always_inline u32 cpu_of(struct task_struct *p)
+{
+	if (bpf_core_field_exists(p->thread_info.cpu))
+		return p->thread_info.cpu;
+	return p->cpu;
+}
+
 SEC("tp_btf/sched_waking")
 int BPF_PROG(ctxtop_waking, struct task_struct *p)
 {
-	struct note *n;
+	u64 id, pcount = 0, run_delay = 0;
 	u32 idx, wakee, tid, j;
-	u64 id;
+	bool new_jiffy = false;
+	struct note *n;
 
 	/*
-	 * Still on its run queue: woken before it had gone to sleep, so no
-	 * switch-in will follow from this wake-up. Since Linux 6.12 a task
+	 * Still on its run queue: woken before it had gone to sleep, so it
+	 * never stopped running for this wake-up. Since Linux 6.12 a task
 	 * that sleeps may stay queued a while (a delayed dequeue, sched_delayed):
 	 * that one did sleep. (The kernel reads these right after this
 	 * tracepoint, so the reads cost no cache miss.)
@@ -234,89 +258,81 @@ int BPF_PROG(ctxtop_waking, struct task_struct *p)
 		 * to a thread long quiet, most likely gone, and are dropped
 		 * rather than shown in an interval they were not in.
 		 */
-		if (j - n->flush_jif <= 1)
+		if (j - n->jif <= 1)
 			flush(n);
 		else
 			clear_counts(n);
 		n->owner = wakee;
 		n->owner_pid = p->tgid;
-		bpf_probe_read_kernel_str(n->owner_comm, sizeof(n->owner_comm), p->comm);
+		n->pending = 0;
 		n->cw_tid = NO_TID;
-		n->last_waker_tid = NO_TID;
 		n->jif = j;
 		n->in_jif = 0;
-		n->mask = 0;
+		n->busy = 0;
 	} else if (j != n->jif) {
-		u32 per = n->in_jif / TIMED_PER_JIFFY;
-
-		n->mask = per && j == n->jif + 1 ? (1u << log2_u64(per)) - 1 : 0;
+		n->busy = j == n->jif + 1 && n->in_jif >= BUSY_PER_JIFFY;
 		n->jif = j;
 		n->in_jif = 0;
+		new_jiffy = true;
 	}
-	n->ts = 0;
-	if ((n->in_jif & n->mask) == 0 || tid != n->last_waker_tid)
-		n->ts = bpf_ktime_get_ns();
+	if (bpf_core_field_exists(p->sched_info)) {
+		pcount = p->sched_info.pcount;
+		run_delay = p->sched_info.run_delay;
+	}
+	/*
+	 * Resolve the wake-up before, whose counts are the cached pair's: it
+	 * was counted at the last waking, which made its waker the cached one.
+	 */
+	if (n->pending && pcount != n->pcount) {
+		n->cw_resolved++;
+		if (cpu_of(p) != n->waker_cpu)
+			n->cw_cross++;
+		if (pcount - n->pcount == 1) {
+			u32 b = log2_u64(run_delay - n->run_delay);
+
+			if (b >= LAT_BUCKETS)
+				b = LAT_BUCKETS - 1;
+			n->cw_latency[b]++;
+		}
+	}
+	if (tid != n->cw_tid || new_jiffy) {
+		flush(n);
+		if (tid != n->cw_tid) {
+			n->cw_tid = tid;
+			n->cw_pid = id >> 32;
+			bpf_get_current_comm(n->cw_comm, sizeof(n->cw_comm));
+			/* The wakee may have renamed itself since. */
+			bpf_probe_read_kernel_str(n->owner_comm, sizeof(n->owner_comm), p->comm);
+		}
+	}
+	n->cw_wakeups++;
 	n->in_jif++;
-	if (tid != n->last_waker_tid) {
-		bpf_get_current_comm(n->waker_comm, sizeof(n->waker_comm));
-		n->last_waker_tid = tid;
-	}
-	n->waker_tid = tid;
-	n->waker_pid = id >> 32;
+	n->pending = 1;
 	n->waker_cpu = bpf_get_smp_processor_id();
-	n->tid = wakee;
+	n->pcount = pcount;
+	n->run_delay = run_delay;
+	/*
+	 * A wakee that is not busy has its counts in the map at once: a rare
+	 * wake-up should show in its own interval.
+	 */
+	if (!n->busy)
+		flush(n);
 	return 0;
 }
 
-#define NO_LATENCY LAT_BUCKETS
-
+/*
+ * Per-CPU counters, attached only while they are shown: sched_switch runs
+ * at every switch.
+ */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(ctxtop_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	u32 cpu = bpf_get_smp_processor_id();
-	u32 idx, wakee, waker, b = NO_LATENCY;
 	struct cpu_stats *st;
-	struct note *n;
 
 	st = bpf_map_lookup_elem(&cpu_stat_map, &cpu);
 	if (st)
 		st->switches++;
-
-	wakee = next->pid;
-	idx = slot_of(wakee);
-	n = bpf_map_lookup_elem(&notes, &idx);
-	if (!n || n->tid != wakee || !wakee)
-		return 0; /* not the end of a sleep we saw begin to end */
-	n->tid = 0;
-	waker = n->waker_tid;
-	if (n->ts) {
-		b = log2_u64(bpf_ktime_get_ns() - n->ts);
-		if (b >= LAT_BUCKETS)
-			b = LAT_BUCKETS - 1;
-	}
-	if (waker != n->cw_tid || n->jif != n->flush_jif) {
-		flush(n);
-		if (waker != n->cw_tid) {
-			__builtin_memcpy(n->cw_comm, n->waker_comm, sizeof(n->cw_comm));
-			n->cw_tid = waker;
-			n->cw_pid = n->waker_pid;
-			/* The wakee may have renamed itself since. */
-			bpf_probe_read_kernel_str(n->owner_comm, sizeof(n->owner_comm), next->comm);
-		}
-		n->flush_jif = n->jif;
-	}
-	n->cw_wakeups++;
-	if (n->waker_cpu != cpu)
-		n->cw_cross++;
-	if (b < LAT_BUCKETS)
-		n->cw_latency[b]++;
-	/*
-	 * A wakee woken fewer than TIMED_PER_JIFFY times in its last jiffy
-	 * (its stride is 1) is counted in the map at once: a rare wake-up
-	 * should show in its own interval, and costs nothing to speak of.
-	 */
-	if (!n->mask)
-		flush(n);
 	return 0;
 }
 
