@@ -16,28 +16,28 @@ import (
 // BenchmarkTracerOverheadPinnedFutex is the tracer's cost where it is
 // highest: a futex ping-pong pinned to one CPU, which wakes and switches
 // some 400,000 times a second. One ping-pong runs throughout, and the
-// wake-up view's program is attached and detached under it: 100 ms
-// windows, attached and detached in turn, 10 ms after each change left
-// out. Each attached window's ns per round trip against the mean of the
-// detached windows either side of it is one paired ratio (drift on a
-// shared host hits a window and its neighbours alike); the median of 80 is
-// the figure (paired-on/off, target ≤ 1.05). Separate processes per run,
-// tried first, varied by ±10% between runs, hiding a 5% effect.
+// tracer is attached and detached under it in turn; each attached window's
+// ns per round trip against the mean of the detached windows either side
+// of it is one paired ratio (drift on a shared host hits a window and its
+// neighbours alike), and the median of the ratios is the figure. Separate
+// processes per run, tried first, varied by ±10% between runs, hiding a
+// 5% effect.
 //
-// Then the same with the per-CPU counters attached too (percpu-on/off),
-// which run at every switch: the per-CPU view's cost, reported, not held to
-// the target. And the kernel's own accounting of the wake-up program's
-// run time (bpf_stats, which costs time of its own, so it is kept out of
-// the windows above).
+//   - view-on/off (target ≤ 1.05): the wake-up view as the TUI runs it, a
+//     collector read once a second, which attaches the switch program for
+//     the part of each second its budget allows. 20 windows of 1 s (the
+//     second after the collector's first read) between detached 1 s ones.
+//   - waking-on/off and switch-on/off: the two programs' costs, the
+//     switch program's (with the per-CPU counters) being what the per-CPU
+//     view pays and the latency windows pay while open. 80 windows of
+//     100 ms each.
+//
+// And the kernel's own accounting of the programs' run time (bpf_stats,
+// which costs time of its own, so it is kept out of the windows above).
 func BenchmarkTracerOverheadPinnedFutex(b *testing.B) {
 	if err := Check(); err != nil {
 		b.Skip(err)
 	}
-	tr, err := Open()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tr.Close()
 	// The last CPU: CPU 0 takes most of a VM's interrupts.
 	cpu := runtime.NumCPU() - 1
 	run, err := load.Start(load.Config{Mode: load.ModeFutex, CPUs: []int{cpu}, Duration: time.Hour})
@@ -46,12 +46,8 @@ func BenchmarkTracerOverheadPinnedFutex(b *testing.B) {
 	}
 	defer run.Stop()
 	time.Sleep(300 * time.Millisecond)
-	const (
-		windows = 80
-		window  = 100 * time.Millisecond
-		settle  = 10 * time.Millisecond
-	)
-	nsPerRT := func() float64 {
+	const settle = 10 * time.Millisecond
+	nsPerRT := func(window time.Duration) float64 {
 		time.Sleep(settle)
 		t0, n0 := time.Now(), run.Progress().RoundTrips
 		time.Sleep(window)
@@ -61,40 +57,16 @@ func BenchmarkTracerOverheadPinnedFutex(b *testing.B) {
 		}
 		return float64(t1.Sub(t0).Nanoseconds()) / float64(n1-n0)
 	}
-	detachAll := func() {
-		if err := tr.SetPerCPU(false); err != nil {
-			b.Fatal(err)
-		}
-		if err := detach(tr.links); err != nil {
-			b.Fatal(err)
-		}
-		tr.links = nil
-	}
-	attachAll := func(perCPU bool) {
-		var err error
-		if tr.links, err = attach(tr.objs.CtxtopWaking); err != nil {
-			b.Fatal(err)
-		}
-		if err := tr.SetPerCPU(perCPU); err != nil {
-			b.Fatal(err)
-		}
-	}
-	var s model.WakeupSample
-	paired := func(perCPU bool) (ratios []float64, off float64) {
-		detachAll()
-		before := nsPerRT()
+	// paired alternates on() and off(), measuring windows of window.
+	paired := func(n int, window time.Duration, on, off func()) (ratios []float64, offNs float64) {
+		before := nsPerRT(window)
 		var offs []float64
-		for range windows {
-			attachAll(perCPU)
-			on := nsPerRT()
-			// The view reads once a refresh; read so the map is drained
-			// as it would be.
-			if err := tr.Read(&s); err != nil {
-				b.Fatal(err)
-			}
-			detachAll()
-			after := nsPerRT()
-			ratios = append(ratios, 2*on/(before+after))
+		for range n {
+			on()
+			ns := nsPerRT(window)
+			off()
+			after := nsPerRT(window)
+			ratios = append(ratios, 2*ns/(before+after))
 			offs = append(offs, before)
 			before = after
 		}
@@ -102,41 +74,85 @@ func BenchmarkTracerOverheadPinnedFutex(b *testing.B) {
 		slices.Sort(offs)
 		return ratios, offs[len(offs)/2]
 	}
+	q := func(r []float64, f float64) float64 { return r[int(f*float64(len(r)-1))] }
+	report := func(name, what string, r []float64) {
+		b.ReportMetric(q(r, .5), name)
+		b.Logf("%s: median paired ratio %.3f (quartiles %.3f–%.3f) over %d windows", what, q(r, .5), q(r, .25), q(r, .75), len(r))
+	}
 	b.ReportAllocs()
 	for range b.N {
-		ratios, off := paired(false)
-		q := func(r []float64, f float64) float64 { return r[int(f*float64(len(r)-1))] }
+		c := NewCollector()
+		r, off := paired(20, time.Second, func() {
+			c.SetEnabled(true)
+			time.Sleep(time.Second)
+			if w := c.Snapshot(); w == nil || w.Unavailable != "" {
+				b.Fatalf("collector: %+v", w)
+			}
+		}, func() {
+			c.Snapshot()
+			c.SetEnabled(false)
+		})
 		b.ReportMetric(off, "ns/rt-off")
-		b.ReportMetric(q(ratios, .5), "paired-on/off")
-		b.Logf("pinned futex, %.0f ns a round trip detached (median); wake-up program attached: median paired ratio %.3f (quartiles %.3f–%.3f) over %d windows",
-			off, q(ratios, .5), q(ratios, .25), q(ratios, .75), len(ratios))
-		ratios, _ = paired(true)
-		b.ReportMetric(q(ratios, .5), "percpu-on/off")
-		b.Logf("with the per-CPU counters too: median paired ratio %.3f (quartiles %.3f–%.3f)", q(ratios, .5), q(ratios, .25), q(ratios, .75))
+		b.Logf("pinned futex, %.0f ns a round trip detached (median of 1 s windows)", off)
+		report("view-on/off", "wake-up view (collector read once a second)", r)
+
+		tr, err := Open()
+		if err != nil {
+			b.Fatal(err)
+		}
+		setLinks := func(waking, sw bool) {
+			if err := detach(tr.links); err != nil {
+				b.Fatal(err)
+			}
+			tr.links = nil
+			if err := tr.SetPerCPU(sw); err != nil {
+				b.Fatal(err)
+			}
+			if waking {
+				if tr.links, err = attach(tr.objs.CtxtopWaking); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		var s model.WakeupSample
+		drain := func() {
+			if err := tr.Read(&s); err != nil {
+				b.Fatal(err)
+			}
+		}
+		r, _ = paired(80, 100*time.Millisecond, func() { setLinks(true, false) }, func() { drain(); setLinks(false, false) })
+		report("waking-on/off", "sched_waking program alone", r)
+		r, _ = paired(80, 100*time.Millisecond, func() { setLinks(true, true) }, func() { drain(); setLinks(false, false) })
+		report("switch-on/off", "with the switch and migration programs too (per-CPU view, latency windows)", r)
 
 		stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
 		if err != nil {
 			b.Fatalf("bpf_stats: %v", err)
 		}
-		attachAll(false)
-		st0, err := tr.objs.CtxtopWaking.Stats()
-		if err != nil {
-			b.Fatal(err)
+		setLinks(true, true)
+		progs := []*ebpf.Program{tr.objs.CtxtopWaking, tr.objs.CtxtopSwitch}
+		var st0 [2]*ebpf.ProgramStats
+		for i, p := range progs {
+			if st0[i], err = p.Stats(); err != nil {
+				b.Fatal(err)
+			}
 		}
 		n0 := run.Progress().RoundTrips
 		time.Sleep(time.Second)
 		n1 := run.Progress().RoundTrips
-		st1, err := tr.objs.CtxtopWaking.Stats()
-		if err != nil {
-			b.Fatal(err)
+		for i, name := range []string{"waking", "switch"} {
+			st1, err := progs[i].Stats()
+			if err != nil {
+				b.Fatal(err)
+			}
+			runs := st1.RunCount - st0[i].RunCount
+			perRun := float64((st1.Runtime - st0[i].Runtime).Nanoseconds()) / float64(max(runs, 1))
+			b.ReportMetric(perRun, "ns/"+name+"-run")
+			b.Logf("bpf_stats: %.0f ns a sched_%s run (timing included), %.2f runs a round trip system-wide",
+				perRun, name, float64(runs)/float64(max(n1-n0, 1)))
 		}
-		detachAll()
 		stats.Close()
-		runs := st1.RunCount - st0.RunCount
-		perRun := float64((st1.Runtime - st0.Runtime).Nanoseconds()) / float64(max(runs, 1))
-		b.ReportMetric(perRun, "ns/waking-run")
-		b.Logf("bpf_stats: %.0f ns a sched_waking run (timing included), %.2f runs a round trip system-wide",
-			perRun, float64(runs)/float64(max(n1-n0, 1)))
+		tr.Close()
 	}
 }
 

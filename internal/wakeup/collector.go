@@ -24,7 +24,23 @@ type Collector struct {
 	since      time.Time
 	prev       *model.WakeupSample
 	cur        model.WakeupSample
+	// window ends the switch program's part of an interval; gen tells a
+	// window's end from an earlier one's.
+	window *time.Timer
+	gen    int
 }
+
+// The switch program, which times wake-ups to the wakee's switch-in, runs
+// at every context switch: it is attached for a share of each interval
+// that keeps its runs to about latencyBudget wake-ups a second (all of the
+// interval below that), and never less than minLatencyWindow.
+const (
+	latencyBudget    = 20000
+	minLatencyWindow = 50 * time.Millisecond
+	// firstLatencyWindow is the share of the first interval, whose rate
+	// is not known yet.
+	firstLatencyWindow = 100 * time.Millisecond
+)
 
 // NewCollector returns a collector that is off.
 func NewCollector() *Collector { return &Collector{open: Open} }
@@ -61,10 +77,38 @@ func (c *Collector) Apply() {
 		}
 		c.tr, c.err = c.open()
 		c.since, c.prev = time.Now(), nil
+		if c.err == nil {
+			c.timeLatencies(firstLatencyWindow, time.Second)
+		}
 	}
 	if c.on && c.err == nil {
 		c.err = c.tr.SetPerCPU(c.wantPerCPU.Load())
 	}
+}
+
+// timeLatencies attaches the switch program for d of the interval to
+// come, or for good when d is all of it. c.mu is held.
+func (c *Collector) timeLatencies(d, interval time.Duration) {
+	c.gen++
+	if c.window != nil {
+		c.window.Stop()
+		c.window = nil
+	}
+	if err := c.tr.TimeLatencies(true); err != nil {
+		c.err = err
+		return
+	}
+	if d >= interval {
+		return
+	}
+	gen := c.gen
+	c.window = time.AfterFunc(d, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.gen == gen && c.tr != nil {
+			c.tr.TimeLatencies(false)
+		}
+	})
 }
 
 // Err is why the programs could not be attached, nil when they are (or
@@ -93,6 +137,17 @@ func (c *Collector) Snapshot() *model.Wakeups {
 	// Pairs were drained; only the per-CPU totals carry over.
 	prev := model.WakeupSample{Time: c.cur.Time, CPUs: append([]model.CPUSchedCount(nil), c.cur.CPUs...), Dropped: c.cur.Dropped}
 	c.prev = &prev
+	if w.Interval > 0 {
+		var rate float64
+		for _, p := range w.Pairs {
+			rate += p.PerSec
+		}
+		d := w.Interval
+		if rate > latencyBudget {
+			d = max(time.Duration(float64(d)*latencyBudget/rate), minLatencyWindow)
+		}
+		c.timeLatencies(d, w.Interval)
+	}
 	return &w
 }
 
@@ -106,6 +161,11 @@ func (c *Collector) Close() {
 }
 
 func (c *Collector) closeLocked() {
+	c.gen++
+	if c.window != nil {
+		c.window.Stop()
+		c.window = nil
+	}
 	if c.tr != nil {
 		c.tr.Close()
 		c.tr = nil

@@ -83,8 +83,9 @@ func privileged() bool {
 type Tracer struct {
 	objs  wakeupObjects
 	links []link.Link
-	// perCPU are the per-CPU programs' links while SetPerCPU has them on.
-	perCPU []link.Link
+	// sw is the switch program's link while attached; migrate the
+	// migration counter's, while SetPerCPU has it on.
+	sw, migrate link.Link
 
 	// Buffers for the batch reads, kept so a read allocates only for the
 	// pairs it returns.
@@ -166,27 +167,56 @@ func attach(progs ...*ebpf.Program) ([]link.Link, error) {
 func detach(links []link.Link) error {
 	var errs []error
 	for _, l := range links {
-		errs = append(errs, l.Close())
+		if l != nil {
+			errs = append(errs, l.Close())
+		}
 	}
 	return errors.Join(errs...)
 }
 
 // SetPerCPU attaches (true) or detaches (false) the per-CPU switch and
-// migration counters. They run at every context switch, so they are on
-// only while something shows them; Read returns per-CPU totals only while
-// they are on.
+// migration counters. The switch program runs at every context switch, so
+// they are on only while something shows them; Read returns per-CPU totals
+// only while they are on. While on, every timed wake-up gets its latency.
 func (t *Tracer) SetPerCPU(on bool) error {
-	if on == (t.perCPU != nil) {
+	if on == (t.migrate != nil) {
 		return nil
 	}
 	if !on {
-		err := detach(t.perCPU)
-		t.perCPU = nil
+		err := detach([]link.Link{t.migrate})
+		t.migrate = nil
+		return errors.Join(err, t.TimeLatencies(false))
+	}
+	if err := t.TimeLatencies(true); err != nil {
 		return err
 	}
-	links, err := attach(t.objs.CtxtopSwitch, t.objs.CtxtopMigrate)
-	t.perCPU = links
-	return err
+	links, err := attach(t.objs.CtxtopMigrate)
+	if err != nil {
+		return err
+	}
+	t.migrate = links[0]
+	return nil
+}
+
+// TimeLatencies attaches (true) or detaches (false) the switch program,
+// which ends the timed wake-ups' wake-to-run latencies (and counts the
+// per-CPU switches). While SetPerCPU has the counters on it stays
+// attached.
+func (t *Tracer) TimeLatencies(on bool) error {
+	if on == (t.sw != nil) || !on && t.migrate != nil {
+		return nil
+	}
+	if !on {
+		err := t.sw.Close()
+		t.sw = nil
+		return err
+	}
+	links, err := attach(t.objs.CtxtopSwitch)
+	if err != nil {
+		return err
+	}
+	t.sw = links[0]
+	return nil
 }
 
 // Close detaches the programs and frees the maps. It is safe to call more
@@ -195,8 +225,8 @@ func (t *Tracer) Close() error {
 	if t == nil {
 		return nil
 	}
-	errs := []error{detach(t.perCPU), detach(t.links)}
-	t.links, t.perCPU = nil, nil
+	errs := []error{detach([]link.Link{t.migrate, t.sw}), detach(t.links)}
+	t.links, t.sw, t.migrate = nil, nil, nil
 	errs = append(errs, t.objs.Close())
 	t.objs = wakeupObjects{}
 	return errors.Join(errs...)
@@ -238,7 +268,7 @@ func (t *Tracer) Read(s *model.WakeupSample) error {
 	s.CPUs = s.CPUs[:0]
 	s.Dropped = 0
 	for _, c := range t.cpus[:n] {
-		if t.perCPU != nil {
+		if t.migrate != nil {
 			s.CPUs = append(s.CPUs, model.CPUSchedCount{Switches: c.Switches, Migrations: c.Migrations})
 		}
 		s.Dropped += c.Dropped

@@ -28,13 +28,13 @@ type wakeupNote struct {
 	Pending    uint32
 	WakerCpu   uint32
 	Pcount     uint64
-	RunDelay   uint64
+	Ts         uint64
 	Jif        uint32
 	InJif      uint32
 	Busy       uint32
+	Mask       uint32
 	CwTid      uint32
 	CwPid      uint32
-	Pad0       uint32
 	OwnerComm  [16]int8
 	CwComm     [16]int8
 	CwWakeups  uint64

@@ -56,7 +56,6 @@ struct sched_entity {
 /* CONFIG_SCHED_INFO (selected by SCHEDSTATS or TASK_DELAY_ACCT). */
 struct sched_info {
 	unsigned long pcount;		/* times it has arrived on a CPU */
-	unsigned long long run_delay;	/* ns spent queued, waiting for one */
 } __attribute__((preserve_access_index));
 /* Where the CPU a task last ran on lives since Linux 5.16 (x86, arm64, ...). */
 struct thread_info {

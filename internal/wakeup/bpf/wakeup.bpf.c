@@ -1,29 +1,26 @@
 // SPDX-License-Identifier: (MIT OR GPL-2.0)
 /*
- * Who wakes whom, aggregated in the kernel, from one program on
- * sched_waking.
+ * Who wakes whom, aggregated in the kernel.
  *
  * sched_waking runs in the waker's context (current is the waker, on the
  * waker's CPU) and counts one wake-up for the (waker, wakee) pair in the
  * wakee's slot of a fixed table, chosen by a hash of the wakee's thread ID.
- * It also leaves a note there: the waker's CPU and the wakee's own
- * run-queue accounting (sched_info: how often it has arrived on a CPU, and
- * how long it has waited queued). The wakee's next waking reads those
- * again and so learns, without a hook on the switch itself, what became of
- * the wake-up before: the CPU the wakee ran on (cross-CPU when it is not
- * the waker's), and, when the wakee arrived on a CPU exactly once in
- * between (it ran, then slept again, unpreempted), how long it waited on
- * the run queue before it ran: its wake-to-run latency, timed by the
- * scheduler's clock. A wakee preempted in between has its wake-up counted
- * and its CPU compared, but not timed. The latest wake-up of each wakee is
+ * It also leaves a note there: the waker's CPU, how often the wakee has
+ * arrived on a CPU so far (the scheduler's own sched_info.pcount), and for
+ * some wake-ups the time. The wakee's next waking reads the count again:
+ * if the wakee ran in between, the CPU it ran on (task_cpu) says whether
+ * the wake-up before crossed CPUs. So the count and the cross-CPU share
+ * need no hook on the switch itself; the latest wake-up of each wakee is
  * resolved at its next one.
  *
- * Why not sched_switch: it runs at every switch, and on a VM with the usual
- * speculation mitigations just calling a BPF program from a tracepoint
- * costs some 70 ns, which a pinned ping-pong (two switches and one wake-up
- * a round trip) pays at every switch. The per-CPU switch and migration
- * counters do need sched_switch and sched_migrate_task; user space attaches
- * those two only while the per-CPU view shows them.
+ * The wake-to-run latency does: sched_switch, when it switches in a wakee
+ * whose note has a time, adds now - then to the pair's log2 histogram.
+ * On a VM with the usual speculation mitigations just calling a BPF
+ * program from a tracepoint costs some 70 ns, which a pinned ping-pong (two
+ * switches and one wake-up a round trip) would pay at every switch, so
+ * user space attaches the switch program only part of each interval (all
+ * of it while the per-CPU view shows its per-CPU switch counts), and the
+ * latencies are those of the wake-ups in that part.
  *
  * A busy wakee's counts gather in its slot while its waker stays the same
  * and reach the pair map about once a jiffy; user space drains the pair
@@ -57,6 +54,8 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
  * wait in its slot for the next jiffy; anyone else's go to the map at once.
  */
 #define BUSY_PER_JIFFY 8
+/* About this many of a wakee's wake-ups a jiffy are timed. */
+#define TIMED_PER_JIFFY 8
 
 /*
  * A wakee's slot: the note of its latest wake-up, not yet resolved, and its
@@ -73,14 +72,14 @@ struct note {
 	u32 owner_pid;
 	u32 pending;	/* the note below waits for the next waking */
 	u32 waker_cpu;	/* the CPU the noted wake-up came from */
-	u64 pcount;	/* the wakee's sched_info then */
-	u64 run_delay;
+	u64 pcount;	/* the wakee's sched_info.pcount then */
+	u64 ts;		/* when it was woken, if this wake-up is timed; else 0 */
 	u32 jif;	/* low bits of the jiffy in_jif counts */
 	u32 in_jif;
 	u32 busy;
+	u32 mask;	/* timing stride - 1 */
 	u32 cw_tid;	/* the waker of the counts below, NO_TID for none */
 	u32 cw_pid;
-	u32 _pad0;
 	char owner_comm[TASK_COMM_LEN];
 	char cw_comm[TASK_COMM_LEN];
 	u64 cw_wakeups;
@@ -229,7 +228,7 @@ static __always_inline u32 cpu_of(struct task_struct *p)
 SEC("tp_btf/sched_waking")
 int BPF_PROG(ctxtop_waking, struct task_struct *p)
 {
-	u64 id, pcount = 0, run_delay = 0;
+	u64 id, pcount = 0;
 	u32 idx, wakee, tid, j;
 	bool new_jiffy = false;
 	struct note *n;
@@ -269,16 +268,18 @@ int BPF_PROG(ctxtop_waking, struct task_struct *p)
 		n->jif = j;
 		n->in_jif = 0;
 		n->busy = 0;
+		n->mask = 0;
 	} else if (j != n->jif) {
+		u32 per = n->in_jif / TIMED_PER_JIFFY;
+
 		n->busy = j == n->jif + 1 && n->in_jif >= BUSY_PER_JIFFY;
+		n->mask = per && j == n->jif + 1 ? (1u << log2_u64(per)) - 1 : 0;
 		n->jif = j;
 		n->in_jif = 0;
 		new_jiffy = true;
 	}
-	if (bpf_core_field_exists(p->sched_info)) {
+	if (bpf_core_field_exists(p->sched_info))
 		pcount = p->sched_info.pcount;
-		run_delay = p->sched_info.run_delay;
-	}
 	/*
 	 * Resolve the wake-up before, whose counts are the cached pair's: it
 	 * was counted at the last waking, which made its waker the cached one.
@@ -287,14 +288,17 @@ int BPF_PROG(ctxtop_waking, struct task_struct *p)
 		n->cw_resolved++;
 		if (cpu_of(p) != n->waker_cpu)
 			n->cw_cross++;
-		if (pcount - n->pcount == 1) {
-			u32 b = log2_u64(run_delay - n->run_delay);
-
-			if (b >= LAT_BUCKETS)
-				b = LAT_BUCKETS - 1;
-			n->cw_latency[b]++;
-		}
 	}
+	/*
+	 * Reading the clock costs as much as the rest of this program, so a
+	 * wakee woken more than TIMED_PER_JIFFY times in a jiffy has only
+	 * every 2^k-th wake-up timed, the stride chosen from its previous
+	 * jiffy; a wake-up by another waker than the last is always timed, so
+	 * a pair that is rare beside a busy one still gets its latencies.
+	 */
+	n->ts = 0;
+	if ((n->in_jif & n->mask) == 0 || tid != n->cw_tid)
+		n->ts = bpf_ktime_get_ns();
 	if (tid != n->cw_tid || new_jiffy) {
 		flush(n);
 		if (tid != n->cw_tid) {
@@ -310,7 +314,6 @@ int BPF_PROG(ctxtop_waking, struct task_struct *p)
 	n->pending = 1;
 	n->waker_cpu = bpf_get_smp_processor_id();
 	n->pcount = pcount;
-	n->run_delay = run_delay;
 	/*
 	 * A wakee that is not busy has its counts in the map at once: a rare
 	 * wake-up should show in its own interval.
@@ -321,18 +324,33 @@ int BPF_PROG(ctxtop_waking, struct task_struct *p)
 }
 
 /*
- * Per-CPU counters, attached only while they are shown: sched_switch runs
- * at every switch.
+ * The switch-in of a timed wake-up's wakee ends its wake-to-run latency,
+ * which goes into the wakee's cached counts: the pair of the wake-up, as
+ * its waking made that one the cached pair. And the per-CPU switch count.
+ * sched_switch runs at every switch, so user space attaches this only part
+ * of the time (and all of it while the per-CPU view shows the counts).
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(ctxtop_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	u32 cpu = bpf_get_smp_processor_id();
+	u32 idx, wakee, b;
 	struct cpu_stats *st;
+	struct note *n;
 
 	st = bpf_map_lookup_elem(&cpu_stat_map, &cpu);
 	if (st)
 		st->switches++;
+	wakee = next->pid;
+	idx = slot_of(wakee);
+	n = bpf_map_lookup_elem(&notes, &idx);
+	if (!n || n->owner != wakee || !n->ts || !wakee)
+		return 0;
+	b = log2_u64(bpf_ktime_get_ns() - n->ts);
+	n->ts = 0;
+	if (b >= LAT_BUCKETS)
+		b = LAT_BUCKETS - 1;
+	n->cw_latency[b]++;
 	return 0;
 }
 
