@@ -38,13 +38,13 @@ func needBPF(t *testing.T) {
 
 type wakeupReport struct {
 	Wakeups *[]struct {
-		WakerPID  int     `json:"waker_pid"`
-		WakerTID  int     `json:"waker_tid"`
-		WakerComm string  `json:"waker_comm"`
-		WakeePID  int     `json:"wakee_pid"`
-		WakeeTID  int     `json:"wakee_tid"`
-		WakeeComm string  `json:"wakee_comm"`
-		PerSec    float64 `json:"per_s"`
+		WakerPID  int      `json:"waker_pid"`
+		WakerTID  int      `json:"waker_tid"`
+		WakerComm string   `json:"waker_comm"`
+		WakeePID  int      `json:"wakee_pid"`
+		WakeeTID  int      `json:"wakee_tid"`
+		WakeeComm string   `json:"wakee_comm"`
+		PerSec    float64  `json:"per_s"`
 		Cross     *float64 `json:"cross_cpu_pct"`
 		P50       *float64 `json:"latency_p50_us"`
 		P99       *float64 `json:"latency_p99_us"`
