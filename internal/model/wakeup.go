@@ -70,6 +70,12 @@ type WakeupPair struct {
 	Resolved, Timed uint64
 }
 
+// CrossCPUKnown tells whether CrossCPUPercent is over any wake-up.
+func (p *WakeupPair) CrossCPUKnown() bool { return p.Resolved > 0 }
+
+// LatencyKnown tells whether the latencies are over any wake-up.
+func (p *WakeupPair) LatencyKnown() bool { return p.Timed > 0 }
+
 // CPUSchedRates are one CPU's context switches and migrations per second.
 type CPUSchedRates struct {
 	SwitchesPerSec   float64

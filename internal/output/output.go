@@ -153,8 +153,8 @@ func (t *Text) writeWakeups(wk *model.Wakeups) {
 			break
 		}
 		line(w, "%8d %8d %s %8d %8d %s %11s %7s %9s %9s", p.WakerPID, p.WakerTID, pad(clip(p.WakerComm), commWidth),
-			p.WakeePID, p.WakeeTID, pad(clip(p.WakeeComm), commWidth), dec(p.PerSec), known(p.CrossCPUPercent, p.Resolved),
-			known(p.LatencyP50Micros, p.Timed), known(p.LatencyP99Micros, p.Timed))
+			p.WakeePID, p.WakeeTID, pad(clip(p.WakeeComm), commWidth), dec(p.PerSec), known(p.CrossCPUPercent, p.CrossCPUKnown()),
+			known(p.LatencyP50Micros, p.LatencyKnown()), known(p.LatencyP99Micros, p.LatencyKnown()))
 	}
 }
 
@@ -287,19 +287,18 @@ type jsonWakeup struct {
 	P99      *float64 `json:"latency_p99_us"`
 }
 
-// knownJSON is v rounded, or nil when it is over no wake-ups.
-func knownJSON(v float64, over uint64) *float64 {
-	if over == 0 {
+// knownJSON is v rounded, or nil when it is not known.
+func knownJSON(v float64, ok bool) *float64 {
+	if !ok {
 		return nil
 	}
 	r := round2(v)
 	return &r
 }
 
-// known is v as a text report shows it, or "-" when it is over no
-// wake-ups.
-func known(v float64, over uint64) string {
-	if over == 0 {
+// known is v as a text report shows it, or "-" when it is not known.
+func known(v float64, ok bool) string {
+	if !ok {
 		return "-"
 	}
 	return dec(v)
@@ -409,7 +408,7 @@ func (j *JSON) Write(s *model.Snapshot) error {
 				break
 			}
 			pairs = append(pairs, jsonWakeup{p.WakerPID, p.WakerTID, p.WakerComm, p.WakeePID, p.WakeeTID, p.WakeeComm,
-				round2(p.PerSec), knownJSON(p.CrossCPUPercent, p.Resolved), knownJSON(p.LatencyP50Micros, p.Timed), knownJSON(p.LatencyP99Micros, p.Timed)})
+				round2(p.PerSec), knownJSON(p.CrossCPUPercent, p.CrossCPUKnown()), knownJSON(p.LatencyP50Micros, p.LatencyKnown()), knownJSON(p.LatencyP99Micros, p.LatencyKnown())})
 		}
 		dropped := wk.Dropped
 		r.Wakeups, r.WakeupsDropped, r.WakeupsUnavailable = &pairs, &dropped, wk.Unavailable

@@ -70,25 +70,24 @@ func (m Model) openWakee(o wakeups.OpenMsg) Model {
 	return m
 }
 
+// underView is the view on screen, or the one help was opened over.
+func (m Model) underView() view {
+	if m.view == viewHelp {
+		return m.prevView
+	}
+	return m.view
+}
+
 // tracerWanted: the programs run only while something shows their figures,
 // so the idle monitor's own noise is what it was without them.
 func (m Model) tracerWanted() bool {
-	v := m.view
-	if v == viewHelp {
-		v = m.prevView
-	}
+	v := m.underView()
 	return v == viewWakeups || v == viewPerCPU || v == viewDetail || m.load.running()
 }
 
 // perCPUWanted: the per-CPU counters run at every context switch, so only
 // while the per-CPU view shows them.
-func (m Model) perCPUWanted() bool {
-	v := m.view
-	if v == viewHelp {
-		v = m.prevView
-	}
-	return v == viewPerCPU
-}
+func (m Model) perCPUWanted() bool { return m.underView() == viewPerCPU }
 
 // withTracer asks for the tracer on or off after anything that may change
 // the view or start a load.
@@ -143,11 +142,11 @@ func (m Model) loadWake() *loadpanel.Wake {
 	for _, p := range w.Pairs {
 		if l.isLoad(p.WakerPID, p.WakerTID) && l.isLoad(p.WakeePID, p.WakeeTID) {
 			n += p.PerSec
-			if p.Resolved > 0 {
+			if p.CrossCPUKnown() {
 				cross += p.PerSec * p.CrossCPUPercent / 100
 				nCross += p.PerSec
 			}
-			if p.Timed > 0 {
+			if p.LatencyKnown() {
 				p50 += p.PerSec * p.LatencyP50Micros
 				nTimed += p.PerSec
 				p99 = max(p99, p.LatencyP99Micros)

@@ -104,18 +104,12 @@ func BenchmarkTracerOverheadPinnedFutex(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		setLinks := func(waking, sw bool) {
-			if err := detach(tr.links); err != nil {
+		setLinks := func(waking, perCPU bool) {
+			if tr.waking, err = setLink(tr.waking, tr.objs.CtxtopWaking, waking); err != nil {
 				b.Fatal(err)
 			}
-			tr.links = nil
-			if err := tr.SetPerCPU(sw); err != nil {
+			if err := tr.SetPerCPU(perCPU); err != nil {
 				b.Fatal(err)
-			}
-			if waking {
-				if tr.links, err = attach(tr.objs.CtxtopWaking); err != nil {
-					b.Fatal(err)
-				}
 			}
 		}
 		var s model.WakeupSample

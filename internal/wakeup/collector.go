@@ -22,8 +22,9 @@ type Collector struct {
 	err        error
 	on         bool
 	since      time.Time
-	prev       *model.WakeupSample
-	cur        model.WakeupSample
+	// prev is the previous read (nil before the first), held in last.
+	prev      *model.WakeupSample
+	last, cur model.WakeupSample
 	// window ends the switch program's part of an interval; gen tells a
 	// window's end from an earlier one's.
 	window *time.Timer
@@ -41,6 +42,16 @@ const (
 	// is not known yet.
 	firstLatencyWindow = 100 * time.Millisecond
 )
+
+// latencyWindow is how long to time wake-ups in the interval to come,
+// after one of length interval with rate wake-ups a second; 0 for all of
+// it.
+func latencyWindow(rate float64, interval time.Duration) time.Duration {
+	if rate <= latencyBudget {
+		return 0
+	}
+	return max(time.Duration(float64(interval)*latencyBudget/rate), minLatencyWindow)
+}
 
 // NewCollector returns a collector that is off.
 func NewCollector() *Collector { return &Collector{open: Open} }
@@ -78,7 +89,7 @@ func (c *Collector) Apply() {
 		c.tr, c.err = c.open()
 		c.since, c.prev = time.Now(), nil
 		if c.err == nil {
-			c.timeLatencies(firstLatencyWindow, time.Second)
+			c.timeLatencies(firstLatencyWindow)
 		}
 	}
 	if c.on && c.err == nil {
@@ -86,9 +97,9 @@ func (c *Collector) Apply() {
 	}
 }
 
-// timeLatencies attaches the switch program for d of the interval to
-// come, or for good when d is all of it. c.mu is held.
-func (c *Collector) timeLatencies(d, interval time.Duration) {
+// timeLatencies times wake-ups for d from now, or until told otherwise
+// when d is 0. c.mu is held.
+func (c *Collector) timeLatencies(d time.Duration) {
 	c.gen++
 	if c.window != nil {
 		c.window.Stop()
@@ -98,7 +109,7 @@ func (c *Collector) timeLatencies(d, interval time.Duration) {
 		c.err = err
 		return
 	}
-	if d >= interval {
+	if d == 0 {
 		return
 	}
 	gen := c.gen
@@ -135,18 +146,15 @@ func (c *Collector) Snapshot() *model.Wakeups {
 	}
 	w := model.ComputeWakeups(c.prev, c.since, &c.cur)
 	// Pairs were drained; only the per-CPU totals carry over.
-	prev := model.WakeupSample{Time: c.cur.Time, CPUs: append([]model.CPUSchedCount(nil), c.cur.CPUs...), Dropped: c.cur.Dropped}
-	c.prev = &prev
+	c.last.Time, c.last.Dropped = c.cur.Time, c.cur.Dropped
+	c.last.CPUs = append(c.last.CPUs[:0], c.cur.CPUs...)
+	c.prev = &c.last
 	if w.Interval > 0 {
 		var rate float64
 		for _, p := range w.Pairs {
 			rate += p.PerSec
 		}
-		d := w.Interval
-		if rate > latencyBudget {
-			d = max(time.Duration(float64(d)*latencyBudget/rate), minLatencyWindow)
-		}
-		c.timeLatencies(d, w.Interval)
+		c.timeLatencies(latencyWindow(rate, w.Interval))
 	}
 	return &w
 }

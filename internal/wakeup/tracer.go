@@ -81,11 +81,12 @@ func privileged() bool {
 
 // Tracer is the loaded and attached programs and their maps.
 type Tracer struct {
-	objs  wakeupObjects
-	links []link.Link
-	// sw is the switch program's link while attached; migrate the
-	// migration counter's, while SetPerCPU has it on.
-	sw, migrate link.Link
+	objs wakeupObjects
+	// The programs' links while attached: waking always, sw while timing
+	// or counting per CPU, migrate while counting per CPU.
+	waking, sw, migrate link.Link
+	// What SetPerCPU and TimeLatencies asked for.
+	perCPU, timing bool
 
 	// Buffers for the batch reads, kept so a read allocates only for the
 	// pairs it returns.
@@ -136,7 +137,7 @@ func open(pairs uint32) (t *Tracer, err error) {
 			t = nil
 		}
 	}()
-	if t.links, err = attach(t.objs.CtxtopWaking); err != nil {
+	if t.waking, err = attach(t.objs.CtxtopWaking); err != nil {
 		return nil, err
 	}
 	t.keys = make([]wakeupPairKey, batch)
@@ -149,74 +150,50 @@ func open(pairs uint32) (t *Tracer, err error) {
 	return t, nil
 }
 
-// attach attaches programs to their tracepoints; on an error it detaches
-// those it attached.
-func attach(progs ...*ebpf.Program) ([]link.Link, error) {
-	var links []link.Link
-	for _, p := range progs {
-		l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
-		if err != nil {
-			detach(links)
-			return nil, fmt.Errorf("%w: kernel %s cannot attach %s: %s", ErrUnavailable, kernelRelease(), p, firstLine(err))
-		}
-		links = append(links, l)
+// attach attaches a program to its tracepoint.
+func attach(p *ebpf.Program) (link.Link, error) {
+	l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
+	if err != nil {
+		return nil, fmt.Errorf("%w: kernel %s cannot attach %s: %s", ErrUnavailable, kernelRelease(), p, firstLine(err))
 	}
-	return links, nil
+	return l, nil
 }
 
-func detach(links []link.Link) error {
-	var errs []error
-	for _, l := range links {
-		if l != nil {
-			errs = append(errs, l.Close())
-		}
+// setLink attaches p or detaches l, as on asks, and returns the link.
+func setLink(l link.Link, p *ebpf.Program, on bool) (link.Link, error) {
+	switch {
+	case on && l == nil:
+		return attach(p)
+	case !on && l != nil:
+		return nil, l.Close()
 	}
-	return errors.Join(errs...)
+	return l, nil
 }
 
-// SetPerCPU attaches (true) or detaches (false) the per-CPU switch and
-// migration counters. The switch program runs at every context switch, so
-// they are on only while something shows them; Read returns per-CPU totals
-// only while they are on. While on, every timed wake-up gets its latency.
+// SetPerCPU turns the per-CPU switch and migration counters on or off.
+// The switch program runs at every context switch, so they are on only
+// while something shows them; Read returns per-CPU totals only while they
+// are on.
 func (t *Tracer) SetPerCPU(on bool) error {
-	if on == (t.migrate != nil) {
-		return nil
-	}
-	if !on {
-		err := detach([]link.Link{t.migrate})
-		t.migrate = nil
-		return errors.Join(err, t.TimeLatencies(false))
-	}
-	if err := t.TimeLatencies(true); err != nil {
-		return err
-	}
-	links, err := attach(t.objs.CtxtopMigrate)
-	if err != nil {
-		return err
-	}
-	t.migrate = links[0]
-	return nil
+	t.perCPU = on
+	return t.sync()
 }
 
-// TimeLatencies attaches (true) or detaches (false) the switch program,
-// which ends the timed wake-ups' wake-to-run latencies (and counts the
-// per-CPU switches). While SetPerCPU has the counters on it stays
-// attached.
+// TimeLatencies turns on or off the timing of wake-ups to the wakee's
+// switch-in, which needs the switch program (attached anyway while the
+// per-CPU counters are on).
 func (t *Tracer) TimeLatencies(on bool) error {
-	if on == (t.sw != nil) || !on && t.migrate != nil {
-		return nil
-	}
-	if !on {
-		err := t.sw.Close()
-		t.sw = nil
-		return err
-	}
-	links, err := attach(t.objs.CtxtopSwitch)
-	if err != nil {
-		return err
-	}
-	t.sw = links[0]
-	return nil
+	t.timing = on
+	return t.sync()
+}
+
+// sync attaches and detaches the switch and migration programs as
+// SetPerCPU and TimeLatencies asked.
+func (t *Tracer) sync() error {
+	var err1, err2 error
+	t.sw, err1 = setLink(t.sw, t.objs.CtxtopSwitch, t.perCPU || t.timing)
+	t.migrate, err2 = setLink(t.migrate, t.objs.CtxtopMigrate, t.perCPU)
+	return errors.Join(err1, err2)
 }
 
 // Close detaches the programs and frees the maps. It is safe to call more
@@ -225,8 +202,13 @@ func (t *Tracer) Close() error {
 	if t == nil {
 		return nil
 	}
-	errs := []error{detach([]link.Link{t.migrate, t.sw}), detach(t.links)}
-	t.links, t.sw, t.migrate = nil, nil, nil
+	var errs []error
+	for _, l := range []link.Link{t.migrate, t.sw, t.waking} {
+		if l != nil {
+			errs = append(errs, l.Close())
+		}
+	}
+	t.waking, t.sw, t.migrate = nil, nil, nil
 	errs = append(errs, t.objs.Close())
 	t.objs = wakeupObjects{}
 	return errors.Join(errs...)
@@ -268,7 +250,7 @@ func (t *Tracer) Read(s *model.WakeupSample) error {
 	s.CPUs = s.CPUs[:0]
 	s.Dropped = 0
 	for _, c := range t.cpus[:n] {
-		if t.migrate != nil {
+		if t.perCPU {
 			s.CPUs = append(s.CPUs, model.CPUSchedCount{Switches: c.Switches, Migrations: c.Migrations})
 		}
 		s.Dropped += c.Dropped

@@ -52,18 +52,86 @@ func bpfFDs(t *testing.T) []string {
 	return out
 }
 
+// bpfLinks counts this process's BPF link descriptors: one per attached
+// program.
+func bpfLinks(t *testing.T) int {
+	t.Helper()
+	n := 0
+	for _, f := range bpfFDs(t) {
+		if f == "anon_inode:bpf_link" {
+			n++
+		}
+	}
+	return n
+}
+
+func TestLatencyWindow(t *testing.T) {
+	for _, tc := range []struct {
+		rate     float64
+		interval time.Duration
+		want     time.Duration
+	}{
+		{0, time.Second, 0},
+		{latencyBudget, time.Second, 0}, // within the budget: all of it
+		{4 * latencyBudget, time.Second, 250 * time.Millisecond},
+		{4 * latencyBudget, 2 * time.Second, 500 * time.Millisecond},
+		{1000 * latencyBudget, time.Second, minLatencyWindow},
+	} {
+		if got := latencyWindow(tc.rate, tc.interval); got != tc.want {
+			t.Errorf("latencyWindow(%v, %v) = %v, want %v", tc.rate, tc.interval, got, tc.want)
+		}
+	}
+}
+
+// TestCollectorTimesLatenciesPartOfTheInterval: the switch program is
+// attached for the latency window and detached at its end, except while
+// the per-CPU counters need it.
+func TestCollectorTimesLatenciesPartOfTheInterval(t *testing.T) {
+	needTracer(t).Close()
+	before := bpfLinks(t)
+	c := NewCollector()
+	defer c.Close()
+	window := func(d time.Duration) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.timeLatencies(d)
+	}
+	c.SetEnabled(true) // the first window: firstLatencyWindow
+	if n := bpfLinks(t) - before; n != 2 {
+		t.Fatalf("in the first window: %d links, want 2 (waking, switch)", n)
+	}
+	time.Sleep(firstLatencyWindow + 100*time.Millisecond)
+	if n := bpfLinks(t) - before; n != 1 {
+		t.Errorf("after the first window: %d links, want 1 (waking)", n)
+	}
+	window(0) // all of the interval
+	time.Sleep(150 * time.Millisecond)
+	if n := bpfLinks(t) - before; n != 2 {
+		t.Errorf("timing the whole interval: %d links, want 2", n)
+	}
+	window(30 * time.Millisecond)
+	time.Sleep(150 * time.Millisecond)
+	if n := bpfLinks(t) - before; n != 1 {
+		t.Errorf("after a 30 ms window: %d links, want 1", n)
+	}
+	c.WantPerCPU(true)
+	c.Apply()
+	window(30 * time.Millisecond)
+	time.Sleep(150 * time.Millisecond)
+	if n := bpfLinks(t) - before; n != 3 {
+		t.Errorf("a window ending under the per-CPU counters: %d links, want 3", n)
+	}
+	c.WantPerCPU(false)
+	c.Apply()
+	if n := bpfLinks(t) - before; n != 1 {
+		t.Errorf("per-CPU counters off outside a window: %d links, want 1", n)
+	}
+}
+
 func TestCloseReleasesEverything(t *testing.T) {
 	before := bpfFDs(t)
 	tr := needTracer(t)
-	links := func() int {
-		n := 0
-		for _, f := range bpfFDs(t) {
-			if f == "anon_inode:bpf_link" {
-				n++
-			}
-		}
-		return n
-	}
+	links := func() int { return bpfLinks(t) }
 	// The wake-up program alone; the per-CPU counters, which run at every
 	// switch, only while asked for.
 	if n := links(); n != 1 {

@@ -22,10 +22,10 @@ func (m Model) wakeLines() []string {
 	}
 	row := func(tid int, comm string, p model.WakeupPair) string {
 		cross, p50 := textutil.Percent(p.CrossCPUPercent), textutil.Micros(p.LatencyP50Micros)
-		if p.Resolved == 0 {
+		if !p.CrossCPUKnown() {
 			cross = "-"
 		}
-		if p.Timed == 0 {
+		if !p.LatencyKnown() {
 			p50 = "-"
 		}
 		s := fmt.Sprintf("  %7d %-15s %9s/s %5s%% cross-CPU  p50 %s µs", tid, textutil.Truncate(comm, 15),

@@ -436,17 +436,17 @@ func (m Model) rowLine(p *model.WakeupPair, cols []Column, widths []int) string 
 			s = textutil.Rate(p.PerSec, w)
 		case ColCross:
 			s = textutil.Percent(p.CrossCPUPercent)
-			if p.Resolved == 0 {
+			if !p.CrossCPUKnown() {
 				s = "-"
 			}
 		case ColP50:
 			s = textutil.Micros(p.LatencyP50Micros)
-			if p.Timed == 0 {
+			if !p.LatencyKnown() {
 				s = "-"
 			}
 		case ColP99:
 			s = textutil.Micros(p.LatencyP99Micros)
-			if p.Timed == 0 {
+			if !p.LatencyKnown() {
 				s = "-"
 			}
 		}
