@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -471,5 +472,61 @@ func TestFullPairMapCountsDrops(t *testing.T) {
 	}
 	if len(s.Pairs) == 0 || s.Dropped < before {
 		t.Errorf("second read: %d pairs, dropped %d after %d", len(s.Pairs), s.Dropped, before)
+	}
+}
+
+// TestStaleNoteIsNotTimed: a thread woken while the switch program was
+// detached, and running since (preempted by a spinner on its CPU), must
+// not read its whole running time as a wake-to-run latency when the
+// program attaches and it is next switched in.
+func TestStaleNoteIsNotTimed(t *testing.T) {
+	tr := needTracer(t) // the switch program is not attached yet
+	cpu := strconv.Itoa(runtime.NumCPU() - 1)
+	stop := filepath.Join(t.TempDir(), "stop")
+	// Woken at 0.3 s (its sleep child exits), then spinning until stop
+	// exists, then a short sleep, whose wake-up flushes its counts.
+	spin := exec.Command("taskset", "-c", cpu, "sh", "-c", "sleep 0.3; while [ ! -e "+stop+" ]; do :; done; sleep 0.05")
+	rival := exec.Command("taskset", "-c", cpu, "sh", "-c", "while :; do :; done")
+	for _, c := range []*exec.Cmd{spin, rival} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		rival.Process.Kill()
+		rival.Wait()
+		spin.Process.Kill()
+		spin.Wait()
+	})
+	time.Sleep(800 * time.Millisecond)
+	if err := tr.TimeLatencies(true); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // switched in again many times
+	if err := os.WriteFile(stop, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := spin.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	var s model.WakeupSample
+	if err := tr.Read(&s); err != nil {
+		t.Fatal(err)
+	}
+	var samples, long uint64
+	for _, p := range s.Pairs {
+		if p.WakeeTID != spin.Process.Pid {
+			continue
+		}
+		for b, n := range p.Latency {
+			samples += n
+			if b >= 27 { // 134 ms and over
+				long += n
+			}
+		}
+	}
+	t.Logf("%d latency samples of the spinner, %d of 134 ms or more", samples, long)
+	if long > 0 {
+		t.Errorf("%d wake-to-run latencies of 134 ms or more: a stale note was timed", long)
 	}
 }

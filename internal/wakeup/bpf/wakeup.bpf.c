@@ -346,6 +346,17 @@ int BPF_PROG(ctxtop_switch, bool preempt, struct task_struct *prev, struct task_
 	n = bpf_map_lookup_elem(&notes, &idx);
 	if (!n || n->owner != wakee || !n->ts || !wakee)
 		return 0;
+	/*
+	 * Only the wakee's first arrival since the waking ends the wake-up
+	 * (the scheduler counts this one only after this tracepoint). A
+	 * wakee that first ran while this program was detached and is now
+	 * switched in again after a preemption would read a latency as long
+	 * as it has been running.
+	 */
+	if (bpf_core_field_exists(next->sched_info) && next->sched_info.pcount != n->pcount) {
+		n->ts = 0;
+		return 0;
+	}
 	b = log2_u64(bpf_ktime_get_ns() - n->ts);
 	n->ts = 0;
 	if (b >= LAT_BUCKETS)
