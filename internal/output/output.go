@@ -138,7 +138,7 @@ const unattributedComm = "(no thread row)"
 func (t *Text) writeWakeups(wk *model.Wakeups) {
 	w := t.w
 	if wk.Unavailable != "" {
-		line(w, "%s", clipLine(wk.Unavailable))
+		line(w, "%s", sanitize.Name(wk.Unavailable))
 		return
 	}
 	head := fmt.Sprintf("wake-ups: %d pairs", len(wk.Pairs))
@@ -156,16 +156,6 @@ func (t *Text) writeWakeups(wk *model.Wakeups) {
 			p.WakeePID, p.WakeeTID, pad(clip(p.WakeeComm), commWidth), dec(p.PerSec), known(p.CrossCPUPercent, p.CrossCPUKnown()),
 			known(p.LatencyP50Micros, p.LatencyKnown()), known(p.LatencyP99Micros, p.LatencyKnown()))
 	}
-}
-
-// clipLine keeps a message on one line.
-func clipLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
 }
 
 // line writes one row without trailing blanks, which paste badly.

@@ -13,6 +13,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/keys"
@@ -198,20 +199,32 @@ func (m Model) Selected() (model.WakeupPair, bool) {
 	return m.rows[m.cursor], true
 }
 
+// sortBy moves the sort key by delta columns, skipping those hidden at
+// this width, as the thread table does: a sort by a column one cannot see
+// has no marker and looks random.
 func (m *Model) sortBy(delta int) {
-	m.sortCol = (m.sortCol + Column(delta) + numColumns) % numColumns
+	cols, _ := m.layout()
+	c := m.sortCol
+	for range numColumns {
+		c = (c + Column(delta) + numColumns) % numColumns
+		if slices.Contains(cols, c) {
+			break
+		}
+	}
+	m.sortCol = c
 	m.reverse = false
 	m.rebuild()
 }
 
-// matches keeps a pair when either side's name, PID or TID holds the filter.
-func (m *Model) matches(p *model.WakeupPair) bool {
-	if m.filter == "" {
+// matches keeps a pair when either side's name holds the filter (lower
+// case, as lower is), or either side's PID or TID starts with it, as in
+// the thread table.
+func matches(p *model.WakeupPair, filter, lower string) bool {
+	if strings.Contains(strings.ToLower(p.WakerComm), lower) || strings.Contains(strings.ToLower(p.WakeeComm), lower) {
 		return true
 	}
-	f := strings.ToLower(m.filter)
-	for _, s := range []string{p.WakerComm, p.WakeeComm, strconv.Itoa(p.WakerPID), strconv.Itoa(p.WakerTID), strconv.Itoa(p.WakeePID), strconv.Itoa(p.WakeeTID)} {
-		if strings.Contains(strings.ToLower(s), f) {
+	for _, id := range [...]int{p.WakerPID, p.WakerTID, p.WakeePID, p.WakeeTID} {
+		if strings.HasPrefix(strconv.Itoa(id), filter) {
 			return true
 		}
 	}
@@ -221,8 +234,9 @@ func (m *Model) matches(p *model.WakeupPair) bool {
 func (m *Model) rebuild() {
 	m.rows = m.rows[:0]
 	if m.w != nil {
+		lower := strings.ToLower(m.filter)
 		for i := range m.w.Pairs {
-			if m.matches(&m.w.Pairs[i]) {
+			if m.filter == "" || matches(&m.w.Pairs[i], m.filter, lower) {
 				m.rows = append(m.rows, m.w.Pairs[i])
 			}
 		}
@@ -340,7 +354,7 @@ func (m Model) View() string {
 	if m.w != nil && m.w.Unavailable != "" && !m.filtering {
 		// The reason and the way out are the whole view: keep all of it.
 		var lines []string
-		for _, l := range wrap(m.w.Unavailable, m.width) {
+		for _, l := range strings.Split(ansi.Wrap(m.w.Unavailable, m.width, ""), "\n") {
 			lines = append(lines, th.Error.Render(l))
 		}
 		return textutil.Fit(strings.Join(lines, "\n"), m.width, m.height)
@@ -368,8 +382,6 @@ func (m Model) status() string {
 		return textutil.Truncate(th.Key.Render("/")+m.filter+"█"+th.Dim.Render("  Enter keep  Esc clear"), m.width)
 	case m.w == nil:
 		return th.Dim.Render(textutil.Truncate("wake-ups: attaching; first figures after one refresh", m.width))
-	case m.w.Unavailable != "":
-		return th.Error.Render(textutil.Truncate(m.w.Unavailable, m.width))
 	}
 	parts := []string{th.Title.Render("wake-ups") + " " + fmt.Sprintf("%d pairs", len(m.w.Pairs))}
 	if m.filter != "" {
@@ -454,26 +466,4 @@ func (m Model) rowLine(p *model.WakeupPair, cols []Column, widths []int) string 
 		b.WriteString(sep(c))
 	}
 	return b.String()
-}
-
-// wrap breaks s into lines of at most width cells at spaces; a word longer
-// than the width is cut.
-func wrap(s string, width int) []string {
-	var lines []string
-	line := ""
-	for _, w := range strings.Fields(s) {
-		switch {
-		case line == "":
-			line = w
-		case textutil.Width(line)+1+textutil.Width(w) <= width:
-			line += " " + w
-		default:
-			lines = append(lines, textutil.Truncate(line, width))
-			line = w
-		}
-	}
-	if line != "" {
-		lines = append(lines, textutil.Truncate(line, width))
-	}
-	return lines
 }

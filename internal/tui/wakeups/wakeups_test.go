@@ -1,6 +1,7 @@
 package wakeups
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,5 +131,35 @@ func TestFilterSortAndOpen(t *testing.T) {
 	}
 	if got := m.View(); !strings.Contains(got, "/777 1 shown") {
 		t.Errorf("status does not show the filter:\n%s", got)
+	}
+}
+
+// TestFilterMatchesIDsFromTheStart: as in the thread table, a number
+// matches the PIDs and TIDs it starts, not ones it sits inside.
+func TestFilterMatchesIDsFromTheStart(t *testing.T) {
+	m := newModel(120, 20)
+	m, _ = press(m, "/", "4", "2", "4", "enter")
+	if diff := cmp.Diff([][2]int{{4243, 4244}, {4244, 4243}}, tids(m.Rows())); diff != "" {
+		t.Errorf("filter 424 (-want +got):\n%s", diff)
+	}
+	m, _ = press(m, "esc", "/", "2", "4", "3", "enter")
+	if len(m.Rows()) != 0 {
+		t.Errorf("filter 243 (inside 4243) kept %v", tids(m.Rows()))
+	}
+}
+
+// TestSortSkipsHiddenColumns: at 80 columns the PID columns are hidden,
+// and the sort key never lands on them.
+func TestSortSkipsHiddenColumns(t *testing.T) {
+	m := newModel(80, 20)
+	cols, _ := m.layout()
+	for i := range 2 * numColumns {
+		m, _ = press(m, "<")
+		if c, _ := m.Sort(); !slices.Contains(cols, c) {
+			t.Fatalf("after %d presses of <: sorted by hidden column %v (shown %v)", i+1, c, cols)
+		}
+	}
+	if slices.Contains(cols, ColWakerPID) {
+		t.Fatalf("80 columns show the waker PID; the test needs a hidden column")
 	}
 }
