@@ -24,6 +24,9 @@ type Model struct {
 	vol, invol    []float64
 	siblings      []model.ThreadRates
 	wakeups       *model.Wakeups
+	// wokenBy and wakes are the thread's top wakers and wakees in
+	// wakeups, picked when either changes rather than at every frame.
+	wokenBy, wakes []model.WakeupPair
 }
 
 // New returns an empty detail view.
@@ -44,11 +47,22 @@ func (m *Model) SetTheme(th theme.Theme) { m.th = th }
 // other threads of its process that switched in the last interval.
 func (m *Model) SetThread(t model.ThreadRates, active bool, vol, invol []float64, siblings []model.ThreadRates) {
 	m.thread, m.active, m.vol, m.invol, m.siblings = t, active, vol, invol, siblings
+	m.pickWakeups()
 }
 
 // SetWakeups gives the wake-up graph the "woken by" and "wakes" lists are
 // drawn from; nil when the tracer is off.
-func (m *Model) SetWakeups(w *model.Wakeups) { m.wakeups = w }
+func (m *Model) SetWakeups(w *model.Wakeups) {
+	m.wakeups = w
+	m.pickWakeups()
+}
+
+func (m *Model) pickWakeups() {
+	m.wokenBy, m.wakes = nil, nil
+	if w := m.wakeups; w != nil && w.Unavailable == "" {
+		m.wokenBy, m.wakes = w.WakersOf(m.thread.TID, topWakers), w.WakeesOf(m.thread.TID, topWakers)
+	}
+}
 
 // TID is the thread shown.
 func (m Model) TID() int { return m.thread.TID }
@@ -145,8 +159,9 @@ func waitLines(t model.ThreadRates, th theme.Theme, width int) []string {
 		lines = append(lines, textutil.JoinFitting(raw, "  ", width))
 	}
 	if t.Cgroup != "" {
-		cg := th.Dim.Render("cgroup") + " " + model.CgroupName(t.Cgroup)
-		if p := sanitize.Name(t.Cgroup); p != model.CgroupName(t.Cgroup) {
+		name := model.CgroupName(t.Cgroup)
+		cg := th.Dim.Render("cgroup") + " " + name
+		if p := sanitize.Name(t.Cgroup); p != name {
 			cg += th.Dim.Render(" (" + p + ")")
 		}
 		lines = append(lines, textutil.Truncate(cg, width))

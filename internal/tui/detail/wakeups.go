@@ -13,7 +13,7 @@ const topWakers = 5
 // wakeLines are the thread's top wakers ("woken by") and top wakees
 // ("wakes"), with rates, cross-CPU share and the wakee's latency.
 func (m Model) wakeLines() []string {
-	w, th, tid := m.wakeups, m.th, m.thread.TID
+	w, th := m.wakeups, m.th
 	if w == nil {
 		return nil
 	}
@@ -33,7 +33,7 @@ func (m Model) wakeLines() []string {
 		return textutil.Truncate(s, m.width)
 	}
 	lines := []string{""}
-	by := w.WakersOf(tid, topWakers)
+	by := m.wokenBy
 	if len(by) == 0 {
 		lines = append(lines, th.Title.Render("woken by")+" "+th.Dim.Render("nobody in the last interval"))
 	} else {
@@ -42,7 +42,7 @@ func (m Model) wakeLines() []string {
 			lines = append(lines, row(p.WakerTID, p.WakerComm, p))
 		}
 	}
-	to := w.WakeesOf(tid, topWakers)
+	to := m.wakes
 	if len(to) == 0 {
 		lines = append(lines, th.Title.Render("wakes")+" "+th.Dim.Render("nobody in the last interval"))
 	} else {
