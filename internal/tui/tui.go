@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/detail"
+	"github.com/ctxtop/ctxtop/internal/tui/filter"
 	"github.com/ctxtop/ctxtop/internal/tui/header"
 	"github.com/ctxtop/ctxtop/internal/tui/help"
 	"github.com/ctxtop/ctxtop/internal/tui/keys"
@@ -358,22 +359,8 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 }
 
 func (m Model) handleFilterKey(k tea.KeyPressMsg) Model {
-	f := m.table.Filter()
-	switch k.String() {
-	case "esc":
-		m.filtering = false
-		f = ""
-	case "enter":
-		m.filtering = false
-	case "backspace":
-		if r := []rune(f); len(r) > 0 {
-			f = string(r[:len(r)-1])
-		}
-	default:
-		if k.Text != "" {
-			f += k.Text
-		}
-	}
+	f, typing := filter.Edit(m.table.Filter(), k)
+	m.filtering = typing
 	m.table.SetFilter(f)
 	m.syncHeader()
 	return m
@@ -551,7 +538,7 @@ func (m Model) Render() string {
 func (m Model) footer() string {
 	th := m.th
 	if m.filtering {
-		return textutil.Truncate(th.Key.Render("/")+m.table.Filter()+"█"+th.Dim.Render("  Enter keep  Esc clear"), m.width)
+		return filter.Prompt(th, m.table.Filter(), m.width)
 	}
 	if m.lastErr != nil {
 		return th.Error.Render(textutil.Truncate("sampling failed: "+m.lastErr.Error(), m.width))

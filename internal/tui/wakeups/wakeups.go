@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/tui/filter"
 	"github.com/ctxtop/ctxtop/internal/tui/keys"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
@@ -176,18 +177,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 }
 
 func (m *Model) filterKey(k tea.KeyPressMsg) {
-	switch k.String() {
-	case "esc":
-		m.filtering, m.filter = false, ""
-	case "enter":
-		m.filtering = false
-	case "backspace":
-		if r := []rune(m.filter); len(r) > 0 {
-			m.filter = string(r[:len(r)-1])
-		}
-	default:
-		m.filter += k.Text
-	}
+	m.filter, m.filtering = filter.Edit(m.filter, k)
 	m.rebuild()
 }
 
@@ -379,7 +369,7 @@ func (m Model) status() string {
 	th := m.th
 	switch {
 	case m.filtering:
-		return textutil.Truncate(th.Key.Render("/")+m.filter+"█"+th.Dim.Render("  Enter keep  Esc clear"), m.width)
+		return filter.Prompt(th, m.filter, m.width)
 	case m.w == nil:
 		return th.Dim.Render(textutil.Truncate("wake-ups: attaching; first figures after one refresh", m.width))
 	}
