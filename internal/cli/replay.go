@@ -48,17 +48,8 @@ With -b or -o json it prints the reports batch mode printed live.`,
 			if ro.info {
 				return printInfo(cmd.OutOrStdout(), args[0])
 			}
-			// --hot defaults to the recording's own threshold, which
-			// validate would reject as unset.
-			recorded := !cmd.Flags().Changed("hot")
-			if recorded {
-				o.hot = model.DefaultHotThreshold
-			}
 			if err := o.validate(cmd); err != nil {
 				return err
-			}
-			if recorded {
-				o.hot = 0
 			}
 			return runReplay(cmd, args[0], o, ro)
 		},
@@ -109,6 +100,11 @@ func cpuNote(h record.Header) string {
 
 func runReplay(cmd *cobra.Command, path string, o options, ro replayOptions) error {
 	stderr := cmd.ErrOrStderr()
+	// Without --hot, threads are hot where the recorder said they were,
+	// whichever command opened the recording.
+	if !cmd.Flags().Changed("hot") {
+		o.hot = 0
+	}
 	if !o.batch && !isTerminal(os.Stdout) {
 		o.batch = true
 	}
