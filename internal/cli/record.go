@@ -280,7 +280,7 @@ func openMonitor(o options) (*sampler.Monitor, *monitorRecorder, error) {
 			mr.rec = rec
 		}
 		if err := mr.rec.Write(s); err != nil {
-			return diskError(err, mr.rec)
+			return recordError{diskError(err, mr.rec)}
 		}
 		return nil
 	})
@@ -292,6 +292,14 @@ func openMonitor(o options) (*sampler.Monitor, *monitorRecorder, error) {
 	}
 	return m, mr, nil
 }
+
+// recordError is a failed write to the --record file, which closed it:
+// the monitor stops on it rather than sample on without recording.
+type recordError struct{ error }
+
+func (e recordError) Unwrap() error { return e.error }
+
+func isRecordError(err error) bool { return errors.As(err, new(recordError)) }
 
 func (m *monitorRecorder) close() error {
 	if m == nil || m.rec == nil {
