@@ -34,3 +34,20 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestSizeValue(t *testing.T) {
+	for in, want := range map[string]sizeValue{
+		"1536": 1536, "3KB": 3 << 10, "512k": 512 << 10, "20MB": 20 << 20, "1GiB": 1 << 30,
+	} {
+		var v sizeValue
+		if err := v.Set(in); err != nil || v != want {
+			t.Errorf("Set(%q) = %d, %v; want %d", in, v, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "0K", "-1", "x", "MB", "1e9", "99999999999999G"} {
+		var v sizeValue
+		if err := v.Set(in); err == nil {
+			t.Errorf("Set(%q) = %d, want an error", in, v)
+		}
+	}
+}

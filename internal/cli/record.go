@@ -7,14 +7,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
+	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/sampler"
@@ -212,34 +211,19 @@ func diskError(err error, rec *record.FileRecorder) error {
 	return fmt.Errorf("%v; the file replays%s", err, upTo)
 }
 
-// sizeValue is a byte count: 2097152, 512K, 20MB, 1GiB (powers of 1024).
+// sizeValue is a byte count as load sizes are written: 2097152, 512K,
+// 20MB, 1GiB (powers of 1024).
 type sizeValue int64
 
 func (v *sizeValue) String() string { return formatSize(int64(*v)) }
 func (v *sizeValue) Type() string   { return "size" }
 
 func (v *sizeValue) Set(s string) error {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'K':
-			mult = 1 << 10
-		case 'M':
-			mult = 1 << 20
-		case 'G':
-			mult = 1 << 30
-		}
-		if mult > 1 {
-			t = t[:n-1]
-		}
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || !(f > 0) || f*float64(mult) > 1<<50 {
+	n, err := load.ParseSize(s)
+	if err != nil || n <= 0 {
 		return fmt.Errorf("%q is not a size (20MB, 512KB, 1048576)", s)
 	}
-	*v = sizeValue(f * float64(mult))
+	*v = sizeValue(n)
 	return nil
 }
 
