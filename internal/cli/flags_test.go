@@ -51,3 +51,27 @@ func TestSizeValue(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordTimeFlags: record's --duration and --flush take what -d takes.
+func TestRecordTimeFlags(t *testing.T) {
+	for _, c := range []struct{ args, want []string }{
+		{[]string{"--duration", "60", "--flush", "2"}, []string{"1m0s", "2s"}},
+		{[]string{"--duration", "1.5", "--flush", "500ms"}, []string{"1.5s", "500ms"}},
+		{nil, []string{"0", "5s"}},
+	} {
+		cmd := newRecordCmd()
+		if err := cmd.ParseFlags(c.args); err != nil {
+			t.Errorf("%v: %v", c.args, err)
+			continue
+		}
+		got := []string{cmd.Flags().Lookup("duration").Value.String(), cmd.Flags().Lookup("flush").Value.String()}
+		if got[0] != c.want[0] || got[1] != c.want[1] {
+			t.Errorf("%v: --duration %s --flush %s, want %s and %s", c.args, got[0], got[1], c.want[0], c.want[1])
+		}
+	}
+	for _, args := range [][]string{{"--duration", "-1"}, {"--flush", "soon"}} {
+		if err := newRecordCmd().ParseFlags(args); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}

@@ -22,18 +22,18 @@ import (
 type recordOptions struct {
 	out      string
 	delay    delayValue
-	duration time.Duration
+	duration durationValue
 	maxSize  sizeValue
 	rotate   int
 	pids     pidListValue
 	procRoot string
 	hot      float64
 	info     string
-	flush    time.Duration
+	flush    durationValue
 }
 
 func newRecordCmd() *cobra.Command {
-	o := recordOptions{delay: delayValue(time.Second), procRoot: "/proc", hot: 1000, flush: record.DefaultFlushEvery}
+	o := recordOptions{delay: delayValue(time.Second), procRoot: "/proc", hot: 1000, flush: durationValue(record.DefaultFlushEvery)}
 	cmd := &cobra.Command{
 		Use:   "record -o FILE",
 		Short: "Record raw samples to a file, to replay later with ctxtop replay",
@@ -57,14 +57,14 @@ to its last complete chunk.`,
 			if o.out == "" {
 				return errors.New("record needs -o FILE (or --info FILE to describe one)")
 			}
-			if o.duration < 0 || o.rotate < 0 || o.maxSize < 0 {
-				return errors.New("--duration, --max-size and --rotate must not be negative")
+			if o.rotate < 0 {
+				return fmt.Errorf("--rotate must not be negative, got %d", o.rotate)
 			}
 			if o.rotate > 0 && o.maxSize == 0 {
 				return errors.New("--rotate needs --max-size: the size at which to start the next file")
 			}
-			if o.flush < time.Duration(o.delay) {
-				o.flush = time.Duration(o.delay)
+			if time.Duration(o.flush) < time.Duration(o.delay) {
+				o.flush = durationValue(o.delay)
 			}
 			if !(o.hot > 0) {
 				return fmt.Errorf("--hot must be a positive rate, got %v", o.hot)
@@ -76,13 +76,13 @@ to its last complete chunk.`,
 	f.SortFlags = false
 	f.StringVarP(&o.out, "output", "o", "", "file to write")
 	f.VarP(&o.delay, "delay", "d", "sampling interval: seconds (0.5) or a duration (500ms)")
-	f.DurationVar(&o.duration, "duration", 0, "stop after this long (default: until interrupted)")
+	f.Var(&o.duration, "duration", "stop after this long: seconds or a duration (default: until interrupted)")
 	f.Var(&o.maxSize, "max-size", "stop (or rotate) before the file passes this size: 20MB, 512KB (powers of 1024)")
 	f.IntVar(&o.rotate, "rotate", 0, "at --max-size keep this many files (FILE, FILE.1, ...), dropping the oldest")
 	f.VarP(&o.pids, "pid", "p", "only these processes, comma-separated PIDs")
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
 	f.Float64Var(&o.hot, "hot", 1000, "switches/s at which a thread is hot, kept for the replay")
-	f.DurationVar(&o.flush, "flush", record.DefaultFlushEvery, "write a chunk to the file at least this often: what a crash can lose")
+	f.Var(&o.flush, "flush", "write a chunk to the file at least this often: what a crash can lose")
 	f.StringVar(&o.info, "info", "", "describe a recording instead: header, time span, samples, top spikes")
 	return cmd
 }
@@ -133,7 +133,7 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	h.CPUs = smp.System.CPUs
 	rec, err := record.Create(record.FileOptions{
 		Path: o.out, Header: h, Rotate: o.rotate,
-		Writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: o.flush},
+		Writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: time.Duration(o.flush)},
 	})
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	}
 	var deadline <-chan time.Time
 	if o.duration > 0 {
-		t := time.NewTimer(o.duration)
+		t := time.NewTimer(time.Duration(o.duration))
 		defer t.Stop()
 		deadline = t.C
 	}
