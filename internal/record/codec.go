@@ -224,6 +224,7 @@ type encoder struct {
 	counters  []byte
 	cgroup    []byte
 	wait      []byte
+	reason    []byte
 	cols      [countersPerTask][]uint64
 	nextLast  []deltas
 }
