@@ -47,13 +47,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	}
 	defer rec.close()
 
-	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups}
-	write := output.NewText(w, oo).Write
-	if o.output == "json" {
-		facts := hostinfo.Read(ctx, o.procRoot)
-		oo.Host = &facts
-		write = output.NewJSON(w, oo).Write
-	}
+	write := reportWriter(w, o, func() hostinfo.Facts { return hostinfo.Read(ctx, o.procRoot) })
 
 	interval := time.Duration(o.delay)
 	start := time.Now()
@@ -82,6 +76,18 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 		timer.Reset(max(time.Until(next), 0))
 	}
 	return nil
+}
+
+// reportWriter prints batch reports, live or replayed, as o asks: text,
+// or JSON lines naming the host facts returns, read only for JSON.
+func reportWriter(w io.Writer, o options, facts func() hostinfo.Facts) func(*model.Snapshot) error {
+	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups}
+	if o.output != "json" {
+		return output.NewText(w, oo).Write
+	}
+	f := facts()
+	oo.Host = &f
+	return output.NewJSON(w, oo).Write
 }
 
 // withWakeups adds the wake-up graph of the same interval to each snapshot;

@@ -68,8 +68,16 @@ func parseDuration(s string) (time.Duration, error) {
 // duration.
 type durationValue time.Duration
 
-func (d *durationValue) String() string { return time.Duration(*d).String() }
-func (d *durationValue) Type() string   { return "duration" }
+// String is "0" for zero, which help then shows as no default, as it does
+// for pflag's own durations.
+func (d *durationValue) String() string {
+	if *d == 0 {
+		return "0"
+	}
+	return time.Duration(*d).String()
+}
+
+func (d *durationValue) Type() string { return "duration" }
 
 func (d *durationValue) Set(s string) error {
 	v, err := parseDuration(s)

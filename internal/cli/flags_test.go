@@ -34,3 +34,44 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestSizeValue(t *testing.T) {
+	for in, want := range map[string]sizeValue{
+		"1536": 1536, "3KB": 3 << 10, "512k": 512 << 10, "20MB": 20 << 20, "1GiB": 1 << 30,
+	} {
+		var v sizeValue
+		if err := v.Set(in); err != nil || v != want {
+			t.Errorf("Set(%q) = %d, %v; want %d", in, v, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "0K", "-1", "x", "MB", "1e9", "99999999999999G"} {
+		var v sizeValue
+		if err := v.Set(in); err == nil {
+			t.Errorf("Set(%q) = %d, want an error", in, v)
+		}
+	}
+}
+
+// TestRecordTimeFlags: record's --duration and --flush take what -d takes.
+func TestRecordTimeFlags(t *testing.T) {
+	for _, c := range []struct{ args, want []string }{
+		{[]string{"--duration", "60", "--flush", "2"}, []string{"1m0s", "2s"}},
+		{[]string{"--duration", "1.5", "--flush", "500ms"}, []string{"1.5s", "500ms"}},
+		{nil, []string{"0", "5s"}},
+	} {
+		cmd := newRecordCmd()
+		if err := cmd.ParseFlags(c.args); err != nil {
+			t.Errorf("%v: %v", c.args, err)
+			continue
+		}
+		got := []string{cmd.Flags().Lookup("duration").Value.String(), cmd.Flags().Lookup("flush").Value.String()}
+		if got[0] != c.want[0] || got[1] != c.want[1] {
+			t.Errorf("%v: --duration %s --flush %s, want %s and %s", c.args, got[0], got[1], c.want[0], c.want[1])
+		}
+	}
+	for _, args := range [][]string{{"--duration", "-1"}, {"--flush", "soon"}} {
+		if err := newRecordCmd().ParseFlags(args); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}

@@ -7,14 +7,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
+	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/sampler"
@@ -23,18 +22,18 @@ import (
 type recordOptions struct {
 	out      string
 	delay    delayValue
-	duration time.Duration
+	duration durationValue
 	maxSize  sizeValue
 	rotate   int
 	pids     pidListValue
 	procRoot string
 	hot      float64
 	info     string
-	flush    time.Duration
+	flush    durationValue
 }
 
 func newRecordCmd() *cobra.Command {
-	o := recordOptions{delay: delayValue(time.Second), procRoot: "/proc", hot: 1000, flush: record.DefaultFlushEvery}
+	o := recordOptions{delay: delayValue(time.Second), procRoot: "/proc", hot: 1000, flush: durationValue(record.DefaultFlushEvery)}
 	cmd := &cobra.Command{
 		Use:   "record -o FILE",
 		Short: "Record raw samples to a file, to replay later with ctxtop replay",
@@ -58,14 +57,14 @@ to its last complete chunk.`,
 			if o.out == "" {
 				return errors.New("record needs -o FILE (or --info FILE to describe one)")
 			}
-			if o.duration < 0 || o.rotate < 0 || o.maxSize < 0 {
-				return errors.New("--duration, --max-size and --rotate must not be negative")
+			if o.rotate < 0 {
+				return fmt.Errorf("--rotate must not be negative, got %d", o.rotate)
 			}
 			if o.rotate > 0 && o.maxSize == 0 {
 				return errors.New("--rotate needs --max-size: the size at which to start the next file")
 			}
-			if o.flush < time.Duration(o.delay) {
-				o.flush = time.Duration(o.delay)
+			if time.Duration(o.flush) < time.Duration(o.delay) {
+				o.flush = durationValue(o.delay)
 			}
 			if !(o.hot > 0) {
 				return fmt.Errorf("--hot must be a positive rate, got %v", o.hot)
@@ -77,13 +76,13 @@ to its last complete chunk.`,
 	f.SortFlags = false
 	f.StringVarP(&o.out, "output", "o", "", "file to write")
 	f.VarP(&o.delay, "delay", "d", "sampling interval: seconds (0.5) or a duration (500ms)")
-	f.DurationVar(&o.duration, "duration", 0, "stop after this long (default: until interrupted)")
+	f.Var(&o.duration, "duration", "stop after this long: seconds or a duration (default: until interrupted)")
 	f.Var(&o.maxSize, "max-size", "stop (or rotate) before the file passes this size: 20MB, 512KB (powers of 1024)")
 	f.IntVar(&o.rotate, "rotate", 0, "at --max-size keep this many files (FILE, FILE.1, ...), dropping the oldest")
 	f.VarP(&o.pids, "pid", "p", "only these processes, comma-separated PIDs")
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
 	f.Float64Var(&o.hot, "hot", 1000, "switches/s at which a thread is hot, kept for the replay")
-	f.DurationVar(&o.flush, "flush", record.DefaultFlushEvery, "write a chunk to the file at least this often: what a crash can lose")
+	f.Var(&o.flush, "flush", "write a chunk to the file at least this often: what a crash can lose")
 	f.StringVar(&o.info, "info", "", "describe a recording instead: header, time span, samples, top spikes")
 	return cmd
 }
@@ -134,7 +133,7 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	h.CPUs = smp.System.CPUs
 	rec, err := record.Create(record.FileOptions{
 		Path: o.out, Header: h, Rotate: o.rotate,
-		Writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: o.flush},
+		Writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: time.Duration(o.flush)},
 	})
 	if err != nil {
 		return err
@@ -160,7 +159,7 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	}
 	var deadline <-chan time.Time
 	if o.duration > 0 {
-		t := time.NewTimer(o.duration)
+		t := time.NewTimer(time.Duration(o.duration))
 		defer t.Stop()
 		deadline = t.C
 	}
@@ -212,34 +211,19 @@ func diskError(err error, rec *record.FileRecorder) error {
 	return fmt.Errorf("%v; the file replays%s", err, upTo)
 }
 
-// sizeValue is a byte count: 2097152, 512K, 20MB, 1GiB (powers of 1024).
+// sizeValue is a byte count as load sizes are written: 2097152, 512K,
+// 20MB, 1GiB (powers of 1024).
 type sizeValue int64
 
 func (v *sizeValue) String() string { return formatSize(int64(*v)) }
 func (v *sizeValue) Type() string   { return "size" }
 
 func (v *sizeValue) Set(s string) error {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'K':
-			mult = 1 << 10
-		case 'M':
-			mult = 1 << 20
-		case 'G':
-			mult = 1 << 30
-		}
-		if mult > 1 {
-			t = t[:n-1]
-		}
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || !(f > 0) || f*float64(mult) > 1<<50 {
+	n, err := load.ParseSize(s)
+	if err != nil || n <= 0 {
 		return fmt.Errorf("%q is not a size (20MB, 512KB, 1048576)", s)
 	}
-	*v = sizeValue(f * float64(mult))
+	*v = sizeValue(n)
 	return nil
 }
 
@@ -280,7 +264,7 @@ func openMonitor(o options) (*sampler.Monitor, *monitorRecorder, error) {
 			mr.rec = rec
 		}
 		if err := mr.rec.Write(s); err != nil {
-			return diskError(err, mr.rec)
+			return recordError{diskError(err, mr.rec)}
 		}
 		return nil
 	})
@@ -292,6 +276,14 @@ func openMonitor(o options) (*sampler.Monitor, *monitorRecorder, error) {
 	}
 	return m, mr, nil
 }
+
+// recordError is a failed write to the --record file, which closed it:
+// the monitor stops on it rather than sample on without recording.
+type recordError struct{ error }
+
+func (e recordError) Unwrap() error { return e.error }
+
+func isRecordError(err error) bool { return errors.As(err, new(recordError)) }
 
 func (m *monitorRecorder) close() error {
 	if m == nil || m.rec == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ctxtop/ctxtop/internal/record"
+	"github.com/ctxtop/ctxtop/internal/record/recordtest"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
 )
@@ -84,6 +85,63 @@ func TestReplayPrintsWhatBatchPrintedLive(t *testing.T) {
 			t.Errorf("no live report has cgroup rows:\n%s", live)
 		}
 	}
+}
+
+// TestReplayKeepsTheRecordedHotThreshold replays a recording made with
+// --hot far above any thread's rate: without --hot, neither replay nor
+// -b --replay calls a thread hot; with --hot given, that threshold counts.
+func TestReplayKeepsTheRecordedHotThreshold(t *testing.T) {
+	bin := testutil.Binary(t)
+	file := filepath.Join(t.TempDir(), "cold.ctxrec")
+	if err := coldRecording(file); err != nil {
+		t.Fatal(err)
+	}
+	hot := func(args ...string) int {
+		t.Helper()
+		out, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, exitStderr(err))
+		}
+		if n := bytes.Count(out, []byte(`"time"`)); n != 4 {
+			t.Fatalf("%v: %d reports from 5 samples, want 4:\n%.300s", args, n, out)
+		}
+		return bytes.Count(out, []byte(`"hot":true`))
+	}
+	for _, args := range [][]string{{"-b", "-o", "json", "--replay", file}, {"replay", "-b", "-o", "json", file}} {
+		if n := hot(args...); n != 0 {
+			t.Errorf("%v: %d hot rows under the recording's threshold of 1e12 switches/s", args, n)
+		}
+		if n := hot(append(args, "--hot", "1000")...); n == 0 {
+			t.Errorf("%v --hot 1000: no hot row", args)
+		}
+	}
+}
+
+// coldRecording writes 5 samples of a host whose busy threads switch
+// 200-20,000 times a second, recorded with a hot threshold none reaches.
+func coldRecording(path string) error {
+	s := recordtest.New(40, 5, false)
+	h := record.Header{Host: "cold-host", CPUs: 2, Interval: time.Second, ProcRoot: "/proc", HotThreshold: 1e12,
+		Start: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), ZoneName: "UTC"}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w, err := record.NewWriter(f, h, record.WriterOptions{})
+	if err != nil {
+		return err
+	}
+	for range 5 {
+		smp := s.Next()
+		if err := w.Write(&smp); err != nil {
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // cgroupsReadable says whether this host names a cgroup for a process, as

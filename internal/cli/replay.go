@@ -14,7 +14,6 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
-	"github.com/ctxtop/ctxtop/internal/output"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/tui"
 )
@@ -48,17 +47,8 @@ With -b or -o json it prints the reports batch mode printed live.`,
 			if ro.info {
 				return printInfo(cmd.OutOrStdout(), args[0])
 			}
-			// --hot defaults to the recording's own threshold, which
-			// validate would reject as unset.
-			recorded := !cmd.Flags().Changed("hot")
-			if recorded {
-				o.hot = model.DefaultHotThreshold
-			}
 			if err := o.validate(cmd); err != nil {
 				return err
-			}
-			if recorded {
-				o.hot = 0
 			}
 			return runReplay(cmd, args[0], o, ro)
 		},
@@ -101,7 +91,7 @@ func openPlayer(path string, hot float64, stderr io.Writer) (*record.Player, err
 // cpuNote says when the recording's host differs from this one in a way
 // that matters for reading it.
 func cpuNote(h record.Header) string {
-	if h.CPUs > 0 && h.CPUs != runtime.NumCPU() {
+	if otherCPUs(h) {
 		return fmt.Sprintf("recorded on %s with %d CPUs (this host has %d): per-CPU figures are the recording's", h.Host, h.CPUs, runtime.NumCPU())
 	}
 	return ""
@@ -109,6 +99,11 @@ func cpuNote(h record.Header) string {
 
 func runReplay(cmd *cobra.Command, path string, o options, ro replayOptions) error {
 	stderr := cmd.ErrOrStderr()
+	// Without --hot, threads are hot where the recorder said they were,
+	// whichever command opened the recording.
+	if !cmd.Flags().Changed("hot") {
+		o.hot = 0
+	}
 	if !o.batch && !isTerminal(os.Stdout) {
 		o.batch = true
 	}
@@ -179,16 +174,7 @@ func parseWhen(s string, first time.Time) (time.Time, error) {
 
 // replayBatch prints a report per recorded sample, as batch mode did.
 func replayBatch(w io.Writer, p *record.Player, o options, facts hostinfo.Facts) error {
-	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups}
-	if o.output == "json" {
-		oo.Host = &facts
-	}
-	var write func(*model.Snapshot) error
-	if o.output == "json" {
-		write = output.NewJSON(w, oo).Write
-	} else {
-		write = output.NewText(w, oo).Write
-	}
+	write := reportWriter(w, o, func() hostinfo.Facts { return facts })
 	for i := 1; o.iterations == 0 || i <= o.iterations; i++ {
 		snap, err := p.Next()
 		if errors.Is(err, record.ErrEnd) {
@@ -287,6 +273,10 @@ func printInfo(w io.Writer, path string) error {
 	return nil
 }
 
+// otherCPUs says whether the recording's host had another CPU count than
+// this one.
+func otherCPUs(h record.Header) bool { return h.CPUs > 0 && h.CPUs != runtime.NumCPU() }
+
 // replayNote is the first thing the monitor says over a recording: what
 // was lost and whether its host differs, in short.
 func replayNote(r *record.Recording) string {
@@ -294,8 +284,8 @@ func replayNote(r *record.Recording) string {
 	if r.Lost > 0 {
 		parts = append(parts, fmt.Sprintf("%d samples lost to damage", r.Lost))
 	}
-	if h := r.Header; h.CPUs > 0 && h.CPUs != runtime.NumCPU() {
-		parts = append(parts, fmt.Sprintf("recorded with %d CPUs, this host has %d", h.CPUs, runtime.NumCPU()))
+	if otherCPUs(r.Header) {
+		parts = append(parts, fmt.Sprintf("recorded with %d CPUs, this host has %d", r.Header.CPUs, runtime.NumCPU()))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -131,7 +131,8 @@ func (o *options) validate(cmd *cobra.Command) error {
 			return fmt.Errorf("--cgroup-root %q is not a directory", o.cgroupRoot)
 		}
 	}
-	if !(o.hot > 0) {
+	// Checked only when given: replay's default, 0, is the recording's own.
+	if cmd.Flags().Changed("hot") && !(o.hot > 0) {
 		return fmt.Errorf("--hot must be a positive rate, got %v", o.hot)
 	}
 	if o.output == "json" {

@@ -13,7 +13,7 @@ import (
 
 // runTUI opens the live monitor on the terminal.
 func runTUI(o options) error {
-	mon, err := sampler.NewMonitor(sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot})
+	mon, rec, err := openMonitor(o)
 	if err != nil {
 		return procError(err)
 	}
@@ -29,10 +29,18 @@ func runTUI(o options) error {
 		NoColor:      o.noColor,
 		Version:      version,
 		ProcRoot:     o.procRoot,
-		// A vanished target ends the monitor; anything else (a
-		// transient read error) is shown and the next tick retries.
-		IsFatal: func(err error) bool { return errors.Is(err, sampler.ErrTargetsGone) },
+		// A vanished target or a failed --record write ends the
+		// monitor; anything else (a transient read error) is shown and
+		// the next tick retries.
+		IsFatal: func(err error) bool { return errors.Is(err, sampler.ErrTargetsGone) || isRecordError(err) },
 	})
+	if isRecordError(err) {
+		// The write closed the file already.
+		return rec.explain(err)
+	}
+	if cerr := rec.close(); cerr != nil && err == nil {
+		return rec.explain(cerr)
+	}
 	if errors.Is(err, sampler.ErrTargetsGone) {
 		fmt.Fprintln(os.Stderr, "ctxtop: every process given with --pid has exited")
 		return nil

@@ -61,10 +61,10 @@ func (e *encoder) appendWaits(b []byte, waits []model.WaitTally) []byte {
 		m = appendZ(m, wTID, int64(w.TID-w.PID))
 		m = appendZ(m, wLooks, int64(w.Looks))
 		for _, r := range w.Reasons {
-			var rm []byte
-			rm = appendStr(rm, rWord, r.Reason)
+			rm := appendStr(e.reason[:0], rWord, r.Reason)
 			rm = appendZ(rm, rN, int64(r.N))
 			m = appendMsg(m, wReason, rm)
+			e.reason = rm
 		}
 		if w.Wchan != "" {
 			m = appendStr(m, wWchan, w.Wchan)

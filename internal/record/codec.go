@@ -224,6 +224,7 @@ type encoder struct {
 	counters  []byte
 	cgroup    []byte
 	wait      []byte
+	reason    []byte
 	cols      [countersPerTask][]uint64
 	nextLast  []deltas
 }
@@ -279,15 +280,17 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 		e.cols[k] = e.cols[k][:0]
 	}
 	lastPID, lastGonePID, lastIdx := 0, 0, -1
+	goneTask := func(t *model.TaskCounters) {
+		gone = protowire.AppendVarint(gone, uint64(t.PID-lastGonePID))
+		gone = protowire.AppendVarint(gone, protowire.EncodeZigZag(int64(t.TID-t.PID)))
+		lastGonePID = t.PID
+	}
 	last := e.nextLast[:0]
 	i := 0
 	for j := range cur {
 		c := &cur[j]
-		for i < len(prev) && taskLess(&prev[i], c) {
-			gone = protowire.AppendVarint(gone, uint64(prev[i].PID-lastGonePID))
-			gone = protowire.AppendVarint(gone, protowire.EncodeZigZag(int64(prev[i].TID-prev[i].PID)))
-			lastGonePID = prev[i].PID
-			i++
+		for ; i < len(prev) && taskLess(&prev[i], c); i++ {
+			goneTask(&prev[i])
 		}
 		var p *model.TaskCounters
 		pi := i
@@ -309,16 +312,11 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 			}
 			continue
 		}
-		t := e.encodeTask(p, c, lastPID)
-		if len(t) > 0 {
-			b = appendMsg(b, fTask, t)
-			lastPID = c.PID
-		}
+		b = appendMsg(b, fTask, e.encodeTask(p, c, lastPID))
+		lastPID = c.PID
 	}
 	for ; i < len(prev); i++ {
-		gone = protowire.AppendVarint(gone, uint64(prev[i].PID-lastGonePID))
-		gone = protowire.AppendVarint(gone, protowire.EncodeZigZag(int64(prev[i].TID-prev[i].PID)))
-		lastGonePID = prev[i].PID
+		goneTask(&prev[i])
 	}
 	if len(gone) > 0 {
 		b = appendMsg(b, fGone, gone)
@@ -436,15 +434,15 @@ func (e *encoder) addCounters(p, c *model.TaskCounters, gap int, before, now *de
 	e.cols[7] = append(e.cols[7], z(int64(c.LastCPU-p.LastCPU)))
 }
 
-// encodeTask writes what changed in c since p; nil p is a task first seen.
-// It returns nothing for a task whose counters did not move.
+// encodeTask writes a task record: all of c for a task first seen (nil p)
+// or a reused TID (another start time), else what changed since p. The
+// caller sends only those and tasks whose names, CPUs or cgroup changed,
+// so the record is never empty.
 func (e *encoder) encodeTask(p, c *model.TaskCounters, lastPID int) []byte {
 	var zero model.TaskCounters
 	reset := p == nil || p.StartTime != c.StartTime
 	if reset {
 		p = &zero
-	} else if *p == *c {
-		return nil
 	}
 	b := e.task[:0]
 	b = appendZ(b, tPID, int64(c.PID-lastPID))

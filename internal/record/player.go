@@ -138,7 +138,9 @@ func (p *Player) compute(i int) model.Snapshot {
 	b.Time = p.epoch.Add(time.Duration(p.rec.frames[i].mono))
 	snap := model.Compute(&a, &b, p.opts)
 	snap.Time = p.cur.Time
-	if p.marks != nil && p.marks[i].Rate {
+	// While NewPlayer marks the samples, mark i is not set yet: the
+	// spike detector there gives it.
+	if p.marks[i].Rate {
 		snap.Spike = p.marks[i].Spike
 	}
 	return snap
@@ -156,7 +158,8 @@ func (p *Player) Next() (model.Snapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.at < p.lo-1 {
-		return p.seek(p.firstRate(p.lo))
+		// seek moves on to the first sample with a rate.
+		return p.seek(p.lo)
 	}
 	for p.at < p.hi {
 		if err := p.step(); err != nil {
@@ -167,15 +170,6 @@ func (p *Player) Next() (model.Snapshot, error) {
 		}
 	}
 	return model.Snapshot{}, ErrEnd
-}
-
-func (p *Player) firstRate(i int) int {
-	for ; i < p.hi; i++ {
-		if p.marks[i].Rate {
-			return i
-		}
-	}
-	return p.hi
 }
 
 // Seek returns the snapshot of sample i (moved forward to the nearest one

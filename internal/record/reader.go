@@ -150,29 +150,30 @@ func (r *Recording) Location() *time.Location { return r.loc }
 
 // readChunk parses the chunk header at off; ok is false when the bytes
 // there are not a whole, intact chunk, and why says what is wrong.
-func (r *Recording) readChunk(off int) (c chunkRef, frames int, ok bool, truncated bool, why string) {
+func (r *Recording) readChunk(off int) (c chunkRef, ok bool, truncated bool, why string) {
 	d := r.data
 	if len(d)-off < chunkHeaderSize {
-		return c, 0, false, true, "the last chunk's header is incomplete"
+		return c, false, true, "the last chunk's header is incomplete"
 	}
 	if !bytes.Equal(d[off:off+4], chunkSync[:]) {
-		return c, 0, false, false, "no chunk marker"
+		return c, false, false, "no chunk marker"
 	}
+	// The frame count at off+12 is not needed: the frames are counted
+	// as they are decoded.
 	compLen := int(binary.LittleEndian.Uint32(d[off+4:]))
 	rawLen := int(binary.LittleEndian.Uint32(d[off+8:]))
-	frames = int(binary.LittleEndian.Uint32(d[off+12:]))
 	if compLen > maxChunkCompressed || rawLen > maxChunkRaw {
-		return c, 0, false, false, "chunk length out of range"
+		return c, false, false, "chunk length out of range"
 	}
 	if len(d)-off-chunkHeaderSize < compLen {
-		return c, 0, false, true, "the last chunk is incomplete"
+		return c, false, true, "the last chunk is incomplete"
 	}
 	comp := d[off+chunkHeaderSize : off+chunkHeaderSize+compLen]
 	crc := crc32.Update(crc32.Checksum(d[off+4:off+16], castagnoli), castagnoli, comp)
 	if crc != binary.LittleEndian.Uint32(d[off+16:]) {
-		return c, 0, false, false, "checksum mismatch"
+		return c, false, false, "checksum mismatch"
 	}
-	return chunkRef{off: off, compLen: compLen, rawLen: rawLen}, frames, true, false, ""
+	return chunkRef{off: off, compLen: compLen, rawLen: rawLen}, true, false, ""
 }
 
 // nextSync finds the next chunk marker after off, or -1.
@@ -235,7 +236,7 @@ func (r *Recording) scan(off int) {
 		d.synced = false
 	}
 	for off < len(r.data) {
-		c, _, ok, truncated, why := r.readChunk(off)
+		c, ok, truncated, why := r.readChunk(off)
 		if !ok {
 			next := r.nextSync(off + 1)
 			if next < 0 {

@@ -57,7 +57,6 @@ type Writer struct {
 	first              time.Time
 	started            bool
 	lastFlush, lastKey time.Duration
-	keyPending         bool
 	err                error
 }
 
@@ -110,14 +109,14 @@ func (w *Writer) Write(s *model.Sample) error {
 	if w.err != nil {
 		return w.err
 	}
-	if !w.started {
+	first := !w.started
+	if first {
 		w.first, w.started = s.Time, true
-		w.keyPending = true
 	}
 	// Time on the monotonic clock since the first sample: the live
 	// monitor computes rates from it, so the replay must too.
 	mono := s.Time.Sub(w.first)
-	key := w.keyPending || mono-w.lastKey >= w.opts.KeyframeEvery
+	key := first || mono-w.lastKey >= w.opts.KeyframeEvery
 	if key && w.frames > 0 {
 		// A keyframe starts a chunk, where a reader resynchronises.
 		if err := w.Flush(); err != nil {
@@ -125,8 +124,7 @@ func (w *Writer) Write(s *model.Sample) error {
 		}
 	}
 	if key {
-		w.lastKey, w.keyPending = mono, false
-		w.chunkKey = true
+		w.lastKey, w.chunkKey = mono, true
 	}
 	var err error
 	w.raw, err = w.enc.appendFrame(w.raw, s, int64(mono), key)

@@ -49,11 +49,10 @@ type (
 	}
 )
 
-func newReplayState(o Options) *replayState {
+func newReplayState(o Options, th theme.Theme) *replayState {
 	if o.Replay == nil {
 		return nil
 	}
-	th := theme.New(o.NoColor, true)
 	ctl := timectl.New(th, o.Replay.Points(), o.Replay.Interval())
 	ctl.SetNote(o.Replay.Note())
 	return &replayState{src: o.Replay, ctl: ctl, shown: -1}

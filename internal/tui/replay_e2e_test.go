@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
 )
@@ -60,4 +62,40 @@ func TestReplayInTmux(t *testing.T) {
 
 	x.run("send-keys", "-t", "e2e", "q")
 	x.waitFor("ctxtop to exit", contains("EXITED 0"))
+}
+
+// TestLiveMonitorRecords runs the live monitor with --record: the samples
+// it showed are in the file when it quits, and replay as batch reports.
+func TestLiveMonitorRecords(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed; this end-to-end test drives the real terminal UI through it")
+	}
+	bin := testutil.Binary(t)
+	file := filepath.Join(t.TempDir(), "live.ctxrec")
+	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-record-e2e-%d", os.Getpid())}
+	x.run("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", "sh")
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
+	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	x.run("send-keys", "-t", "e2e", "clear; "+bin+" -d 0.25 --record "+file+"; echo EXITED $?", "Enter")
+	x.waitFor("the monitor", contains("TOTAL/s"))
+	// Four refreshes or more.
+	time.Sleep(time.Second)
+	x.run("send-keys", "-t", "e2e", "q")
+	x.waitFor("ctxtop to exit", contains("EXITED 0"))
+
+	r, err := record.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if len(r.Notes) > 0 || r.Samples() < 4 {
+		t.Fatalf("%d samples recorded in a second at 250 ms, notes %q", r.Samples(), r.Notes)
+	}
+	out, err := exec.Command(bin, "-o", "json", "--replay", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("replay: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), `"time"`); n != r.Samples()-1 {
+		t.Errorf("%d reports from %d samples, want %d:\n%.300s", n, r.Samples(), r.Samples()-1, out)
+	}
 }

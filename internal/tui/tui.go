@@ -119,7 +119,7 @@ func New(o Options, host, kernel string) Model {
 		hist:     newThreadHistory(),
 	}
 	m.load = newLoadState(o)
-	m.replay = newReplayState(o)
+	m.replay = newReplayState(o, th)
 	if m.replay != nil {
 		m.help.SetExtra("replay  (↑/↓ still move the selection)", timectl.Keys().HelpList())
 	}

@@ -52,19 +52,9 @@ func Keys() KeyMap {
 	}
 }
 
-// ShortHelp is the hints the bar shows when there is room.
-func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.PlayPause, k.Back, k.Forward, k.PrevSpike, k.NextSpike, k.MinuteBack, k.MinuteForward, k.Speed}
-}
-
 // HelpList is every binding once, for the help screen.
 func (k KeyMap) HelpList() []key.Binding {
 	return []key.Binding{k.PlayPause, k.Back, k.Forward, k.PrevSpike, k.NextSpike, k.MinuteBack, k.MinuteForward, k.Speed, k.Faster, k.Slower}
-}
-
-// FullHelp lists every binding.
-func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{k.ShortHelp(), {k.Slower, k.Faster}}
 }
 
 // Model is the time control.
@@ -97,9 +87,6 @@ func (m *Model) SetSize(w, _ int) { m.width = w }
 // SetTheme swaps the styles.
 func (m *Model) SetTheme(th theme.Theme) { m.th = th }
 
-// Height is the lines View takes.
-func (m Model) Height() int { return 1 }
-
 // Pos is the index of the sample shown.
 func (m Model) Pos() int { return m.pos }
 
@@ -125,8 +112,7 @@ func (m *Model) SetPlaying(p bool) { m.playing = p }
 
 // Handles says whether k is a time key, which then is not passed on.
 func (m Model) Handles(k tea.KeyPressMsg) bool {
-	for _, b := range []key.Binding{m.keys.PlayPause, m.keys.Back, m.keys.Forward, m.keys.PrevSpike, m.keys.NextSpike,
-		m.keys.MinuteBack, m.keys.MinuteForward, m.keys.Speed, m.keys.Slower, m.keys.Faster} {
+	for _, b := range m.keys.HelpList() {
 		if key.Matches(k, b) {
 			return true
 		}
@@ -274,7 +260,7 @@ func (m Model) View() string {
 	}
 	hints := "  space ←/→ [/] spike {/} min 1-9"
 	room := m.width - textutil.Width(head) - textutil.Width(tail)
-	if room-len(hints) >= 20 {
+	if room-textutil.Width(hints) >= 20 {
 		room -= textutil.Width(hints)
 	} else {
 		hints = ""

@@ -1,6 +1,7 @@
 package timectl
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -126,4 +127,25 @@ func TestView(t *testing.T) {
 			tuitest.Golden(t, sz.Name, got)
 		})
 	}
+}
+
+// TestHintsNeedTwentyBarCells: the key hints show from the first width
+// that leaves the bar 20 cells beside them, counted in cells, not bytes.
+func TestHintsNeedTwentyBarCells(t *testing.T) {
+	m := New(theme.New(true, true), timeline(), time.Second)
+	m, _ = m.Update(press("]"))
+	for w := 30; w <= 200; w++ {
+		m.SetSize(w, 1)
+		got := tuitest.Render(t, m.View(), colorprofile.Ascii)
+		tuitest.CheckFits(t, got, w, 1)
+		if !strings.Contains(got, "space ←/→") {
+			continue
+		}
+		cells := strings.Count(got, "━") + strings.Count(got, "─") + strings.Count(got, "▲") + strings.Count(got, "●")
+		if cells != 20 {
+			t.Errorf("at %d columns, the first with hints, the bar has %d cells, want 20:\n%s", w, cells, got)
+		}
+		return
+	}
+	t.Error("no width up to 200 shows the hints")
 }
