@@ -46,6 +46,11 @@ func newSampler(t *testing.T, cfg Config) *Sampler {
 	return s
 }
 
+// fixtureCgroupOf is each fixture process's group as its cgroup file names
+// it: 100's v1 cpu hierarchy (over the same v2 path), 200's v2 path, 300's
+// v1 cpu hierarchy alone; 400 has no cgroup file.
+var fixtureCgroupOf = map[int]string{100: fixtureService, 200: fixturePod, 300: fixtureDocker, 400: ""}
+
 func TestFixtureRoles(t *testing.T) {
 	s := newSampler(t, Config{Root: fixture})
 	var smp model.Sample
@@ -85,12 +90,8 @@ func TestFixtureRoles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var cgroup string
-		if c, err := fs.ProcCgroup(got.PID); err == nil {
-			cgroup, _ = c.Path()
-		}
 		want := model.TaskCounters{
-			PID: got.PID, TID: got.TID, Comm: comm, ProcessComm: mainComm, Cgroup: cgroup,
+			PID: got.PID, TID: got.TID, Comm: comm, ProcessComm: mainComm, Cgroup: fixtureCgroupOf[got.PID],
 			StartTime: ts.StartTime, VoluntarySwitches: st.VoluntarySwitches, InvoluntarySwitches: st.InvoluntarySwitches,
 			RunNs: ss.RunNs, WaitNs: ss.WaitNs, Timeslices: ss.Timeslices,
 			CPUsAllowed: string(st.CPUsAllowed), State: st.State, LastCPU: ts.LastCPU,
