@@ -112,6 +112,20 @@ func TestFixtureRoles(t *testing.T) {
 	}
 }
 
+// A kernel without PSI has no pressure/cpu: not an error, no PSI figures.
+func TestNoPressureFile(t *testing.T) {
+	root := copyTree(t, fixture)
+	if err := os.Remove(filepath.Join(root, "pressure", "cpu")); err != nil {
+		t.Fatal(err)
+	}
+	s := newSampler(t, Config{Root: root})
+	var smp model.Sample
+	mustSample(t, s, &smp)
+	if smp.System.HasPSI || smp.System.HasPSITotal || smp.System.ContextSwitches == 0 {
+		t.Errorf("system counters without pressure/cpu: %+v", smp.System)
+	}
+}
+
 // copyTree copies the fixture so a test can change it between samples.
 func copyTree(t *testing.T, src string) string {
 	t.Helper()
