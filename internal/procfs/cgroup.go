@@ -1,5 +1,7 @@
 package procfs
 
+import "bytes"
+
 // ParseProcCgroupPath returns the cgroup ctxtop groups a process by, from
 // the contents of /proc/PID/cgroup, one line per hierarchy,
 // "ID:controllers:path":
@@ -53,11 +55,11 @@ func scanProcCgroup(b []byte, path string, found func(v2 bool, p []byte)) error 
 			continue
 		}
 		lines++
-		c1 := indexByte(line, ':')
+		c1 := bytes.IndexByte(line, ':')
 		if c1 < 0 {
 			return parseErr(path, "cgroup line")
 		}
-		c2 := indexByte(line[c1+1:], ':')
+		c2 := bytes.IndexByte(line[c1+1:], ':')
 		if c2 < 0 {
 			return parseErr(path, "cgroup line")
 		}
@@ -83,7 +85,7 @@ func scanProcCgroup(b []byte, path string, found func(v2 bool, p []byte)) error 
 // hasController reports whether the comma-separated list holds name.
 func hasController(list []byte, name string) bool {
 	for len(list) > 0 {
-		i := indexByte(list, ',')
+		i := bytes.IndexByte(list, ',')
 		if i < 0 {
 			return string(list) == name
 		}
@@ -93,13 +95,4 @@ func hasController(list []byte, name string) bool {
 		list = list[i+1:]
 	}
 	return false
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }
