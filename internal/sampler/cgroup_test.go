@@ -66,3 +66,24 @@ func TestCgroupsWithoutMount(t *testing.T) {
 		t.Errorf("want the 3 groups named, got %+v", cgs)
 	}
 }
+
+// NoCgroups (the exporter's setting) leaves every cgroup out.
+func TestNoCgroups(t *testing.T) {
+	root := filepath.Join(testutil.RepoRoot(), "testdata", "proc")
+	s := newSampler(t, Config{Root: root, CgroupRoot: filepath.Join(testutil.RepoRoot(), "testdata", "cgroup"), NoCgroups: true})
+	var smp model.Sample
+	for range 2 {
+		mustSample(t, s, &smp)
+	}
+	if len(smp.Cgroups) != 0 || len(s.cg.byPath) != 0 {
+		t.Errorf("cgroups read with NoCgroups: %+v", smp.Cgroups)
+	}
+	for _, tc := range smp.Tasks {
+		if tc.Cgroup != "" {
+			t.Errorf("task %d/%d in cgroup %q with NoCgroups", tc.PID, tc.TID, tc.Cgroup)
+		}
+	}
+	if len(smp.Tasks) == 0 {
+		t.Error("no tasks")
+	}
+}
