@@ -507,12 +507,7 @@ func trimSyscall(b []byte) []byte {
 }
 
 func (w *waitSampler) read(t *waitTarget, file string) (int, error) {
-	p := appendInt(w.path[:0], t.pid)
-	p = append(p, "/task/"...)
-	p = appendInt(p, t.tid)
-	p = append(p, '/')
-	p = append(p, file...)
-	w.path = append(p, 0)
+	w.path = appendTaskPath(w.path[:0], t.pid, t.tid, file)
 	return readFileAt(w.rootFD, w.path, &w.buf, procfs.LimitLine)
 }
 
