@@ -85,7 +85,8 @@ func New(cfg Config) (*Exporter, error) {
 	if cfg.HotThreshold == 0 {
 		cfg.HotThreshold = 1000
 	}
-	s, err := sampler.New(sampler.Config{Root: cfg.Root, PIDs: cfg.PIDs, HotThreshold: cfg.HotThreshold, NoTaskstats: cfg.NoTaskstats})
+	// No metric is per cgroup: reading them would be work for nothing.
+	s, err := sampler.New(sampler.Config{Root: cfg.Root, PIDs: cfg.PIDs, HotThreshold: cfg.HotThreshold, NoTaskstats: cfg.NoTaskstats, NoCgroups: true})
 	if err != nil {
 		return nil, err
 	}

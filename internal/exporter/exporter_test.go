@@ -192,6 +192,48 @@ func TestExpositionFromFixture(t *testing.T) {
 	}
 }
 
+// TestNamesThatCleanUpAlikeShareASeries: raw names from /proc become
+// label values as the sampler cleans them, and names that clean up alike
+// share one series rather than making the scrape fail on a duplicate.
+func TestNamesThatCleanUpAlikeShareASeries(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "proc")
+	if err := os.CopyFS(root, os.DirFS(filepath.Join(testutil.RepoRoot(), "testdata", "proc"))); err != nil {
+		t.Fatal(err)
+	}
+	for task, comm := range map[string]string{"100/task/100": "\xff", "200/task/200": "x\x01", "300/task/300": "x\x02", "400/task/400": "other"} {
+		if err := os.WriteFile(filepath.Join(root, task, "comm"), []byte(comm+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, srv := fixtureServer(t, Config{Root: root})
+	body, _ := get(t, srv.URL+"/metrics", "")
+	fams := parse(t, body)
+	want := map[string]float64{}
+	got := map[string]float64{}
+	check := func(v float64, name string, labels ...string) {
+		key := name + "{" + strings.Join(labels, ",") + "}"
+		want[key] = v
+		if g, ok := value(fams, name, labels...); ok {
+			got[key] = g
+		}
+	}
+	const switches = "ctxtop_process_context_switches_total"
+	const threadSwitches = "ctxtop_thread_group_context_switches_total"
+	check(49+49, switches, "group", "x?", "type", "voluntary")
+	check(49+49, threadSwitches, "group", "x?", "thread_group", "x?", "type", "voluntary")
+	check(49+903, switches, "group", "'other'", "type", "voluntary")
+	check(49, threadSwitches, "group", "'other'", "thread_group", "'other'", "type", "voluntary")
+	check(49+900+900, switches, "group", "?", "type", "voluntary")
+	check(49, threadSwitches, "group", "?", "thread_group", "?", "type", "voluntary")
+	check(0, "ctxtop_exporter_groups_dropped", "level", "process")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("exposition (-want +got):\n%s", diff)
+	}
+	if _, ok := value(fams, switches, "group", "other"); ok {
+		t.Error("a process named other went into the overflow series")
+	}
+}
+
 func TestOpenMetricsWhenAsked(t *testing.T) {
 	_, srv := fixtureServer(t, Config{})
 	body, ctype := get(t, srv.URL+"/metrics", "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5")

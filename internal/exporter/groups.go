@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
+	"unicode/utf8"
 
 	"github.com/ctxtop/ctxtop/internal/model"
 )
@@ -475,26 +475,16 @@ func (a *accounts) dropped() (procs, threads int) {
 	return len(a.procs) - a.exportedProcs, len(a.threads) - a.exportedThreads
 }
 
-// labelValue makes a name from /proc safe as a label value: valid UTF-8,
-// control characters replaced, and never the overflow series' own name.
+// labelValue is the label value of a group name. Names come from the
+// sampler already through sanitize.Name: valid UTF-8 with every control
+// character a '?'. Here the U+FFFD it puts for a byte that is not UTF-8
+// becomes a '?' too, and a process really named "other" must not merge
+// with the overflow series.
 func labelValue(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == unicode.ReplacementChar || unicode.IsControl(r) {
-			clean = false
-			break
-		}
-	}
-	if !clean {
-		s = strings.Map(func(r rune) rune {
-			if r == unicode.ReplacementChar || unicode.IsControl(r) {
-				return '?'
-			}
-			return r
-		}, strings.ToValidUTF8(s, "?"))
+	if strings.ContainsRune(s, utf8.RuneError) {
+		s = strings.ReplaceAll(s, string(utf8.RuneError), "?")
 	}
 	if s == otherLabel {
-		// A process really named "other" must not merge with the overflow.
 		return "'other'"
 	}
 	return s

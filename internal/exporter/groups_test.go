@@ -141,15 +141,6 @@ func TestGroupByPID(t *testing.T) {
 	}
 }
 
-func TestNamesThatCleanUpAlikeShareASeries(t *testing.T) {
-	a := newAccounts(false, 200, 1000)
-	a.update([]model.TaskCounters{task(10, 10, "x\x01", "x\x01", 1, 0), task(20, 20, "x\x02", "x\x02", 2, 0), task(30, 30, "other", "other", 4, 0), task(40, 40, "\xff", "\xff", 8, 0)}, 1)
-	want := map[string]uint64{"x?": 3, "x?|x?": 3, "'other'": 4, "'other'|'other'": 4, "?": 8, "?|?": 8}
-	if diff := cmp.Diff(want, series(a)); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
 func TestHotThreads(t *testing.T) {
 	a := newAccounts(false, 200, 1000)
 	a.update([]model.TaskCounters{task(10, 10, "a", "a", 0, 0), task(10, 11, "b", "a", 0, 0)}, 0)

@@ -1,11 +1,9 @@
 package load
 
 import (
-	"errors"
-	"os"
-	"strconv"
-
 	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/selfprio"
 )
 
 // pinProcess pins this whole process to cpus, as taskset -c does a Go
@@ -21,44 +19,5 @@ func pinProcess(cpus []int) error {
 	for _, c := range cpus {
 		set.Set(c)
 	}
-	pinned := map[int]bool{}
-	for range 100 {
-		tids, err := ownThreads()
-		if err != nil {
-			return err
-		}
-		changed := false
-		for _, tid := range tids {
-			if pinned[tid] {
-				continue
-			}
-			if err := unix.SchedSetaffinity(tid, &set); err != nil {
-				if errors.Is(err, unix.ESRCH) {
-					continue // the thread exited
-				}
-				return err
-			}
-			pinned[tid] = true
-			changed = true
-		}
-		if !changed {
-			return nil
-		}
-	}
-	return errors.New("pinning the process: threads kept appearing")
-}
-
-// ownThreads lists this process's threads.
-func ownThreads() ([]int, error) {
-	ents, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return nil, err
-	}
-	tids := make([]int, 0, len(ents))
-	for _, e := range ents {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			tids = append(tids, tid)
-		}
-	}
-	return tids, nil
+	return selfprio.EachThread(100, func(tid int) error { return unix.SchedSetaffinity(tid, &set) })
 }

@@ -61,6 +61,10 @@ type WaitShare struct {
 // TotalPerSec is voluntary plus involuntary switches per second.
 func (t ThreadRates) TotalPerSec() float64 { return t.VoluntaryPerSec + t.InvoluntaryPerSec }
 
+// HotBlocking reports whether the thread is hot with mostly voluntary
+// switches: it is hot because it blocks, and what it waits on says why.
+func (t *ThreadRates) HotBlocking() bool { return t.Hot && t.VoluntaryPerSec >= t.InvoluntaryPerSec }
+
 // ProcessRates are the sums over every thread of one process.
 type ProcessRates struct {
 	PID  int

@@ -41,7 +41,7 @@ func attachWaits(t *ThreadRates, w *WaitTally) {
 		}
 		return strings.Compare(a.Reason, b.Reason)
 	})
-	if t.Hot && t.VoluntaryPerSec >= t.InvoluntaryPerSec {
+	if t.HotBlocking() {
 		t.Reason = blockingReason(t.WaitOn)
 	}
 }

@@ -1,9 +1,10 @@
 package procfs
 
-import "strconv"
+import "bytes"
 
-// ProcCgroup is what ctxtop takes from /proc/PID/cgroup, one line per
-// hierarchy, "ID:controllers:path":
+// ParseProcCgroupPath returns the cgroup ctxtop groups a process by, from
+// the contents of /proc/PID/cgroup, one line per hierarchy,
+// "ID:controllers:path":
 //
 //	0::/system.slice/nginx.service                       cgroup v2 (unified)
 //	4:cpu,cpuacct:/kubepods/burstable/pod1d2e.../c0ffee  cgroup v1, one per hierarchy
@@ -13,59 +14,13 @@ import "strconv"
 // the controllers and a v2 line for the unified tree, often with the cpu
 // controller on v1. Paths are relative to the reader's cgroup namespace
 // root and may themselves hold ':'.
-type ProcCgroup struct {
-	// V2 is the unified hierarchy's path (the "0::" line).
-	V2    string
-	HasV2 bool
-	// CPU is the path in the v1 hierarchy that holds the cpu controller.
-	CPU    string
-	HasCPU bool
-}
-
-// Path is the cgroup ctxtop groups a process by: the v1 cpu controller's
-// path where one is mounted and not the root (CPU throttling is counted
-// there), else the v2 path, else whatever there is.
-func (c ProcCgroup) Path() (path string, v1 bool) {
-	switch {
-	case c.HasCPU && c.CPU != "/":
-		return c.CPU, true
-	case c.HasV2:
-		return c.V2, false
-	case c.HasCPU:
-		return c.CPU, true
-	}
-	return "", false
-}
-
-// ProcCgroup reads <root>/PID/cgroup.
-func (fs FS) ProcCgroup(pid int) (ProcCgroup, error) {
-	p := fs.Path(strconv.Itoa(pid), "cgroup")
-	b, err := ReadFile(p, LimitStatus)
-	if err != nil {
-		return ProcCgroup{}, err
-	}
-	return ParseProcCgroup(b, p)
-}
-
-// ParseProcCgroup parses a cgroup file. Every line must have the three
-// fields and a path starting with '/'; a file with no line is malformed.
-func ParseProcCgroup(b []byte, path string) (ProcCgroup, error) {
-	var c ProcCgroup
-	err := scanProcCgroup(b, path, func(v2 bool, p []byte) {
-		if v2 {
-			c.V2, c.HasV2 = string(p), true
-		} else {
-			c.CPU, c.HasCPU = string(p), true
-		}
-	})
-	if err != nil {
-		return ProcCgroup{}, err
-	}
-	return c, nil
-}
-
-// ParseProcCgroupPath is ParseProcCgroup then Path, without allocating:
-// the path is a slice of b. The sampler calls it for every process.
+//
+// The group is the v1 cpu controller's path where one is mounted and not
+// the root (CPU throttling is counted there), else the v2 path, else
+// whatever there is; v1 says which hierarchy it is in. Every line must have
+// the three fields and a path starting with '/'; a file with no line is
+// malformed. The path is a slice of b, so the sampler, which calls this for
+// every process, allocates nothing.
 func ParseProcCgroupPath(b []byte, path string) (p []byte, v1 bool, err error) {
 	var v2Path, cpuPath []byte
 	var hasV2, hasCPU bool
@@ -100,11 +55,11 @@ func scanProcCgroup(b []byte, path string, found func(v2 bool, p []byte)) error 
 			continue
 		}
 		lines++
-		c1 := indexByte(line, ':')
+		c1 := bytes.IndexByte(line, ':')
 		if c1 < 0 {
 			return parseErr(path, "cgroup line")
 		}
-		c2 := indexByte(line[c1+1:], ':')
+		c2 := bytes.IndexByte(line[c1+1:], ':')
 		if c2 < 0 {
 			return parseErr(path, "cgroup line")
 		}
@@ -130,7 +85,7 @@ func scanProcCgroup(b []byte, path string, found func(v2 bool, p []byte)) error 
 // hasController reports whether the comma-separated list holds name.
 func hasController(list []byte, name string) bool {
 	for len(list) > 0 {
-		i := indexByte(list, ',')
+		i := bytes.IndexByte(list, ',')
 		if i < 0 {
 			return string(list) == name
 		}
@@ -140,13 +95,4 @@ func hasController(list []byte, name string) bool {
 		list = list[i+1:]
 	}
 	return false
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }

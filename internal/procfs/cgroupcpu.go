@@ -162,16 +162,6 @@ func (c CgroupFS) Dir(path string, v1 bool) (string, error) {
 	return filepath.Join(mount, path), nil
 }
 
-// CPUStat reads dir/cpu.stat.
-func (c CgroupFS) CPUStat(dir string) (CgroupCPUStat, error) {
-	p := filepath.Join(dir, "cpu.stat")
-	b, err := ReadFile(p, LimitLine)
-	if err != nil {
-		return CgroupCPUStat{}, err
-	}
-	return ParseCgroupCPUStat(b, p)
-}
-
 // CPULimit reads dir's bandwidth limit: cpu.max on v2, cpu.cfs_quota_us
 // and cpu.cfs_period_us on v1.
 func (c CgroupFS) CPULimit(dir string, v1 bool) (CPULimit, error) {

@@ -1,10 +1,6 @@
 package procfs
 
-import (
-	"os"
-	"strconv"
-	"strings"
-)
+import "strings"
 
 // FDKind is what an open file descriptor refers to, from the target of its
 // /proc/PID/fd/N symlink.
@@ -22,12 +18,6 @@ const (
 	FDAnonInode        // any other anon_inode:..., e.g. [timerfd], [signalfd], inotify
 	FDPath             // /dev/sda, /var/log/x.log
 )
-
-// FDTarget reads the /proc/PID/fd/N link: what the process's fd N is open
-// on. readlink needs the same ptrace rights as the syscall file.
-func (fs FS) FDTarget(pid, fd int) (string, error) {
-	return os.Readlink(fs.Path(strconv.Itoa(pid), "fd", strconv.Itoa(fd)))
-}
 
 // ParseFDTarget classifies an fd link target.
 func ParseFDTarget(target string) FDKind {

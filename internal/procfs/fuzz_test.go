@@ -25,15 +25,6 @@ func FuzzParseInterrupts(f *testing.F) {
 	})
 }
 
-func FuzzParsePressureCPU(f *testing.F) {
-	f.Add([]byte("some avg10=0.31 avg60=2.20 avg300=0.96 total=1\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if v, err := ParsePressureCPU(b, "pressure/cpu"); err == nil && (v < 0 || math.IsNaN(v)) {
-			t.Errorf("avg10 = %v", v)
-		}
-	})
-}
-
 func FuzzParsePressureCPUSome(f *testing.F) {
 	f.Add([]byte("some avg10=0.31 avg60=2.20 avg300=0.96 total=19669245\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -43,6 +34,9 @@ func FuzzParsePressureCPUSome(f *testing.F) {
 		}
 		if err == nil && !s.HasTotal && s.Total != 0 {
 			t.Errorf("total %d without HasTotal", s.Total)
+		}
+		if err == nil && (s.Avg10 < 0 || math.IsNaN(s.Avg10)) {
+			t.Errorf("avg10 = %v", s.Avg10)
 		}
 	})
 }
@@ -108,15 +102,15 @@ func FuzzParseFDTarget(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) { _ = ParseFDTarget(s) })
 }
 
-func FuzzParseProcCgroup(f *testing.F) {
+func FuzzParseProcCgroupPath(f *testing.F) {
 	f.Add([]byte("1:cpu:/a\n0::/b\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := ParseProcCgroup(b, "cgroup")
-		if err != nil {
-			return
+		p, v1, err := ParseProcCgroupPath(b, "cgroup")
+		if err != nil && (p != nil || v1) {
+			t.Errorf("error %v with a path %q, v1 %v", err, p, v1)
 		}
-		if p, _ := c.Path(); p != "" && p[0] != '/' {
-			t.Errorf("Path() = %q, not absolute", p)
+		if len(p) > 0 && p[0] != '/' {
+			t.Errorf("path %q, not absolute", p)
 		}
 	})
 }

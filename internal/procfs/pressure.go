@@ -1,36 +1,9 @@
 package procfs
 
-import (
-	"errors"
-	"io/fs"
-)
-
-// PressureCPU reads <root>/pressure/cpu (pressure stall information, Linux
-// 4.20+):
+// PressureSome is the "some" line of /proc/pressure/cpu (pressure stall
+// information, Linux 4.20+):
 //
 //	some avg10=0.31 avg60=2.20 avg300=0.96 total=19669245
-//
-// "some avg10" is the share of the last 10 s in which at least one runnable
-// task waited for a CPU, in percent. ok is false when the kernel has no PSI;
-// that is not an error.
-func (fsys FS) PressureCPU() (avg10 float64, ok bool, err error) {
-	p := fsys.Path("pressure", "cpu")
-	b, err := ReadFile(p, LimitLine)
-	if err != nil {
-		// EOPNOTSUPP: built with PSI but booted with psi=0.
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotSupported) {
-			return 0, false, nil
-		}
-		return 0, false, err
-	}
-	v, err := ParsePressureCPU(b, p)
-	if err != nil {
-		return 0, false, err
-	}
-	return v, true, nil
-}
-
-// PressureSome is the "some" line of /proc/pressure/cpu.
 type PressureSome struct {
 	// Avg10 is the share of the last 10 s in which some runnable task
 	// waited for a CPU, in percent.
@@ -39,12 +12,6 @@ type PressureSome struct {
 	// counter, unlike the averages. HasTotal is false if the field is absent.
 	Total    uint64
 	HasTotal bool
-}
-
-// ParsePressureCPU returns "some avg10" from the contents of /proc/pressure/cpu.
-func ParsePressureCPU(b []byte, path string) (float64, error) {
-	s, err := ParsePressureCPUSome(b, path)
-	return s.Avg10, err
 }
 
 // ParsePressureCPUSome returns the "some" line of /proc/pressure/cpu: avg10

@@ -98,33 +98,6 @@ func TestParseInterruptsReusesBuffers(t *testing.T) {
 	}
 }
 
-func TestParsePressureCPU(t *testing.T) {
-	tests := []struct {
-		name    string
-		in      string
-		want    float64
-		wantErr bool
-	}{
-		{"normal", "some avg10=0.31 avg60=2.20 avg300=0.96 total=19669245\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", 0.31, false},
-		{"hundred", "some avg10=100.00 avg60=2.20\n", 100, false},
-		{"integer", "some avg10=7 avg60=2.20\n", 7, false},
-		{"no some", "full avg10=0.00\n", 0, true},
-		{"bad", "some avg10=abc\n", 0, true},
-		{"wrong key", "some avg60=1.00\n", 0, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParsePressureCPU([]byte(tt.in), "pressure/cpu")
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
-			}
-			if got != tt.want {
-				t.Errorf("got %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestParsePressureCPUSome(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -135,10 +108,13 @@ func TestParsePressureCPUSome(t *testing.T) {
 		{"normal", "some avg10=0.31 avg60=2.20 avg300=0.96 total=19669245\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
 			PressureSome{Avg10: 0.31, Total: 19669245, HasTotal: true}, false},
 		{"no total", "some avg10=7 avg60=2.20\n", PressureSome{Avg10: 7}, false},
+		{"hundred", "some avg10=100.00 avg60=2.20\n", PressureSome{Avg10: 100}, false},
 		{"trailing blanks", "some avg10=1.00 total=5  \n", PressureSome{Avg10: 1, Total: 5, HasTotal: true}, false},
 		{"bad total", "some avg10=1.00 total=x1\n", PressureSome{}, true},
 		{"negative total", "some avg10=1.00 total=-1\n", PressureSome{}, true},
 		{"no some", "full avg10=0.00 total=3\n", PressureSome{}, true},
+		{"bad avg10", "some avg10=abc\n", PressureSome{}, true},
+		{"wrong key", "some avg60=1.00\n", PressureSome{}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,14 +126,6 @@ func TestParsePressureCPUSome(t *testing.T) {
 				t.Errorf("ParsePressureCPUSome (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestPressureCPUAbsentIsNotAnError(t *testing.T) {
-	dir := t.TempDir()
-	_, ok, err := FS{root: dir}.PressureCPU()
-	if err != nil || ok {
-		t.Errorf("PressureCPU on a tree without pressure/cpu = ok %v, err %v; want false, nil", ok, err)
 	}
 }
 
@@ -300,9 +268,6 @@ func TestReadersAgainstLiveProc(t *testing.T) {
 	}
 	if _, err := fs.LoadAvg(); err != nil {
 		t.Errorf("LoadAvg(): %v", err)
-	}
-	if _, _, err := fs.PressureCPU(); err != nil {
-		t.Errorf("PressureCPU(): %v", err)
 	}
 }
 

@@ -1,7 +1,5 @@
 package procfs
 
-import "strconv"
-
 // TaskSyscall is /proc/PID/task/TID/syscall: the system call a blocked
 // thread is in, one line
 //
@@ -20,16 +18,6 @@ type TaskSyscall struct {
 	// Args are the six arguments; Args[0] is the fd of read, write,
 	// recvfrom, epoll_wait and friends.
 	Args [6]uint64
-}
-
-// TaskSyscall reads <root>/PID/task/TID/syscall.
-func (fs FS) TaskSyscall(pid, tid int) (TaskSyscall, error) {
-	p := fs.Path(strconv.Itoa(pid), "task", strconv.Itoa(tid), "syscall")
-	b, err := ReadFile(p, LimitLine)
-	if err != nil {
-		return TaskSyscall{}, err
-	}
-	return ParseTaskSyscall(b, p)
 }
 
 // ParseTaskSyscall parses the contents of a syscall file.

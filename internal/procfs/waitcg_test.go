@@ -94,72 +94,43 @@ func TestParseFDTarget(t *testing.T) {
 	}
 }
 
-func TestParseProcCgroup(t *testing.T) {
+func TestParseProcCgroupPath(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      string
-		want    ProcCgroup
+		want    string
+		wantV1  bool
 		wantErr bool
 	}{
-		{"v2", "0::/system.slice/nginx.service\n", ProcCgroup{V2: "/system.slice/nginx.service", HasV2: true}, false},
-		{"v1", "12:pids:/docker/abc\n4:cpu,cpuacct:/docker/abc\n1:name=systemd:/docker/abc\n",
-			ProcCgroup{CPU: "/docker/abc", HasCPU: true}, false},
-		{"hybrid", "9:name=systemd:/\n2:cpuacct:/\n1:cpu:/ctxtop-x\n0::/user.slice\n",
-			ProcCgroup{V2: "/user.slice", HasV2: true, CPU: "/ctxtop-x", HasCPU: true}, false},
-		{"colon in path", "0::/a:b\n", ProcCgroup{V2: "/a:b", HasV2: true}, false},
-		{"cpuacct is not cpu", "3:cpuacct:/x\n", ProcCgroup{}, false},
-		{"no path", "0::\n", ProcCgroup{}, true},
-		{"relative path", "0::x\n", ProcCgroup{}, true},
-		{"one colon", "0:/x\n", ProcCgroup{}, true},
-		{"bad id", "a::/x\n", ProcCgroup{}, true},
-		{"empty", "", ProcCgroup{}, true},
+		{"v2", "0::/system.slice/nginx.service\n", "/system.slice/nginx.service", false, false},
+		{"v1", "12:pids:/docker/abc\n4:cpu,cpuacct:/docker/abc\n1:name=systemd:/docker/abc\n", "/docker/abc", true, false},
+		{"hybrid: v1 cpu wins", "9:name=systemd:/\n2:cpuacct:/\n1:cpu:/ctxtop-x\n0::/user.slice\n", "/ctxtop-x", true, false},
+		{"v1 root loses to v2", "0::/u\n1:cpu:/\n", "/u", false, false},
+		{"v1 root alone", "1:cpu,cpuacct:/\n", "/", true, false},
+		{"colon in path", "0::/a:b\n", "/a:b", false, false},
+		{"cpuacct is not cpu", "3:cpuacct:/x\n", "", false, false},
+		{"no cpu, no v2", "3:memory:/m\n", "", false, false},
+		{"no path", "0::\n", "", false, true},
+		{"relative path", "0::x\n", "", false, true},
+		{"one colon", "0:/x\n", "", false, true},
+		{"bad id", "a::/x\n", "", false, true},
+		{"not a cgroup file", "x", "", false, true},
+		{"empty", "", "", false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseProcCgroup([]byte(tt.in), "cgroup")
+			got, v1, err := ParseProcCgroupPath([]byte(tt.in), "cgroup")
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("(-want +got)\n%s", diff)
+			if string(got) != tt.want || v1 != tt.wantV1 {
+				t.Errorf("got %q, v1 %v; want %q, v1 %v", got, v1, tt.want, tt.wantV1)
 			}
 		})
-	}
-}
-
-func TestParseProcCgroupPathMatchesPath(t *testing.T) {
-	for _, in := range []string{"0::/u\n1:cpu:/c\n", "0::/u\n1:cpu:/\n", "1:cpu,cpuacct:/\n", "0::/u\n", "3:memory:/m\n", "x", ""} {
-		c, err := ParseProcCgroup([]byte(in), "cgroup")
-		p, v1, err2 := ParseProcCgroupPath([]byte(in), "cgroup")
-		wantP, wantV1 := c.Path()
-		if (err == nil) != (err2 == nil) || string(p) != wantP || v1 != wantV1 {
-			t.Errorf("%q: ParseProcCgroupPath = %q, %v, %v; Path() = %q, %v, %v", in, p, v1, err2, wantP, wantV1, err)
-		}
 	}
 	b := []byte("12:pids:/a\n4:cpu,cpuacct:/docker/x\n0::/y\n")
 	if n := testing.AllocsPerRun(100, func() { _, _, _ = ParseProcCgroupPath(b, "cgroup") }); n != 0 {
 		t.Errorf("ParseProcCgroupPath allocates %v times", n)
-	}
-}
-
-func TestProcCgroupPath(t *testing.T) {
-	tests := []struct {
-		name   string
-		in     ProcCgroup
-		want   string
-		wantV1 bool
-	}{
-		{"v1 cpu wins", ProcCgroup{V2: "/u", HasV2: true, CPU: "/c", HasCPU: true}, "/c", true},
-		{"v1 root loses to v2", ProcCgroup{V2: "/u", HasV2: true, CPU: "/", HasCPU: true}, "/u", false},
-		{"v1 root alone", ProcCgroup{CPU: "/", HasCPU: true}, "/", true},
-		{"v2 only", ProcCgroup{V2: "/u", HasV2: true}, "/u", false},
-		{"none", ProcCgroup{}, "", false},
-	}
-	for _, tt := range tests {
-		p, v1 := tt.in.Path()
-		if p != tt.want || v1 != tt.wantV1 {
-			t.Errorf("%s: Path() = %q, %v; want %q, %v", tt.name, p, v1, tt.want, tt.wantV1)
-		}
 	}
 }
 
@@ -295,31 +266,16 @@ func TestCgroupDir(t *testing.T) {
 	}
 }
 
-// A FIFO or a device in a fixture tree where a kernel file should be is
-// refused at once, never waited on or read without end.
-func TestWaitAndCgroupReadersRefuseNonRegularFiles(t *testing.T) {
+// A FIFO or a device in a fixture tree where a cgroup's limit file should
+// be is refused at once, never waited on or read without end. (The sampler
+// reads the other cgroup and wait files itself: see its hostile tests.)
+func TestCgroupLimitReaderRefusesNonRegularFiles(t *testing.T) {
 	root := t.TempDir()
-	task := filepath.Join(root, "1", "task", "1")
-	if err := os.MkdirAll(task, 0o755); err != nil {
+	if err := syscall.Mkfifo(filepath.Join(root, "cpu.cfs_quota_us"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{filepath.Join(task, "wchan"), filepath.Join(task, "syscall"), filepath.Join(root, "1", "cgroup"), filepath.Join(root, "cpu.stat")} {
-		if err := syscall.Mkfifo(f, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fs := FS{root: root}
-	if _, err := fs.TaskWchan(1, 1); err == nil {
-		t.Error("TaskWchan on a FIFO: no error")
-	}
-	if _, err := fs.TaskSyscall(1, 1); err == nil {
-		t.Error("TaskSyscall on a FIFO: no error")
-	}
-	if _, err := fs.ProcCgroup(1); err == nil {
-		t.Error("ProcCgroup on a FIFO: no error")
-	}
-	if _, err := (CgroupFS{}).CPUStat(root); err == nil {
-		t.Error("CPUStat on a FIFO: no error")
+	if _, err := (CgroupFS{}).CPULimit(root, true); err == nil {
+		t.Error("CPULimit on a FIFO: no error")
 	}
 	if _, err := os.Stat("/dev/zero"); err == nil {
 		if err := os.Symlink("/dev/zero", filepath.Join(root, "cpu.max")); err != nil {
@@ -331,23 +287,10 @@ func TestWaitAndCgroupReadersRefuseNonRegularFiles(t *testing.T) {
 	}
 }
 
-func TestWaitReadersAgainstLiveProc(t *testing.T) {
+func TestCgroupMountsAgainstLiveProc(t *testing.T) {
 	fs, err := NewFS("/proc")
 	if err != nil {
 		t.Skip("no /proc here:", err)
-	}
-	pid := os.Getpid()
-	if _, err := fs.TaskWchan(pid, pid); err != nil {
-		t.Errorf("TaskWchan(self): %v", err)
-	}
-	if _, err := fs.TaskSyscall(pid, pid); err != nil {
-		t.Errorf("TaskSyscall(self): %v", err)
-	}
-	if tgt, err := fs.FDTarget(pid, 0); err == nil && ParseFDTarget(tgt) == FDUnknown {
-		t.Errorf("fd 0 -> %q: unknown kind", tgt)
-	}
-	if _, err := fs.ProcCgroup(pid); err != nil {
-		t.Errorf("ProcCgroup(self): %v", err)
 	}
 	if _, err := fs.CgroupMounts(); err != nil {
 		t.Errorf("CgroupMounts(): %v", err)

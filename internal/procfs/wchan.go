@@ -1,29 +1,16 @@
 package procfs
 
-import "strconv"
-
-// TaskWchan reads <root>/PID/task/TID/wchan: the kernel function a sleeping
-// thread waits in ("futex_wait_queue", "pipe_read", "do_epoll_wait",
-// "hrtimer_nanosleep", ...), with no newline. The kernel writes "0" for a
-// thread that is running, and also for one the reader may not inspect
-// (ptrace access is checked on read), so "0" means "unknown here" and
-// TaskWchan returns "" for it.
-func (fs FS) TaskWchan(pid, tid int) (string, error) {
-	p := fs.Path(strconv.Itoa(pid), "task", strconv.Itoa(tid), "wchan")
-	b, err := ReadFile(p, LimitLine)
-	if err != nil {
-		return "", err
-	}
-	w, err := ParseWchan(b, p)
-	return string(w), err
-}
-
 // maxSymbol bounds a kernel symbol name; longer content is not a wchan.
 const maxSymbol = 128
 
-// ParseWchan returns the function name in a wchan file, or nothing for "0"
-// (running, or not permitted). Anything but one C identifier (optionally
-// with a trailing newline) is malformed: the name reaches the screen.
+// ParseWchan returns the function name in /proc/PID/task/TID/wchan: the
+// kernel function a sleeping thread waits in ("futex_wait_queue",
+// "pipe_read", "do_epoll_wait", "hrtimer_nanosleep", ...), with no newline.
+// The kernel writes "0" for a thread that is running, and also for one the
+// reader may not inspect (ptrace access is checked on read), so "0" means
+// "unknown here" and gives nothing. Anything but one C identifier
+// (optionally with a trailing newline) is malformed: the name reaches the
+// screen.
 func ParseWchan(b []byte, path string) ([]byte, error) {
 	if n := len(b); n > 0 && b[n-1] == '\n' {
 		b = b[:n-1]

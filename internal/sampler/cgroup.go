@@ -37,6 +37,7 @@ type cgroups struct {
 type cgroupKey struct {
 	path string
 	v1   bool
+	st   *cgroupState
 }
 
 type cgroupState struct {
@@ -95,28 +96,32 @@ func (s *Sampler) readCgroups(dst *model.Sample) {
 	c := &s.cg
 	c.pass++
 	c.paths = c.paths[:0]
+	// Many processes share a group: each group is taken once, from the
+	// first of them.
 	for _, p := range s.procs {
-		if p.cgroup != "" {
-			c.paths = append(c.paths, cgroupKey{p.cgroup, p.cgroupV1})
+		if p.cgroup == "" {
+			continue
 		}
-	}
-	slices.SortFunc(c.paths, func(a, b cgroupKey) int { return strings.Compare(a.path, b.path) })
-	c.paths = slices.CompactFunc(c.paths, func(a, b cgroupKey) bool { return a.path == b.path })
-	dst.Cgroups = dst.Cgroups[:0]
-	for _, k := range c.paths {
-		st := c.byPath[k.path]
+		st := c.byPath[p.cgroup]
 		if st == nil {
 			st = &cgroupState{}
-			if dir, err := c.fs.Dir(k.path, k.v1); err == nil {
+			if dir, err := c.fs.Dir(p.cgroup, p.cgroupV1); err == nil {
 				st.dir, st.dirOK = dir, true
 				st.statPath = cstr(nil, filepath.Join(dir, "cpu.stat"))
 			}
-			c.byPath[k.path] = st
+			c.byPath[p.cgroup] = st
+		} else if st.seen == c.pass {
+			continue
 		}
 		st.seen = c.pass
+		c.paths = append(c.paths, cgroupKey{p.cgroup, p.cgroupV1, st})
+	}
+	slices.SortFunc(c.paths, func(a, b cgroupKey) int { return strings.Compare(a.path, b.path) })
+	dst.Cgroups = dst.Cgroups[:0]
+	for _, k := range c.paths {
 		cc := model.CgroupCounters{Path: k.path}
-		if st.dirOK {
-			c.readCounters(st, k.v1, &cc)
+		if k.st.dirOK {
+			c.readCounters(k.st, k.v1, &cc)
 		}
 		dst.Cgroups = append(dst.Cgroups, cc)
 	}

@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -64,5 +65,53 @@ func TestCgroupsWithoutMount(t *testing.T) {
 	}
 	if len(cgs) != 3 {
 		t.Errorf("want the 3 groups named, got %+v", cgs)
+	}
+}
+
+// NoCgroups (the exporter's setting) leaves every cgroup out.
+func TestNoCgroups(t *testing.T) {
+	root := filepath.Join(testutil.RepoRoot(), "testdata", "proc")
+	s := newSampler(t, Config{Root: root, CgroupRoot: filepath.Join(testutil.RepoRoot(), "testdata", "cgroup"), NoCgroups: true})
+	var smp model.Sample
+	for range 2 {
+		mustSample(t, s, &smp)
+	}
+	if len(smp.Cgroups) != 0 || len(s.cg.byPath) != 0 {
+		t.Errorf("cgroups read with NoCgroups: %+v", smp.Cgroups)
+	}
+	for _, tc := range smp.Tasks {
+		if tc.Cgroup != "" {
+			t.Errorf("task %d/%d in cgroup %q with NoCgroups", tc.PID, tc.TID, tc.Cgroup)
+		}
+	}
+	if len(smp.Tasks) == 0 {
+		t.Error("no tasks")
+	}
+}
+
+// Processes that share a group give it one entry, pass after pass.
+func TestSharedCgroupOnce(t *testing.T) {
+	root := copyTree(t, filepath.Join(testutil.RepoRoot(), "testdata", "proc"))
+	shared, err := os.ReadFile(filepath.Join(root, "200", "cgroup"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "300", "cgroup"), shared, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newSampler(t, Config{Root: root, CgroupRoot: filepath.Join(testutil.RepoRoot(), "testdata", "cgroup")})
+	var smp model.Sample
+	for range 2 {
+		mustSample(t, s, &smp)
+		want := []model.CgroupCounters{
+			{Path: fixturePod, HasThrottling: true, Periods: 90, Throttled: 3, ThrottledNs: 12000000, LimitCPUs: 2},
+			{Path: fixtureService, HasThrottling: true, Periods: 412, Throttled: 187, ThrottledNs: 9329411000, LimitCPUs: 0.5},
+		}
+		if diff := cmp.Diff(want, smp.Cgroups); diff != "" {
+			t.Errorf("cgroup counters (-want +got)\n%s", diff)
+		}
+		if len(s.cg.byPath) != 2 {
+			t.Errorf("%d groups kept, want 2", len(s.cg.byPath))
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/procfs"
+	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
 // A --proc tree is untrusted: anything can stand where a kernel file should
@@ -378,3 +379,93 @@ func shmTree(t *testing.T) (string, bool) {
 }
 
 func itoa(v int) string { return string(appendInt(nil, v)) }
+
+// TestTrapsInPlaceOfCgroupAndWaitFiles: /proc/PID/cgroup, a group's
+// cpu.stat and a thread's wchan and syscall are read with the same raw
+// reader; a trap in place of one is refused at once and gives no figures.
+func TestTrapsInPlaceOfCgroupAndWaitFiles(t *testing.T) {
+	for _, tr := range traps {
+		t.Run("cgroup/"+tr.name, func(t *testing.T) {
+			root := shortTree(t)
+			p := filepath.Join(root, "100", "cgroup")
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			tr.make(t, p)
+			within(t, 5*time.Second, "a pass", func() {
+				s, err := New(Config{Root: root})
+				if err != nil {
+					t.Errorf("New: %v", err)
+					return
+				}
+				defer s.Close()
+				var smp model.Sample
+				if err := s.Sample(&smp); err != nil {
+					t.Errorf("Sample: %v", err)
+					return
+				}
+				got := map[int]string{}
+				for _, c := range smp.Tasks {
+					got[c.PID] = c.Cgroup
+				}
+				want := map[int]string{100: "", 200: fixturePod, 300: fixtureDocker, 400: ""}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("process cgroups (-want +got)\n%s", diff)
+				}
+			})
+		})
+		t.Run("cpu.stat/"+tr.name, func(t *testing.T) {
+			dir, err := os.MkdirTemp("", "cg")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			cg := filepath.Join(dir, "c")
+			if err := os.CopyFS(cg, os.DirFS(filepath.Join(testutil.RepoRoot(), "testdata", "cgroup"))); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(cg, "cpu", fixtureService, "cpu.stat")
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			tr.make(t, p)
+			within(t, 5*time.Second, "a pass", func() {
+				_, cgs := fixtureCgroups(t, cg)
+				for _, c := range cgs {
+					if c.Path == fixtureService && c != (model.CgroupCounters{Path: fixtureService, LimitCPUs: 0.5}) {
+						t.Errorf("a %s for cpu.stat gave %+v, want the limit alone", tr.name, c)
+					}
+				}
+				if len(cgs) != 3 {
+					t.Errorf("want the 3 groups named, got %+v", cgs)
+				}
+			})
+		})
+		t.Run("wait files/"+tr.name, func(t *testing.T) {
+			root := shortTree(t)
+			task := filepath.Join(root, "100", "task", "101")
+			for _, f := range []string{"wchan", "syscall"} {
+				tr.make(t, filepath.Join(task, f))
+			}
+			fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(fd)
+			w := newWaitSampler(fd)
+			defer w.close()
+			tg := waitTarget{pid: 100, tid: 101}
+			within(t, 5*time.Second, "the reads and a look", func() {
+				for _, f := range []string{"wchan", "syscall"} {
+					if _, err := w.read(&tg, f); err == nil {
+						t.Errorf("read %s from a %s: no error", f, tr.name)
+					}
+				}
+				w.look(&tg)
+				if tg.tally.Looks != 0 || len(tg.tally.Reasons) != 0 {
+					t.Errorf("a look through a %s counted: %+v", tr.name, tg.tally)
+				}
+			})
+		})
+	}
+}

@@ -44,7 +44,7 @@ func (s *Sampler) sampleProcess(p *proc) (bad int) {
 	}
 	s.nextProcs = append(s.nextProcs, p)
 	setProcessComm(s.next[group:], p.pid)
-	if !skip {
+	if !skip && !s.noCgroups {
 		s.processCgroup(p)
 	}
 	for _, t := range s.next[group:] {

@@ -35,7 +35,7 @@ type proc struct {
 	// add to the cost of reading them. gateMisses counts consecutive
 	// queries that found activity, gateWait the passes left before the next.
 	gateMisses, gateWait uint8
-	// cgroup is the process's cgroup path (procfs.ProcCgroup.Path), v1
+	// cgroup is the process's cgroup path (procfs.ParseProcCgroupPath), v1
 	// whether it is in the v1 cpu hierarchy; cgroupAge counts the passes
 	// that read the process until /proc/PID/cgroup is read again.
 	cgroup    string

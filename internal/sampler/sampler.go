@@ -47,6 +47,9 @@ type Config struct {
 	// files to read; "" finds the mounts in Root's self/mountinfo when Root
 	// is this process's own procfs, and reads none otherwise.
 	CgroupRoot string
+	// NoCgroups skips cgroups altogether: no /proc/PID/cgroup or cpu.stat
+	// is read, and Sample.Cgroups and TaskCounters.Cgroup stay empty.
+	NoCgroups bool
 }
 
 // Sampler produces Samples. It is not safe for concurrent use.
@@ -78,8 +81,10 @@ type Sampler struct {
 	// the program.
 	keepBudget, kept int
 
-	// cg tracks the cgroups the processes are in (cgroup.go).
-	cg cgroups
+	// cg tracks the cgroups the processes are in (cgroup.go), unless
+	// noCgroups.
+	cg        cgroups
+	noCgroups bool
 }
 
 var dotPath = []byte(".\x00")
@@ -132,7 +137,10 @@ func New(cfg Config) (*Sampler, error) {
 		// namespace, or on kernels without it: then every thread is read.
 		s.ts, _ = openTaskstats()
 	}
-	s.cg = newCgroups(fs, cfg.CgroupRoot)
+	s.noCgroups = cfg.NoCgroups
+	if !s.noCgroups {
+		s.cg = newCgroups(fs, cfg.CgroupRoot)
+	}
 	return s, nil
 }
 
@@ -214,7 +222,11 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 		return ErrTargetsGone
 	}
 	s.export(dst)
-	s.readCgroups(dst)
+	if s.noCgroups {
+		dst.Cgroups = dst.Cgroups[:0]
+	} else {
+		s.readCgroups(dst)
+	}
 	return nil
 }
 

@@ -46,6 +46,11 @@ func newSampler(t *testing.T, cfg Config) *Sampler {
 	return s
 }
 
+// fixtureCgroupOf is each fixture process's group as its cgroup file names
+// it: 100's v1 cpu hierarchy (over the same v2 path), 200's v2 path, 300's
+// v1 cpu hierarchy alone; 400 has no cgroup file.
+var fixtureCgroupOf = map[int]string{100: fixtureService, 200: fixturePod, 300: fixtureDocker, 400: ""}
+
 func TestFixtureRoles(t *testing.T) {
 	s := newSampler(t, Config{Root: fixture})
 	var smp model.Sample
@@ -85,12 +90,8 @@ func TestFixtureRoles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var cgroup string
-		if c, err := fs.ProcCgroup(got.PID); err == nil {
-			cgroup, _ = c.Path()
-		}
 		want := model.TaskCounters{
-			PID: got.PID, TID: got.TID, Comm: comm, ProcessComm: mainComm, Cgroup: cgroup,
+			PID: got.PID, TID: got.TID, Comm: comm, ProcessComm: mainComm, Cgroup: fixtureCgroupOf[got.PID],
 			StartTime: ts.StartTime, VoluntarySwitches: st.VoluntarySwitches, InvoluntarySwitches: st.InvoluntarySwitches,
 			RunNs: ss.RunNs, WaitNs: ss.WaitNs, Timeslices: ss.Timeslices,
 			CPUsAllowed: string(st.CPUsAllowed), State: st.State, LastCPU: ts.LastCPU,
@@ -108,6 +109,20 @@ func TestFixtureRoles(t *testing.T) {
 	// testdata/proc/pressure/cpu: "some ... total=64211273".
 	if !smp.System.HasPSITotal || smp.System.PSICPUSomeTotalUs != 64211273 {
 		t.Errorf("PSI some total = %d (present %v), want 64211273", smp.System.PSICPUSomeTotalUs, smp.System.HasPSITotal)
+	}
+}
+
+// A kernel without PSI has no pressure/cpu: not an error, no PSI figures.
+func TestNoPressureFile(t *testing.T) {
+	root := copyTree(t, fixture)
+	if err := os.Remove(filepath.Join(root, "pressure", "cpu")); err != nil {
+		t.Fatal(err)
+	}
+	s := newSampler(t, Config{Root: root})
+	var smp model.Sample
+	mustSample(t, s, &smp)
+	if smp.System.HasPSI || smp.System.HasPSITotal || smp.System.ContextSwitches == 0 {
+		t.Errorf("system counters without pressure/cpu: %+v", smp.System)
 	}
 }
 

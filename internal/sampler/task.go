@@ -166,10 +166,15 @@ func setProcessComm(group []*task, pid int) {
 
 // taskPath sets s.path to "PID/task/TID/<file>\0", relative to the root fd.
 func (s *Sampler) taskPath(t *task, file string) {
-	p := appendInt(s.path[:0], t.pid)
-	p = append(p, "/task/"...)
-	p = appendInt(p, t.tid)
-	p = append(p, '/')
-	p = append(p, file...)
-	s.path = append(p, 0)
+	s.path = appendTaskPath(s.path[:0], t.pid, t.tid, file)
+}
+
+// appendTaskPath appends "PID/task/TID/<file>\0" to b.
+func appendTaskPath(b []byte, pid, tid int, file string) []byte {
+	b = appendInt(b, pid)
+	b = append(b, "/task/"...)
+	b = appendInt(b, tid)
+	b = append(b, '/')
+	b = append(b, file...)
+	return append(b, 0)
 }

@@ -271,6 +271,21 @@ func sortWaits(w []model.WaitTally) []model.WaitTally {
 	return w
 }
 
+// hotBlocking returns the first WaitThreads hot blocking threads of snap:
+// those whose waits are looked at.
+func hotBlocking(snap *model.Snapshot) (hot [WaitThreads]*model.ThreadRates, n int) {
+	for i := range snap.Threads {
+		if n == WaitThreads {
+			break
+		}
+		if t := &snap.Threads[i]; t.HotBlocking() {
+			hot[n] = t
+			n++
+		}
+	}
+	return hot, n
+}
+
 // lookNow looks at each hot blocking thread of snap (the first
 // WaitThreads) that cur has no looks for, a few times in a row until one
 // finds it asleep, appending the tallies to cur.Waits: a thread that just
@@ -282,17 +297,12 @@ func (w *waitSampler) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 		tgs     [WaitThreads]waitTarget
 		settled [WaitThreads]*threadWaits
 	)
-	n, m := 0, 0
-	for i := range snap.Threads {
-		t := &snap.Threads[i]
-		if n == WaitThreads {
-			break
-		}
-		if !t.Hot || t.VoluntaryPerSec < t.InvoluntaryPerSec {
-			continue
-		}
-		n++
-		if t.WaitOn != nil || t.Wchan != "" || slices.ContainsFunc(cur.Waits, func(x model.WaitTally) bool { return x.TID == t.TID && x.PID == t.PID }) {
+	m := 0
+	hot, n := hotBlocking(snap)
+	for _, t := range hot[:n] {
+		// A thread with a tally in cur was looked at over the interval;
+		// Compute gave it its waits from that tally.
+		if slices.ContainsFunc(cur.Waits, func(x model.WaitTally) bool { return x.TID == t.TID && x.PID == t.PID }) {
 			continue
 		}
 		tgs[m] = waitTarget{pid: t.PID, tid: t.TID, volPerSec: t.VoluntaryPerSec, tally: model.WaitTally{PID: t.PID, TID: t.TID}}
@@ -349,19 +359,11 @@ func (w *waitSampler) arm(snap *model.Snapshot) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.targets = w.targets[:0]
-	var hot [WaitThreads]taskKey
-	n := 0
-	for i := range snap.Threads {
-		t := &snap.Threads[i]
-		if n == WaitThreads {
-			break
-		}
-		if !t.Hot || t.VoluntaryPerSec < t.InvoluntaryPerSec {
-			continue
-		}
+	var keys [WaitThreads]taskKey
+	hot, n := hotBlocking(snap)
+	for i, t := range hot[:n] {
 		k := taskKey{t.PID, t.TID}
-		hot[n] = k
-		n++
+		keys[i] = k
 		if tw := w.known[k]; tw != nil && tw.settled != unsettled {
 			if t.VoluntaryPerSec <= tw.volPerSec*unsettleRate && t.VoluntaryPerSec*unsettleRate >= tw.volPerSec {
 				continue // looked at by lookNow at the next refresh
@@ -373,7 +375,7 @@ func (w *waitSampler) arm(snap *model.Snapshot) {
 	// A thread that cooled down, or fell out of the hottest, starts over
 	// when it comes back.
 	for k := range w.known {
-		if !slices.Contains(hot[:n], k) {
+		if !slices.Contains(keys[:n], k) {
 			delete(w.known, k)
 		}
 	}
@@ -507,12 +509,7 @@ func trimSyscall(b []byte) []byte {
 }
 
 func (w *waitSampler) read(t *waitTarget, file string) (int, error) {
-	p := appendInt(w.path[:0], t.pid)
-	p = append(p, "/task/"...)
-	p = appendInt(p, t.tid)
-	p = append(p, '/')
-	p = append(p, file...)
-	w.path = append(p, 0)
+	w.path = appendTaskPath(w.path[:0], t.pid, t.tid, file)
 	return readFileAt(w.rootFD, w.path, &w.buf, procfs.LimitLine)
 }
 

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/procfs"
 )
 
 // waitWorkload is a process whose threads block on known things: "w-sleep"
@@ -497,4 +499,53 @@ func TestNeverAsleepThreadSettles(t *testing.T) {
 		t.Errorf("armed %d targets once it was found asleep, want 1", len(w.targets))
 	}
 	w.collect(nil)
+}
+
+// TestReadersAgainstLiveProc: what this kernel writes in a thread's wait
+// files, an fd's link, /proc/PID/cgroup and pressure/cpu reads and parses
+// as the sampler reads it.
+func TestReadersAgainstLiveProc(t *testing.T) {
+	w := procWaitSampler(t)
+	pid := os.Getpid()
+	tg := waitTarget{pid: pid, tid: pid}
+	if n, err := w.read(&tg, "wchan"); err != nil {
+		t.Errorf("reading own wchan: %v", err)
+	} else if _, err := procfs.ParseWchan(w.buf[:n], "wchan"); err != nil {
+		t.Errorf("own wchan: %v", err)
+	}
+	if n, err := w.read(&tg, "syscall"); err != nil {
+		t.Errorf("reading own syscall: %v", err)
+	} else if _, err := procfs.ParseTaskSyscall(w.buf[:n], "syscall"); err != nil {
+		t.Errorf("own syscall: %v", err)
+	}
+	r, wr, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer wr.Close()
+	if k := w.fdKind(pid, int(r.Fd())); k != procfs.FDPipe {
+		t.Errorf("fdKind of a pipe's read end = %d, want FDPipe", k)
+	}
+
+	s := newSampler(t, Config{Root: "/proc", PIDs: []int{pid}})
+	n, err := readFileAt(s.rootFD, cstr(nil, strconv.Itoa(pid)+"/cgroup"), &s.buf, procfs.LimitStatus)
+	if err != nil {
+		t.Fatalf("reading own cgroup: %v", err)
+	}
+	p, _, err := procfs.ParseProcCgroupPath(s.buf[:n], "cgroup")
+	if err != nil {
+		t.Fatalf("own cgroup: %v", err)
+	}
+	want := string(p) // a slice of the buffer the pass reuses
+	var smp model.Sample
+	mustSample(t, s, &smp)
+	for _, c := range smp.Tasks {
+		if c.TID == pid && c.Cgroup != want {
+			t.Errorf("own cgroup %q, want %q", c.Cgroup, want)
+		}
+	}
+	if _, err := os.ReadFile("/proc/pressure/cpu"); err == nil && !smp.System.HasPSI {
+		t.Error("pressure/cpu reads here, yet no PSI in the sample")
+	}
 }

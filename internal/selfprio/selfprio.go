@@ -8,6 +8,7 @@
 package selfprio
 
 import (
+	"errors"
 	"os"
 	"strconv"
 
@@ -58,14 +59,28 @@ func Restore() {
 	}
 }
 
-// setAll sets every thread to nice n, looking again until a pass finds no
-// thread it had not seen (the runtime may start one meanwhile).
+// setAll sets every thread to nice n. A thread the runtime starts after
+// the last of a few passes inherits n from the thread that starts it, or
+// not: none is worth failing for.
 func setAll(n int) bool {
+	err := EachThread(5, func(tid int) error { return unix.Setpriority(unix.PRIO_PROCESS, tid, n) })
+	return err == nil || errors.Is(err, ErrThreadsKeptAppearing)
+}
+
+// ErrThreadsKeptAppearing means every pass of EachThread found a thread
+// it had not seen.
+var ErrThreadsKeptAppearing = errors.New("threads kept appearing")
+
+// EachThread calls f once for every thread of this process, listing the
+// threads again until a pass finds none it had not seen (the runtime may
+// start one meanwhile), at most passes times. A thread that exited first
+// (ESRCH) is skipped; any other error from f stops the walk.
+func EachThread(passes int, f func(tid int) error) error {
 	seen := map[int]bool{}
-	for pass := 0; pass < 5; pass++ {
+	for range passes {
 		tids, err := threads()
 		if err != nil {
-			return false
+			return err
 		}
 		fresh := false
 		for _, tid := range tids {
@@ -73,19 +88,25 @@ func setAll(n int) bool {
 				continue
 			}
 			seen[tid], fresh = true, true
-			if err := unix.Setpriority(unix.PRIO_PROCESS, tid, n); err != nil && err != unix.ESRCH {
-				return false
+			if err := f(tid); err != nil && !errors.Is(err, unix.ESRCH) {
+				return err
 			}
 		}
 		if !fresh {
-			return true
+			return nil
 		}
 	}
-	return true
+	return ErrThreadsKeptAppearing
 }
 
+// threads lists this process's threads.
 func threads() ([]int, error) {
-	names, err := readDirNames("/proc/self/task")
+	f, err := os.Open("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
 	if err != nil {
 		return nil, err
 	}
@@ -96,13 +117,4 @@ func threads() ([]int, error) {
 		}
 	}
 	return tids, nil
-}
-
-func readDirNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.Readdirnames(-1)
 }

@@ -156,3 +156,34 @@ func TestRaiseEveryThread(t *testing.T) {
 		t.Errorf("nice of every thread after Restore (-want +got):\n%s", diff)
 	}
 }
+
+// TestEachThread: every thread once; a thread gone (ESRCH) is skipped,
+// any other error stops the walk.
+func TestEachThread(t *testing.T) {
+	stop := lockedThreads(3)
+	defer stop()
+	// Listed first: the runtime may start a thread during the walk, but
+	// ends none here, so each of these must be walked.
+	before, err := nices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[int]int{}
+	if err := EachThread(5, func(tid int) error { calls[tid]++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for tid := range before {
+		if calls[tid] != 1 {
+			t.Errorf("thread %d: %d calls, want 1", tid, calls[tid])
+		}
+	}
+	if len(before) < 4 {
+		t.Errorf("%d threads, want at least the 3 started and this one", len(before))
+	}
+	if err := EachThread(5, func(int) error { return unix.ESRCH }); err != nil {
+		t.Errorf("ESRCH: %v, want it skipped", err)
+	}
+	if err := EachThread(5, func(int) error { return unix.EPERM }); err != unix.EPERM {
+		t.Errorf("EPERM: %v, want it returned", err)
+	}
+}

@@ -21,9 +21,6 @@ type Observation struct {
 	FD procfs.FDKind
 	// Wchan is the kernel function it sleeps in; "" when unknown.
 	Wchan string
-	// State is the one-letter state from stat; 'D' is uninterruptible
-	// sleep, nearly always disk or network file system I/O.
-	State byte
 }
 
 // NoSyscall marks an Observation without a usable syscall number.
@@ -85,12 +82,14 @@ const otherPrefix = "other: "
 // say (the thread was running, or nothing could be read): such a look is
 // not counted.
 func Reason(o Observation) string {
+	// Only a call number >= 0 is looked up, so the -1 of a call an
+	// architecture lacks (syscalls_other.go) never matches.
 	if o.Syscall >= 0 {
 		fam := familyOf(o.Syscall)
 		for i := range table {
 			e := &table[i]
 			for _, c := range e.calls {
-				if c == o.Syscall && c >= 0 {
+				if c == o.Syscall {
 					return e.Reason
 				}
 			}
@@ -111,9 +110,6 @@ func Reason(o Observation) string {
 				}
 			}
 		}
-	}
-	if o.State == 'D' {
-		return "I/O"
 	}
 	if o.Wchan != "" {
 		return otherPrefix + o.Wchan
@@ -139,14 +135,15 @@ func Short(reason string) string {
 // decides the reason, so the caller knows to resolve /proc/PID/fd/N.
 func TakesFD(nr int) bool { return nr >= 0 && familyOf(nr) != famNone }
 
+// familyOf is the family of call nr, which must be >= 0 (see Reason).
 func familyOf(nr int) family {
 	for _, c := range readCalls {
-		if c == nr && c >= 0 {
+		if c == nr {
 			return famRead
 		}
 	}
 	for _, c := range writeCalls {
-		if c == nr && c >= 0 {
+		if c == nr {
 			return famWrite
 		}
 	}

@@ -1,5 +1,0 @@
-package procfs
-
-import "golang.org/x/sys/unix"
-
-var errNotSupported error = unix.EOPNOTSUPP
