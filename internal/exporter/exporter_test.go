@@ -126,6 +126,20 @@ next:
 	return 0, false
 }
 
+// checker collects expected series values with check, and what the
+// scrape fams served for the same series, keyed alike for one cmp.Diff.
+func checker(fams map[string]*dto.MetricFamily) (want, got map[string]float64, check func(v float64, name string, labels ...string)) {
+	want, got = map[string]float64{}, map[string]float64{}
+	check = func(v float64, name string, labels ...string) {
+		key := name + "{" + strings.Join(labels, ",") + "}"
+		want[key] = v
+		if g, ok := value(fams, name, labels...); ok {
+			got[key] = g
+		}
+	}
+	return want, got, check
+}
+
 func TestExpositionFromFixture(t *testing.T) {
 	_, srv := fixtureServer(t, Config{})
 	body, ctype := get(t, srv.URL+"/metrics", "")
@@ -134,15 +148,7 @@ func TestExpositionFromFixture(t *testing.T) {
 	}
 	fams := parse(t, body)
 
-	want := map[string]float64{}
-	got := map[string]float64{}
-	check := func(v float64, name string, labels ...string) {
-		key := name + "{" + strings.Join(labels, ",") + "}"
-		want[key] = v
-		if g, ok := value(fams, name, labels...); ok {
-			got[key] = g
-		}
-	}
+	want, got, check := checker(fams)
 	// Figures from testdata/proc: PID 100 app-server with pool-1-thread-1
 	// and -2; see testdata/proc/README.md.
 	check(2727877, "ctxtop_context_switches_total")
@@ -208,15 +214,7 @@ func TestNamesThatCleanUpAlikeShareASeries(t *testing.T) {
 	_, srv := fixtureServer(t, Config{Root: root})
 	body, _ := get(t, srv.URL+"/metrics", "")
 	fams := parse(t, body)
-	want := map[string]float64{}
-	got := map[string]float64{}
-	check := func(v float64, name string, labels ...string) {
-		key := name + "{" + strings.Join(labels, ",") + "}"
-		want[key] = v
-		if g, ok := value(fams, name, labels...); ok {
-			got[key] = g
-		}
-	}
+	want, got, check := checker(fams)
 	const switches = "ctxtop_process_context_switches_total"
 	const threadSwitches = "ctxtop_thread_group_context_switches_total"
 	check(49+49, switches, "group", "x?", "type", "voluntary")

@@ -39,6 +39,25 @@ func within(t *testing.T, d time.Duration, what string, f func()) {
 	}
 }
 
+// passes opens a sampler on root and samples n passes, reporting any error
+// (and returning false) as it goes. Call it inside within.
+func passes(t *testing.T, root string, n int) (model.Sample, bool) {
+	var smp model.Sample
+	s, err := New(Config{Root: root})
+	if err != nil {
+		t.Errorf("New: %v", err)
+		return smp, false
+	}
+	defer s.Close()
+	for range n {
+		if err := s.Sample(&smp); err != nil {
+			t.Errorf("Sample: %v", err)
+			return smp, false
+		}
+	}
+	return smp, true
+}
+
 // trap replaces path with one kind of non-file.
 type trap struct {
 	name string
@@ -165,18 +184,9 @@ func TestTrapsInPlaceOfTaskFiles(t *testing.T) {
 				}
 				tr.make(t, p)
 				within(t, 5*time.Second, "two passes", func() {
-					s, err := New(Config{Root: root})
-					if err != nil {
-						t.Errorf("New: %v", err)
+					smp, ok := passes(t, root, 2)
+					if !ok {
 						return
-					}
-					defer s.Close()
-					var smp model.Sample
-					for range 2 {
-						if err := s.Sample(&smp); err != nil {
-							t.Errorf("Sample: %v", err)
-							return
-						}
 					}
 					want := []taskID{{100, 100}, {100, 101}, {100, 102}, {200, 200}, {300, 300}, {400, 400}, {400, 401}}
 					unreadable := 2 // 101 and the malformed 301
@@ -210,16 +220,7 @@ func TestTrapsInPlaceOfDirectories(t *testing.T) {
 				}
 				tr.make(t, p)
 				within(t, 5*time.Second, "a pass", func() {
-					s, err := New(Config{Root: root})
-					if err != nil {
-						t.Errorf("New: %v", err)
-						return
-					}
-					defer s.Close()
-					var smp model.Sample
-					if err := s.Sample(&smp); err != nil {
-						t.Errorf("Sample: %v", err)
-					}
+					smp, _ := passes(t, root, 1)
 					for _, id := range ids(&smp) {
 						if id.PID == 100 {
 							t.Errorf("read task %v through a %s", id, tr.name)
@@ -393,15 +394,8 @@ func TestTrapsInPlaceOfCgroupAndWaitFiles(t *testing.T) {
 			}
 			tr.make(t, p)
 			within(t, 5*time.Second, "a pass", func() {
-				s, err := New(Config{Root: root})
-				if err != nil {
-					t.Errorf("New: %v", err)
-					return
-				}
-				defer s.Close()
-				var smp model.Sample
-				if err := s.Sample(&smp); err != nil {
-					t.Errorf("Sample: %v", err)
+				smp, ok := passes(t, root, 1)
+				if !ok {
 					return
 				}
 				got := map[int]string{}
