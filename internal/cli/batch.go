@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/output"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/sampler"
 	"github.com/ctxtop/ctxtop/internal/wakeup"
 )
@@ -25,14 +25,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	ctx, stop := stopOnSignal(ctx, stuckGrace)
 	defer stop()
 
-	mon, rec, err := openMonitor(o)
-	if err != nil {
-		return procError(err)
-	}
-	defer mon.Close()
-	var src interface {
-		Next() (model.Snapshot, error)
-	} = mon
+	var wakeups pipeline.WakeupReader
 	if o.wakeups {
 		col := wakeup.NewCollector()
 		defer col.Close()
@@ -42,40 +35,29 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 			fmt.Fprintln(os.Stderr, "ctxtop: "+err.Error())
 			col.SetEnabled(false)
 		} else {
-			src = withWakeups{mon, col, o.pids}
+			wakeups = col
 		}
 	}
+	src, rec, err := openLive(o, wakeups)
+	if err != nil {
+		return procError(err)
+	}
+	defer src.Close()
 	defer rec.close()
 
 	write := reportWriter(w, o, func() hostinfo.Facts { return hostinfo.Read(ctx, o.procRoot) })
-
-	interval := time.Duration(o.delay)
-	start := time.Now()
-	timer := time.NewTimer(interval)
-	defer timer.Stop()
-	for i := 1; o.iterations == 0 || i <= o.iterations; i++ {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-timer.C:
-		}
-		// Deadlines from the start, so reports do not drift by the
-		// sampling time each interval.
-		next := start.Add(time.Duration(i+1) * interval)
+	err = pipeline.Run(ctx, time.Duration(o.delay), o.iterations, func() error {
 		snap, err := src.Next()
-		if errors.Is(err, sampler.ErrTargetsGone) {
-			fmt.Fprintln(os.Stderr, "ctxtop: every process given with --pid has exited")
-			return nil
-		}
 		if err != nil {
-			return rec.explain(err)
-		}
-		if err := write(&snap); err != nil {
 			return err
 		}
-		timer.Reset(max(time.Until(next), 0))
+		return write(&snap)
+	})
+	if errors.Is(err, sampler.ErrTargetsGone) {
+		fmt.Fprintln(os.Stderr, "ctxtop: every process given with --pid has exited")
+		return nil
 	}
-	return nil
+	return rec.explain(err)
 }
 
 // reportWriter prints batch reports, live or replayed, as o asks: text,
@@ -88,25 +70,4 @@ func reportWriter(w io.Writer, o options, facts func() hostinfo.Facts) func(*mod
 	f := facts()
 	oo.Host = &f
 	return output.NewJSON(w, oo).Write
-}
-
-// withWakeups adds the wake-up graph of the same interval to each snapshot;
-// with --pid, only the pairs one of those processes is on either side of.
-type withWakeups struct {
-	mon  *sampler.Monitor
-	col  *wakeup.Collector
-	pids []int
-}
-
-func (w withWakeups) Next() (model.Snapshot, error) {
-	s, err := w.mon.Next()
-	if err == nil {
-		s.Wakeups = w.col.Snapshot()
-		if s.Wakeups != nil && len(w.pids) > 0 {
-			s.Wakeups.Pairs = slices.DeleteFunc(s.Wakeups.Pairs, func(p model.WakeupPair) bool {
-				return !slices.Contains(w.pids, p.WakerPID) && !slices.Contains(w.pids, p.WakeePID)
-			})
-		}
-	}
-	return s, err
 }

@@ -8,9 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ctxtop/ctxtop/internal/sampler"
-	"github.com/ctxtop/ctxtop/internal/tui"
-	"github.com/ctxtop/ctxtop/internal/wakeup"
+	"github.com/ctxtop/ctxtop/internal/model"
 )
 
 // newDemoCmd is the scripted tour for talks: the live monitor with the
@@ -39,23 +37,8 @@ Keys: n next step, N previous, space holds the current step, q quits.`,
 			if _, ok := os.LookupEnv("NO_COLOR"); ok {
 				noColor = true
 			}
-			mon, err := sampler.NewMonitor(sampler.Config{Root: "/proc", HotThreshold: 1000})
-			if err != nil {
-				return err
-			}
-			defer mon.Close()
-			col := wakeup.NewCollector()
-			defer col.Close()
-			return tui.Run(tui.Options{
-				Source:       withWakeups{mon, col, nil},
-				Wakeups:      col,
-				Interval:     time.Second,
-				HotThreshold: 1000,
-				NoColor:      noColor,
-				Version:      version,
-				Demo:         true,
-				DemoStep:     time.Duration(step),
-			})
+			o := options{delay: delayValue(time.Second), hot: model.DefaultHotThreshold, procRoot: "/proc", noColor: noColor}
+			return runTUI(o, time.Duration(step))
 		},
 	}
 	cmd.Flags().Var(&step, "step", "how long each step runs before the next: seconds or a duration")

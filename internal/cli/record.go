@@ -15,6 +15,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/sampler"
 )
@@ -115,85 +116,76 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	// A file size limit (ulimit -f) must end in an error we can report,
-	// not a signal that kills us mid-chunk.
-	signal.Ignore(syscall.SIGXFSZ)
-
-	s, err := sampler.New(sampler.Config{Root: o.procRoot, PIDs: o.pids})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	var smp model.Sample
-	if err := s.Sample(&smp); err != nil {
-		return err
+	if o.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(o.duration), errDuration)
+		defer cancel()
 	}
 	interval := time.Duration(o.delay)
-	h := recordHeader(o.procRoot, o.pids, interval, o.hot)
-	h.CPUs = smp.System.CPUs
-	rec, err := record.Create(record.FileOptions{
-		Path: o.out, Header: h, Rotate: o.rotate,
-		Writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: time.Duration(o.flush)},
-	})
+	spec := recordSpec{path: o.out, pids: o.pids, procRoot: o.procRoot, interval: interval, hot: o.hot,
+		rotate: o.rotate, writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: time.Duration(o.flush)}}
+	src, mr, err := openRecordingLive(pipeline.LiveConfig{
+		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot},
+		Interval: interval,
+	}, spec)
 	if err != nil {
+		if mr.rec != nil {
+			return recordStop(err, mr.rec, o, func(why string) error { return mr.done(stderr, o, why) })
+		}
 		return err
 	}
-	start := time.Now()
-	done := func(why string) error {
-		if err := rec.Close(); err != nil {
-			return diskError(err, rec)
-		}
-		msg := fmt.Sprintf("ctxtop: recorded %d samples to %s (%s) in %s; %s", rec.Samples(), o.out,
-			formatSize(rec.Size()), time.Since(start).Round(time.Second), why)
-		if rec.Rotations > 0 {
-			msg += fmt.Sprintf("; %d rotations, %d files kept", rec.Rotations, min(rec.Rotations+1, o.rotate))
-		}
-		if rec.Dropped > 0 {
-			msg += fmt.Sprintf("; the last %d samples before a cap did not fit", rec.Dropped)
-		}
-		fmt.Fprintln(stderr, msg)
-		return nil
+	defer src.Close()
+	done := func(why string) error { return mr.done(stderr, o, why) }
+	// The snapshots are thrown away: what is kept is the samples behind
+	// them, wait looks included, as --record keeps them.
+	err = pipeline.Run(ctx, interval, 0, func() error {
+		_, err := src.Next()
+		return err
+	})
+	switch {
+	case errors.Is(err, sampler.ErrTargetsGone):
+		return done("every process given with --pid has exited")
+	case err != nil:
+		return recordStop(err, mr.rec, o, done)
+	case errors.Is(context.Cause(ctx), errDuration):
+		return done("stopped after --duration " + o.duration.String())
 	}
-	if err := rec.Write(&smp); err != nil {
-		return writeStop(err, rec, o, done)
-	}
-	var deadline <-chan time.Time
-	if o.duration > 0 {
-		t := time.NewTimer(time.Duration(o.duration))
-		defer t.Stop()
-		deadline = t.C
-	}
-	timer := time.NewTimer(interval)
-	defer timer.Stop()
-	for i := 1; ; i++ {
-		select {
-		case <-ctx.Done():
-			return done("stopped by a signal")
-		case <-deadline:
-			return done("stopped after --duration " + o.duration.String())
-		case <-timer.C:
-		}
-		next := start.Add(time.Duration(i+1) * interval)
-		err := s.Sample(&smp)
-		if errors.Is(err, sampler.ErrTargetsGone) {
-			return done("every process given with --pid has exited")
-		}
-		if err != nil {
-			rec.Close()
-			return err
-		}
-		if err := rec.Write(&smp); err != nil {
-			return writeStop(err, rec, o, done)
-		}
-		timer.Reset(max(time.Until(next), 0))
-	}
+	return done("stopped by a signal")
 }
 
-func writeStop(err error, rec *record.FileRecorder, o recordOptions, done func(string) error) error {
+// errDuration is the cause of a recording's end at --duration.
+var errDuration = errors.New("--duration reached")
+
+// done closes the file and says what it holds and why it ended.
+func (m *monitorRecorder) done(stderr io.Writer, o recordOptions, why string) error {
+	rec := m.rec
+	if err := rec.Close(); err != nil {
+		return diskError(err, rec)
+	}
+	msg := fmt.Sprintf("ctxtop: recorded %d samples to %s (%s) in %s; %s", rec.Samples(), o.out,
+		formatSize(rec.Size()), time.Since(m.start).Round(time.Second), why)
+	if rec.Rotations > 0 {
+		msg += fmt.Sprintf("; %d rotations, %d files kept", rec.Rotations, min(rec.Rotations+1, o.rotate))
+	}
+	if rec.Dropped > 0 {
+		msg += fmt.Sprintf("; the last %d samples before a cap did not fit", rec.Dropped)
+	}
+	fmt.Fprintln(stderr, msg)
+	return nil
+}
+
+// recordStop ends a recording on an error: at --max-size a normal end,
+// a failed write one line saying how much of the file replays, and any
+// other error (the sampler's) as it is.
+func recordStop(err error, rec *record.FileRecorder, o recordOptions, done func(string) error) error {
 	if errors.Is(err, record.ErrSizeLimit) {
 		return done("stopped at --max-size " + o.maxSize.String())
 	}
-	return diskError(err, rec)
+	if isRecordError(err) {
+		return diskError(errors.Unwrap(err), rec)
+	}
+	rec.Close()
+	return err
 }
 
 // diskError is the one line a failed write gets: what failed, and that the
@@ -239,42 +231,75 @@ func formatSize(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// monitorRecorder is --record: the live monitor's samples, kept.
+// monitorRecorder keeps a live source's samples in a recording: ctxtop
+// record, and --record of the monitor and batch mode.
 type monitorRecorder struct {
-	rec *record.FileRecorder
+	rec   *record.FileRecorder
+	start time.Time
 }
 
-// openMonitor is the live monitor, writing its samples to o.recordTo when set.
-func openMonitor(o options) (*sampler.Monitor, *monitorRecorder, error) {
-	cfg := sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot}
-	if o.recordTo == "" {
-		m, err := sampler.NewMonitor(cfg)
-		return m, nil, err
+// recordSpec is the recording a live source writes.
+type recordSpec struct {
+	path     string
+	pids     []int
+	procRoot string
+	interval time.Duration
+	hot      float64
+	rotate   int
+	writer   record.WriterOptions
+}
+
+// openLive is the live source of the monitor and batch mode, writing its
+// samples to o.recordTo when set.
+func openLive(o options, wakeups pipeline.WakeupReader) (*pipeline.Live, *monitorRecorder, error) {
+	cfg := pipeline.LiveConfig{
+		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot},
+		Interval: time.Duration(o.delay),
+		Wakeups:  wakeups,
 	}
-	signal.Ignore(syscall.SIGXFSZ)
-	mr := &monitorRecorder{}
-	m, err := sampler.NewRecordingMonitor(cfg, func(s *model.Sample) error {
-		if mr.rec == nil {
-			h := recordHeader(o.procRoot, o.pids, time.Duration(o.delay), o.hot)
-			h.CPUs = s.System.CPUs
-			rec, err := record.Create(record.FileOptions{Path: o.recordTo, Header: h})
-			if err != nil {
-				return err
-			}
-			mr.rec = rec
-		}
-		if err := mr.rec.Write(s); err != nil {
-			return recordError{diskError(err, mr.rec)}
-		}
-		return nil
-	})
+	if o.recordTo == "" {
+		l, err := pipeline.NewLive(cfg)
+		return l, nil, err
+	}
+	l, mr, err := openRecordingLive(cfg, recordSpec{path: o.recordTo, pids: o.pids, procRoot: o.procRoot, interval: time.Duration(o.delay), hot: o.hot})
 	if err != nil {
+		if isRecordError(err) {
+			return nil, nil, mr.explain(err)
+		}
 		if mr.rec != nil {
 			mr.rec.Close()
 		}
 		return nil, nil, err
 	}
-	return m, mr, nil
+	return l, mr, nil
+}
+
+// openRecordingLive is a live source whose every sample, the baseline
+// first, goes to the recording spec describes; the file is created with
+// the first sample, which gives its CPU count. Write errors come back
+// from Next as a recordError.
+func openRecordingLive(cfg pipeline.LiveConfig, spec recordSpec) (*pipeline.Live, *monitorRecorder, error) {
+	// A file size limit (ulimit -f) must end in an error we can report,
+	// not a signal that kills us mid-chunk.
+	signal.Ignore(syscall.SIGXFSZ)
+	mr := &monitorRecorder{}
+	cfg.Record = func(s *model.Sample) error {
+		if mr.rec == nil {
+			h := recordHeader(spec.procRoot, spec.pids, spec.interval, spec.hot)
+			h.CPUs = s.System.CPUs
+			rec, err := record.Create(record.FileOptions{Path: spec.path, Header: h, Rotate: spec.rotate, Writer: spec.writer})
+			if err != nil {
+				return err
+			}
+			mr.rec, mr.start = rec, time.Now()
+		}
+		if err := mr.rec.Write(s); err != nil {
+			return recordError{err}
+		}
+		return nil
+	}
+	l, err := pipeline.NewLive(cfg)
+	return l, mr, err
 }
 
 // recordError is a failed write to the --record file, which closed it:
@@ -292,10 +317,11 @@ func (m *monitorRecorder) close() error {
 	return m.rec.Close()
 }
 
-// explain names the recording in a write error.
+// explain names the recording in an error of writing it; other errors
+// pass as they are.
 func (m *monitorRecorder) explain(err error) error {
-	if m == nil || m.rec == nil {
+	if m == nil || m.rec == nil || !isRecordError(err) {
 		return err
 	}
-	return fmt.Errorf("--record: %w", err)
+	return fmt.Errorf("--record: %w", diskError(errors.Unwrap(err), m.rec))
 }

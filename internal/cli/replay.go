@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/tui"
 )
@@ -172,22 +174,22 @@ func parseWhen(s string, first time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q: want 15:04, 15:04:05, an RFC 3339 time or +5m", s)
 }
 
-// replayBatch prints a report per recorded sample, as batch mode did.
+// replayBatch prints a report per recorded sample, as batch mode did,
+// through the loop batch mode samples in, unpaced: each report already
+// has its recorded interval.
 func replayBatch(w io.Writer, p *record.Player, o options, facts hostinfo.Facts) error {
 	write := reportWriter(w, o, func() hostinfo.Facts { return facts })
-	for i := 1; o.iterations == 0 || i <= o.iterations; i++ {
+	err := pipeline.Run(context.Background(), 0, o.iterations, func() error {
 		snap, err := p.Next()
-		if errors.Is(err, record.ErrEnd) {
-			return nil
-		}
 		if err != nil {
 			return err
 		}
-		if err := write(&snap); err != nil {
-			return err
-		}
+		return write(&snap)
+	})
+	if errors.Is(err, record.ErrEnd) {
+		return nil
 	}
-	return nil
+	return err
 }
 
 // spikeEvent is a run of consecutive samples the model marked as spikes.

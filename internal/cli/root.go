@@ -88,7 +88,7 @@ terminal, it prints reports like pidstat -w -t.`,
 			if o.batch {
 				return runBatch(cmd.Context(), cmd.OutOrStdout(), o)
 			}
-			return runTUI(o)
+			return runTUI(o, 0)
 		},
 	}
 	root.SetFlagErrorFunc(flagError)

@@ -11,35 +11,37 @@ import (
 	"github.com/ctxtop/ctxtop/internal/wakeup"
 )
 
-// runTUI opens the live monitor on the terminal.
-func runTUI(o options) error {
-	mon, rec, err := openMonitor(o)
-	if err != nil {
-		return procError(err)
-	}
-	defer mon.Close()
+// runTUI opens the live monitor on the terminal; demoStep > 0 runs the
+// scripted tour instead, a step every demoStep, over the same source.
+func runTUI(o options, demoStep time.Duration) error {
 	// Attached only while a view shows its figures; closed on any return.
 	col := wakeup.NewCollector()
 	defer col.Close()
+	src, rec, err := openLive(o, col)
+	if err != nil {
+		return procError(err)
+	}
+	defer src.Close()
 	err = tui.Run(tui.Options{
-		Source:       withWakeups{mon, col, o.pids},
+		Source:       src,
 		Wakeups:      col,
 		Interval:     time.Duration(o.delay),
 		HotThreshold: o.hot,
 		NoColor:      o.noColor,
 		Version:      version,
 		ProcRoot:     o.procRoot,
+		Demo:         demoStep > 0,
+		DemoStep:     demoStep,
 		// A vanished target or a failed --record write ends the
 		// monitor; anything else (a transient read error) is shown and
 		// the next tick retries.
 		IsFatal: func(err error) bool { return errors.Is(err, sampler.ErrTargetsGone) || isRecordError(err) },
 	})
 	if isRecordError(err) {
-		// The write closed the file already.
 		return rec.explain(err)
 	}
 	if cerr := rec.close(); cerr != nil && err == nil {
-		return rec.explain(cerr)
+		return fmt.Errorf("--record: %w", cerr)
 	}
 	if errors.Is(err, sampler.ErrTargetsGone) {
 		fmt.Fprintln(os.Stderr, "ctxtop: every process given with --pid has exited")

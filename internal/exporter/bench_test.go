@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/sampler"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
@@ -42,7 +43,7 @@ func startPools(b *testing.B, pools, size int, busy bool) int {
 
 // The 10k benchmarks are the README's cost figures. A child process runs
 // 10,000 idle threads in 100 pools (pool-a-0 ... pool-dv-99: 100 thread
-// groups); each iteration makes one batch refresh (sampler.Monitor.Next, what
+// groups); each iteration makes one batch refresh (pipeline.Live.Next, what
 // ctxtop -b does per report) and one scrape (a fresh pass over /proc, the
 // group sums and the exposition, gzip-compressed as Prometheus asks), each
 // timed by this process's CPU time:
@@ -118,7 +119,7 @@ func benchScrape(b *testing.B, busy, noGate bool) {
 	for done := 0; done < b.N; {
 		k := min(block, b.N-done)
 		b.StopTimer()
-		mon, err := sampler.NewMonitor(sampler.Config{Root: "/proc", NoTaskstats: noGate})
+		mon, err := pipeline.NewLive(pipeline.LiveConfig{Sampler: sampler.Config{Root: "/proc", NoTaskstats: noGate}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 )
 
 // ErrEnd: no sample after the current one.
@@ -27,13 +28,14 @@ type Mark struct {
 	TopPerSec float64
 }
 
-// Player replays a Recording through model.Compute and a SpikeDetector,
-// the two steps sampler.Monitor takes live. It is safe for one caller
-// stepping and another seeking: calls are serialised.
+// Player replays a Recording through the pipeline that live sampling
+// takes (pipeline.Pipeline), so a replay shows what the live run showed.
+// It is safe for one caller stepping and another seeking: calls are
+// serialised.
 type Player struct {
 	mu    sync.Mutex
 	rec   *Recording
-	opts  model.Options
+	pipe  *pipeline.Pipeline
 	marks []Mark
 	epoch time.Time
 
@@ -54,20 +56,21 @@ func NewPlayer(r *Recording, opts model.Options) (*Player, error) {
 	if !(opts.HotThreshold > 0) {
 		opts.HotThreshold = r.Header.HotThreshold
 	}
-	p := &Player{rec: r, opts: opts, epoch: time.Unix(0, r.frames[0].wall), at: -1, hi: len(r.frames) - 1}
+	p := &Player{rec: r, pipe: pipeline.New(opts, r.Header.Interval), epoch: time.Unix(0, r.frames[0].wall), at: -1, hi: len(r.frames) - 1}
 	p.prev, p.cur = &p.slots[0], &p.slots[1]
-	spikes := model.NewSpikeDetector(5 * time.Minute)
 	p.marks = make([]Mark, len(r.frames))
 	for i := range r.frames {
 		if err := p.step(); err != nil {
 			return nil, err
 		}
 		m := Mark{Time: p.cur.Time}
-		if i > 0 && !r.frames[i].gap {
+		// An interval shorter than the pipeline takes rates over (a
+		// recorder that caught up after a stall wrote such) has none.
+		if a, b := p.monoTimes(i); i > 0 && !r.frames[i].gap && !p.pipe.TooShort(&a, &b) {
 			snap := p.compute(i)
 			m.Rate = true
 			m.CSPerSec, m.InPerSec = snap.System.ContextSwitchesPerSec, snap.System.InterruptsPerSec
-			m.Spike = spikes.Observe(p.epoch.Add(time.Duration(r.frames[i].mono)), m.CSPerSec, snap.System.CPUs)
+			m.Spike = snap.Spike
 			if len(snap.Threads) > 0 {
 				t := snap.Threads[0]
 				m.TopComm, m.TopPID, m.TopTID, m.TopPerSec = t.Comm, t.PID, t.TID, t.TotalPerSec()
@@ -133,17 +136,28 @@ func (p *Player) step() error {
 // Rates use the recorded monotonic clock, as live; the Snapshot's Time is
 // the recorded wall clock, as live.
 func (p *Player) compute(i int) model.Snapshot {
-	a, b := *p.prev, *p.cur
-	a.Time = p.epoch.Add(time.Duration(p.rec.frames[i-1].mono))
-	b.Time = p.epoch.Add(time.Duration(p.rec.frames[i].mono))
-	snap := model.Compute(&a, &b, p.opts)
-	snap.Time = p.cur.Time
-	// While NewPlayer marks the samples, mark i is not set yet: the
-	// spike detector there gives it.
+	a, b := p.monoTimes(i)
+	snap := p.pipe.Derive(&a, &b)
+	// The spike verdicts are taken once, in order, while NewPlayer marks
+	// the samples (mark i is not set yet then); a seek reuses them.
 	if p.marks[i].Rate {
 		snap.Spike = p.marks[i].Spike
+	} else {
+		p.pipe.Judge(&snap)
 	}
+	snap.Time = p.cur.Time
 	return snap
+}
+
+// monoTimes are the samples before and at i (the current ones) timed by
+// the recorded monotonic clock, which rates are taken over, as live.
+func (p *Player) monoTimes(i int) (a, b model.Sample) {
+	a, b = *p.prev, *p.cur
+	if i > 0 {
+		a.Time = p.epoch.Add(time.Duration(p.rec.frames[i-1].mono))
+	}
+	b.Time = p.epoch.Add(time.Duration(p.rec.frames[i].mono))
+	return a, b
 }
 
 // Pos is the index of the sample last returned, -1 before the first.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/procfs"
 	"github.com/ctxtop/ctxtop/internal/sampler"
 )
@@ -83,8 +84,9 @@ func TestLoaderKeepsMonitorQuiet(t *testing.T) {
 	// for the second measured, so they count against the bound too.
 	time.Sleep(200 * time.Millisecond)
 	looks, settled := 0, 0
-	mon, err := sampler.NewRecordingMonitor(sampler.Config{Root: "/proc", PIDs: []int{run.Progress().ChildPID}, HotThreshold: 200},
-		func(s *model.Sample) error {
+	mon, err := pipeline.NewLive(pipeline.LiveConfig{
+		Sampler: sampler.Config{Root: "/proc", PIDs: []int{run.Progress().ChildPID}, HotThreshold: 200},
+		Record: func(s *model.Sample) error {
 			looks, settled = 0, 0
 			for _, w := range s.Waits {
 				looks += w.Looks
@@ -93,7 +95,7 @@ func TestLoaderKeepsMonitorQuiet(t *testing.T) {
 				}
 			}
 			return nil
-		})
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

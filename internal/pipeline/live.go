@@ -1,0 +1,121 @@
+package pipeline
+
+import (
+	"slices"
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/sampler"
+)
+
+// WakeupReader is the wake-up tracer as the live source reads it: the
+// graph since its last read, nil while it is off.
+type WakeupReader interface {
+	Snapshot() *model.Wakeups
+}
+
+// LiveConfig is what a live source samples and where its samples go.
+type LiveConfig struct {
+	Sampler sampler.Config
+	// Interval is the nominal refresh interval; a Next called sooner
+	// than MinInterval after the last sample waits until then.
+	Interval time.Duration
+	// Record, when set, gets every raw Sample, the baseline included,
+	// after its wait looks: a recording replays the very samples the
+	// reports came from.
+	Record func(*model.Sample) error
+	// Wakeups, when set, adds the wake-up graph of each interval; with
+	// Sampler.PIDs, only the pairs one of those processes is on.
+	Wakeups WakeupReader
+}
+
+// Live is the source on this host: the sampler's passes over /proc, the
+// wait-reason looks between them, and the pipeline over both.
+type Live struct {
+	cfg       LiveConfig
+	s         *sampler.Sampler
+	waits     *sampler.Waits
+	pipe      *Pipeline
+	prev, cur *model.Sample
+	bufs      [2]model.Sample
+}
+
+// NewLive opens the sampler and takes the baseline sample, so the first
+// Next already has an interval to compute rates over.
+func NewLive(cfg LiveConfig) (*Live, error) {
+	s, err := sampler.New(cfg.Sampler)
+	if err != nil {
+		return nil, err
+	}
+	opts := model.Options{HotThreshold: cfg.Sampler.HotThreshold, Partial: len(cfg.Sampler.PIDs) > 0}
+	l := &Live{cfg: cfg, s: s, waits: s.NewWaits(), pipe: New(opts, cfg.Interval)}
+	l.prev, l.cur = &l.bufs[0], &l.bufs[1]
+	if err := s.Sample(l.prev); err != nil {
+		l.Close()
+		return nil, err
+	}
+	if err := l.keep(l.prev); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// SetInterval follows a refresh interval changed at run time (the TUI's
+// + and -).
+func (l *Live) SetInterval(d time.Duration) {
+	l.cfg.Interval = d
+	l.pipe.min = MinInterval(d)
+}
+
+// Next samples now and returns the Snapshot over the time since the last
+// sample; called sooner than MinInterval after it (a pause toggled twice
+// in a row), it waits first. The Snapshot owns its slices.
+func (l *Live) Next() (model.Snapshot, error) {
+	if wait := l.pipe.min - time.Since(l.prev.Time); wait > 0 {
+		time.Sleep(wait)
+	}
+	err := l.s.Sample(l.cur)
+	// The looks belong to the interval that ends now, so they go into the
+	// sample that closes it, and a recording replays them.
+	l.cur.Waits = l.waits.Collect(l.cur.Waits[:0])
+	if err != nil {
+		return model.Snapshot{}, err
+	}
+	snap := l.pipe.Derive(l.prev, l.cur)
+	// A thread that just became hot was not looked at during the interval:
+	// one look now, so even a single report (-n 1) says what it waits on.
+	// The snapshot is derived again with those looks, as a replay of the
+	// recorded sample will.
+	if l.waits.LookNow(&snap, l.cur) {
+		snap = l.pipe.Derive(l.prev, l.cur)
+	}
+	if err := l.keep(l.cur); err != nil {
+		return model.Snapshot{}, err
+	}
+	l.pipe.Judge(&snap)
+	if l.cfg.Wakeups != nil {
+		snap.Wakeups = l.cfg.Wakeups.Snapshot()
+		if pids := l.cfg.Sampler.PIDs; snap.Wakeups != nil && len(pids) > 0 {
+			snap.Wakeups.Pairs = slices.DeleteFunc(snap.Wakeups.Pairs, func(p model.WakeupPair) bool {
+				return !slices.Contains(pids, p.WakerPID) && !slices.Contains(pids, p.WakeePID)
+			})
+		}
+	}
+	l.waits.Arm(&snap)
+	l.prev, l.cur = l.cur, l.prev
+	return snap, nil
+}
+
+// Close stops the wait-reason looks and releases the sampler's files.
+func (l *Live) Close() error {
+	l.waits.Close()
+	return l.s.Close()
+}
+
+func (l *Live) keep(s *model.Sample) error {
+	if l.cfg.Record == nil {
+		return nil
+	}
+	return l.cfg.Record(s)
+}

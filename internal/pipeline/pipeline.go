@@ -1,0 +1,82 @@
+// Package pipeline is the one road from raw samples to what every screen,
+// report, recording and exporter shows:
+//
+//	sources:  Live (the sampler, /proc) | record.Player (a file)
+//	               └──── raw model.Sample ────┘
+//	pipeline: Pipeline.Step: rates, wait reasons, spikes, wake-up graph
+//	loop:     Run, one paced loop (missed ticks skipped, never two samples
+//	          closer than half an interval)
+//	sinks:    the TUI, batch text and JSON, the record writer
+//
+// Each guarantee lives in one file here: a rate is never taken over less
+// than half the interval (MinInterval, used by both the loop's pacing and
+// Step), live and replay derive a Snapshot by the same Step, and the spike
+// rule runs only in Step.
+package pipeline
+
+import (
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+)
+
+// Source yields one Snapshot per call: a live sampler or a recording.
+type Source interface {
+	Next() (model.Snapshot, error)
+}
+
+// SpikeWindow is how far back the spike rule looks for the usual level.
+const SpikeWindow = 5 * time.Minute
+
+// MinInterval is the shortest interval a rate is taken over for a nominal
+// refresh interval: half of it. Over a few milliseconds a handful of
+// switches scale into absurd rates (a thread at 73% CPU that runs at 25%,
+// thread CPU summing past the CPUs there are), which is exactly what a
+// stalled host would show if samples were taken back to back.
+func MinInterval(nominal time.Duration) time.Duration { return nominal / 2 }
+
+// Pipeline derives Snapshots from consecutive samples. It holds the one
+// piece of state the model needs across intervals, the spike detector's
+// recent history; everything else is a pure function of the two samples.
+type Pipeline struct {
+	opts   model.Options
+	min    time.Duration
+	spikes *model.SpikeDetector
+}
+
+// New is a pipeline for samples taken every interval (0: any interval
+// counts, for tests that make their own samples).
+func New(opts model.Options, interval time.Duration) *Pipeline {
+	return &Pipeline{opts: opts, min: MinInterval(interval), spikes: model.NewSpikeDetector(SpikeWindow)}
+}
+
+// Options are the model options every Step uses.
+func (p *Pipeline) Options() model.Options { return p.opts }
+
+// TooShort says whether prev→cur is too short an interval to take rates
+// over; such a cur should be dropped and prev kept as the base.
+func (p *Pipeline) TooShort(prev, cur *model.Sample) bool {
+	return cur.Time.Sub(prev.Time) < p.min
+}
+
+// Step is the Snapshot of the interval prev→cur: rates and hot threads
+// (with the wait reasons cur carries), the spike verdict, and the wake-up
+// graph when cur carries wake-up counts. It feeds the spike history, so it
+// must see every interval once, in order; Derive is the same without it.
+func (p *Pipeline) Step(prev, cur *model.Sample) model.Snapshot {
+	s := p.Derive(prev, cur)
+	p.Judge(&s)
+	return s
+}
+
+// Judge gives s its spike verdict against the intervals judged before it,
+// and adds it to that history.
+func (p *Pipeline) Judge(s *model.Snapshot) {
+	s.Spike = p.spikes.Observe(s.Time, s.System.ContextSwitchesPerSec, s.System.CPUs)
+}
+
+// Derive is Step without the spike verdict, which depends on the history:
+// for a seek in a recording, whose verdicts were taken in order once.
+func (p *Pipeline) Derive(prev, cur *model.Sample) model.Snapshot {
+	return model.Compute(prev, cur, p.opts)
+}
