@@ -34,7 +34,7 @@ type recordOptions struct {
 }
 
 func newRecordCmd() *cobra.Command {
-	o := recordOptions{delay: delayValue(time.Second), procRoot: "/proc", hot: 1000, flush: durationValue(record.DefaultFlushEvery)}
+	o := recordOptions{delay: delayValue(time.Second), procRoot: "/proc", hot: model.DefaultHotThreshold, flush: durationValue(record.DefaultFlushEvery)}
 	cmd := &cobra.Command{
 		Use:   "record -o FILE",
 		Short: "Record raw samples to a file, to replay later with ctxtop replay",
@@ -82,7 +82,7 @@ to its last complete chunk.`,
 	f.IntVar(&o.rotate, "rotate", 0, "at --max-size keep this many files (FILE, FILE.1, ...), dropping the oldest")
 	f.VarP(&o.pids, "pid", "p", "only these processes, comma-separated PIDs")
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
-	f.Float64Var(&o.hot, "hot", 1000, "switches/s at which a thread is hot, kept for the replay")
+	f.Float64Var(&o.hot, "hot", model.DefaultHotThreshold, "switches/s at which a thread is hot, kept for the replay")
 	f.Var(&o.flush, "flush", "write a chunk to the file at least this often: what a crash can lose")
 	f.StringVar(&o.info, "info", "", "describe a recording instead: header, time span, samples, top spikes")
 	return cmd

@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/model"
 )
 
 // Stamped by the Makefile with -ldflags.
@@ -55,7 +57,7 @@ type options struct {
 }
 
 func newRootCmd() *cobra.Command {
-	o := options{delay: delayValue(time.Second), hot: 1000, procRoot: "/proc", output: "text"}
+	o := options{delay: delayValue(time.Second), hot: model.DefaultHotThreshold, procRoot: "/proc", output: "text"}
 	root := &cobra.Command{
 		Use:   "ctxtop",
 		Short: "A top for Linux context switches",
@@ -101,7 +103,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.IntVar(&o.top, "top", 20, "rows per report in text mode (JSON: all rows unless given)")
 	f.BoolVar(&o.processes, "processes", false, "one row per process (the sum over its threads) instead of per thread")
 	f.BoolVar(&o.cgroups, "cgroups", false, "one row per cgroup (container, pod, systemd unit), with its CPU throttling")
-	f.Float64Var(&o.hot, "hot", 1000, "switches/s at which a thread is hot")
+	f.Float64Var(&o.hot, "hot", model.DefaultHotThreshold, "switches/s at which a thread is hot")
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
 	f.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroup file system root, laid out like /sys/fs/cgroup (default: found in the procfs root's self/mountinfo)")
 	f.VarP(&o.output, "output", "o", "batch output format: text or json")

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxtop/ctxtop/internal/exporter"
+	"github.com/ctxtop/ctxtop/internal/model"
 )
 
 // defaultListenAddress is loopback only: per-thread names are not for
@@ -53,7 +54,7 @@ func (g *groupByValue) Set(s string) error {
 }
 
 func newServeCmd() *cobra.Command {
-	o := serveOptions{telemetryPath: "/metrics", procRoot: "/proc", hot: 1000, groupBy: "name", maxGroups: 200}
+	o := serveOptions{telemetryPath: "/metrics", procRoot: "/proc", hot: model.DefaultHotThreshold, groupBy: "name", maxGroups: 200}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve context-switch counters to Prometheus",
@@ -79,7 +80,7 @@ the last one is answered from the same sample.`,
 	f.StringVar(&o.telemetryPath, "web.telemetry-path", "/metrics", "path under which to serve metrics")
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
 	f.VarP(&o.pids, "pid", "p", "only these processes, comma-separated PIDs")
-	f.Float64Var(&o.hot, "hot", 1000, "switches/s at which a thread counts as hot (ctxtop_process_hot_threads)")
+	f.Float64Var(&o.hot, "hot", model.DefaultHotThreshold, "switches/s at which a thread counts as hot (ctxtop_process_hot_threads)")
 	f.Var(&o.groupBy, "group-by", "process groups by process name or pid")
 	f.IntVar(&o.maxGroups, "max-groups", 200, "series per level (process groups, thread groups); the rest are summed into \"other\"")
 	return cmd

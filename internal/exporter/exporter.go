@@ -83,7 +83,7 @@ func New(cfg Config) (*Exporter, error) {
 		return nil, fmt.Errorf("--max-groups must be at least 1, got %d", cfg.MaxGroups)
 	}
 	if cfg.HotThreshold == 0 {
-		cfg.HotThreshold = 1000
+		cfg.HotThreshold = model.DefaultHotThreshold
 	}
 	// No metric is per cgroup: reading them would be work for nothing.
 	s, err := sampler.New(sampler.Config{Root: cfg.Root, PIDs: cfg.PIDs, HotThreshold: cfg.HotThreshold, NoTaskstats: cfg.NoTaskstats, NoCgroups: true})

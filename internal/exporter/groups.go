@@ -200,7 +200,7 @@ func (a *accounts) leave(t *thread) {
 // (it then needs resolving).
 func (a *accounts) advance(t *thread, tc *model.TaskCounters, seconds float64) (renamed bool) {
 	cur := taskCounts(tc)
-	hot := seconds > 0 && float64(cur.vol+cur.invol-t.last.vol-t.last.invol)/seconds >= a.hot
+	hot := seconds > 0 && model.IsHot(float64(cur.vol-t.last.vol)/seconds, float64(cur.invol-t.last.invol)/seconds, a.hot)
 	if tc.Comm != t.comm || tc.ProcessComm != t.pcomm && !a.byPID {
 		// Renamed: what it did so far stays with the old groups; the new
 		// ones count from the last sample on.

@@ -244,11 +244,21 @@ func byRate(ta, tb, ca, cb float64, pa, pb, ia, ib int) int {
 	return ia - ib
 }
 
+// IsHot is the one hot rule, for every row the model classifies and for
+// the exporter's hot-thread counts: total switches/s at or above the
+// threshold (DefaultHotThreshold when it is not positive).
+func IsHot(voluntaryPerSec, involuntaryPerSec, threshold float64) bool {
+	if !(threshold > 0) {
+		threshold = DefaultHotThreshold
+	}
+	return voluntaryPerSec+involuntaryPerSec >= threshold
+}
+
 // classify applies the hot rule: at or above the threshold, mostly
 // involuntary switches mean the thread is preempted (more runnable threads
 // than CPUs), mostly voluntary mean it blocks (locks, I/O, hand-offs).
 func classify(vol, invol, waitPct, threshold float64) (bool, string) {
-	if vol+invol < threshold {
+	if !IsHot(vol, invol, threshold) {
 		return false, ""
 	}
 	why := 0

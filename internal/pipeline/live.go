@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
@@ -38,6 +39,9 @@ type Live struct {
 	pipe      *Pipeline
 	prev, cur *model.Sample
 	bufs      [2]model.Sample
+	// minGap is MinInterval of the current interval; the TUI changes it
+	// while a Next may be under way.
+	minGap atomic.Int64
 }
 
 // NewLive opens the sampler and takes the baseline sample, so the first
@@ -50,6 +54,7 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 	opts := model.Options{HotThreshold: cfg.Sampler.HotThreshold, Partial: len(cfg.Sampler.PIDs) > 0}
 	l := &Live{cfg: cfg, s: s, waits: s.NewWaits(), pipe: New(opts, cfg.Interval)}
 	l.prev, l.cur = &l.bufs[0], &l.bufs[1]
+	l.SetInterval(cfg.Interval)
 	if err := s.Sample(l.prev); err != nil {
 		l.Close()
 		return nil, err
@@ -63,16 +68,16 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 
 // SetInterval follows a refresh interval changed at run time (the TUI's
 // + and -).
+// It is safe to call while a Next is under way.
 func (l *Live) SetInterval(d time.Duration) {
-	l.cfg.Interval = d
-	l.pipe.min = MinInterval(d)
+	l.minGap.Store(int64(MinInterval(d)))
 }
 
 // Next samples now and returns the Snapshot over the time since the last
 // sample; called sooner than MinInterval after it (a pause toggled twice
 // in a row), it waits first. The Snapshot owns its slices.
 func (l *Live) Next() (model.Snapshot, error) {
-	if wait := l.pipe.min - time.Since(l.prev.Time); wait > 0 {
+	if wait := time.Duration(l.minGap.Load()) - time.Since(l.prev.Time); wait > 0 {
 		time.Sleep(wait)
 	}
 	err := l.s.Sample(l.cur)

@@ -383,6 +383,11 @@ func (m *Model) back() {
 func (m Model) setInterval(d time.Duration) (tea.Model, tea.Cmd) {
 	changed := d != m.interval
 	m.interval = d
+	// The live source waits out the shortest interval it takes rates
+	// over; it follows the refresh.
+	if s, ok := m.opts.Source.(interface{ SetInterval(time.Duration) }); ok {
+		s.SetInterval(d)
+	}
 	m.syncHeader()
 	if !changed || m.paused || m.inFlight {
 		// A sample under way schedules the next tick with the new interval.
