@@ -123,7 +123,10 @@ func startChild(tb testing.TB, env string, attr *syscall.SysProcAttr) int {
 // known and checks each one's main reason and its share.
 func TestWaitReasonsOfKnownWorkloads(t *testing.T) {
 	pid := startChild(t, "CTXTOP_WAIT_WORKLOAD=1", nil)
-	mon, err := NewMonitor(Config{Root: "/proc", PIDs: []int{pid}, HotThreshold: 200})
+	// The pacer wakes each thread 5,000 times a second on a quiet box, a
+	// few hundred beside CPU hogs: a low threshold makes them all hot
+	// either way, which is all this test needs of them.
+	mon, err := NewMonitor(Config{Root: "/proc", PIDs: []int{pid}, HotThreshold: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,6 +327,26 @@ func procWaitSampler(t *testing.T) *waitSampler {
 	return w
 }
 
+// allLooksTaken waits until the armed interval's WaitLooks looks are
+// done. On a busy machine the timer behind them runs late, so a fixed
+// sleep of an interval and a bit would collect only some of them.
+func allLooksTaken(t *testing.T, w *waitSampler) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		w.mu.Lock()
+		n := w.looks
+		w.mu.Unlock()
+		if n >= WaitLooks {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d looks taken in 20 s", n, WaitLooks)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestWaitLooksCostAboutOneSwitch: with one P, as the TUI runs, a
 // refresh's worth of looks costs this process about one voluntary switch
 // per look
@@ -379,7 +402,7 @@ func TestSettledThreadIsLookedAtOnlyAtTheRefresh(t *testing.T) {
 	if len(w.targets) != 1 {
 		t.Fatalf("armed %d targets, want the hot thread", len(w.targets))
 	}
-	time.Sleep(200 * time.Millisecond)
+	allLooksTaken(t, w)
 	cur := refresh()
 	if len(cur.Waits) != 1 || cur.Waits[0].Looks != WaitLooks || cur.Waits[0].Settled ||
 		!slices.Equal(cur.Waits[0].Reasons, []model.ReasonCount{{Reason: "pipe read", N: WaitLooks}}) {
@@ -427,7 +450,7 @@ func TestSettledThreadIsLookedAtOnlyAtTheRefresh(t *testing.T) {
 	if len(w.targets) != 1 {
 		t.Fatalf("armed %d targets after unsettling, want 1", len(w.targets))
 	}
-	time.Sleep(200 * time.Millisecond)
+	allLooksTaken(t, w)
 	cur = refresh()
 	if len(cur.Waits) != 1 || cur.Waits[0].Settled || len(cur.Waits[0].Reasons) != 1 {
 		t.Fatalf("spread looks after unsettling: %+v", cur.Waits)
@@ -471,7 +494,7 @@ func TestNeverAsleepThreadSettles(t *testing.T) {
 		if len(w.targets) != 1 {
 			t.Fatalf("interval %d: armed %d targets, want the hot thread", i, len(w.targets))
 		}
-		time.Sleep(200 * time.Millisecond)
+		allLooksTaken(t, w)
 		tallies := w.collect(nil)
 		if len(tallies) != 1 || tallies[0].Looks != WaitLooks || len(tallies[0].Reasons) != 0 {
 			t.Fatalf("interval %d: %+v, want %d looks finding it running", i, tallies, WaitLooks)
