@@ -265,8 +265,11 @@ func printInfo(w io.Writer, path string) error {
 			break
 		}
 		m := e.peak
-		fmt.Fprintf(w, "  %s  cs/s %s, %d samples from %s (%s)", e.peakAt.Format("15:04:05"), model.Thousands(m.CSPerSec),
-			e.samples, e.start.Format("15:04:05"), m.Spike.Reason)
+		n := fmt.Sprintf("%d samples from %s", e.samples, e.start.Format("15:04:05"))
+		if e.samples == 1 {
+			n = "1 sample"
+		}
+		fmt.Fprintf(w, "  %s  cs/s %s, %s, %s", e.peakAt.Format("15:04:05"), model.Thousands(m.CSPerSec), m.Spike.Reason, n)
 		if m.TopComm != "" {
 			fmt.Fprintf(w, "; top: %s %d/%d %s/s", m.TopComm, m.TopPID, m.TopTID, model.Thousands(m.TopPerSec))
 		}

@@ -113,12 +113,15 @@ type CgroupRates struct {
 // TotalPerSec is voluntary plus involuntary switches per second.
 func (c CgroupRates) TotalPerSec() float64 { return c.VoluntaryPerSec + c.InvoluntaryPerSec }
 
-// Spike reports the system spike rule: cs/s at least 10x its recent median,
-// or at least 10,000 per CPU.
+// Spike reports the system spike rule (spike.go): cs/s well above its
+// recent baseline.
 type Spike struct {
 	Active bool
 	// Reason is a short human explanation, empty when not active.
 	Reason string
+	// Baseline is the cs/s the rate was judged against, the median of the
+	// recent window; 0 while there is too little history to judge.
+	Baseline float64
 }
 
 // Snapshot is everything derived from two Samples.

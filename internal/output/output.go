@@ -304,6 +304,11 @@ type jsonSystem struct {
 	PSI          *float64 `json:"psi_cpu_some_avg10,omitempty"`
 	// Unattributed is cs_per_s minus the sum over every thread row.
 	Unattributed float64 `json:"unattributed_cs_per_s"`
+	// Baseline is the recent cs_per_s the spike rule judges against;
+	// null until there is enough history for one.
+	Baseline *float64 `json:"baseline_cs_per_s"`
+	// Spike is why cs_per_s is a spike; absent when it is not.
+	Spike string `json:"spike,omitempty"`
 }
 
 type jsonProcess struct {
@@ -355,6 +360,13 @@ func (j *JSON) Write(s *model.Snapshot) error {
 	if s.System.HasPSI {
 		v := round2(s.System.PSICPUSomeAvg10)
 		r.System.PSI = &v
+	}
+	if s.Spike.Baseline > 0 {
+		v := round2(s.Spike.Baseline)
+		r.System.Baseline = &v
+	}
+	if s.Spike.Active {
+		r.System.Spike = s.Spike.Reason
 	}
 	if h := j.opts.Host; h != nil {
 		r.Host = &jsonHost{h.Hostname, h.Kernel, h.CPUModel, h.CPUs, h.MemTotal, math.Floor(h.Uptime(s.Time).Seconds())}

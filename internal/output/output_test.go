@@ -71,7 +71,7 @@ func snapshot() *model.Snapshot {
 			{Path: "/system.slice/ctxtop.service", Name: "ctxtop.service", Processes: 2, Threads: 8, VoluntaryPerSec: 196000.956, InvoluntaryPerSec: 22.5,
 				CPUPercent: 121.25, Hot: true, Reason: "blocking"},
 		},
-		Spike:      model.Spike{Active: true, Reason: "cs/s 106,173 per CPU ≥ 10,000"},
+		Spike:      model.Spike{Active: true, Reason: "3.5× the 5-min baseline 60,412 (median)", Baseline: 60412.25},
 		Tasks:      120,
 		Unreadable: 2,
 	}
@@ -230,6 +230,8 @@ func TestJSON(t *testing.T) {
 	}
 	s.System.HasPSI = false
 	s.Threads, s.Processes, s.Cgroups = nil, nil, nil
+	// Too little history yet for a baseline.
+	s.Spike = model.Spike{}
 	if err := w.Write(s); err != nil {
 		t.Fatal(err)
 	}
@@ -257,11 +259,21 @@ func TestJSON(t *testing.T) {
 	if diff := cmp.Diff([]string{"cgroups", "interval_s", "processes", "system", "threads", "time"}, keys(first)); diff != "" {
 		t.Errorf("top-level keys (-want +got)\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"cpus", "cs_per_s", "intr_per_s", "procs_blocked", "procs_running", "psi_cpu_some_avg10", "resched_ipi_per_s", "unattributed_cs_per_s"}, keys(first["system"].(map[string]any))); diff != "" {
+	if diff := cmp.Diff([]string{"baseline_cs_per_s", "cpus", "cs_per_s", "intr_per_s", "procs_blocked", "procs_running", "psi_cpu_some_avg10", "resched_ipi_per_s", "spike", "unattributed_cs_per_s"}, keys(first["system"].(map[string]any))); diff != "" {
 		t.Errorf("system keys (-want +got)\n%s", diff)
 	}
-	if _, ok := second["system"].(map[string]any)["psi_cpu_some_avg10"]; ok {
+	sys1, sys2 := first["system"].(map[string]any), second["system"].(map[string]any)
+	if diff := cmp.Diff([]any{"3.5× the 5-min baseline 60,412 (median)", 60412.25}, []any{sys1["spike"], sys1["baseline_cs_per_s"]}); diff != "" {
+		t.Errorf("spike and baseline (-want +got)\n%s", diff)
+	}
+	if _, ok := sys2["psi_cpu_some_avg10"]; ok {
 		t.Error("psi_cpu_some_avg10 present on a kernel without PSI")
+	}
+	if b, ok := sys2["baseline_cs_per_s"]; !ok || b != nil {
+		t.Errorf("baseline_cs_per_s with no history: %v (present %v), want null", b, ok)
+	}
+	if _, ok := sys2["spike"]; ok {
+		t.Error("spike present when cs/s is no spike")
 	}
 	if diff := cmp.Diff([]string{"comm", "cpu_pct", "cswch_per_s", "nvcswch_per_s", "pid", "threads"}, keys(first["processes"].([]any)[0].(map[string]any))); diff != "" {
 		t.Errorf("process keys (-want +got)\n%s", diff)

@@ -28,6 +28,11 @@ type Synth struct {
 	// StormFrom and StormTo are the samples (counting from 1) during
 	// which system-wide switches jump by 5,000,000 a second: a spike.
 	StormFrom, StormTo int
+	// BusyRate, when set, is the system-wide switches per second of a
+	// busy host, each interval off by up to ±BusyNoise (a fraction) as a
+	// loaded host's are; a storm then multiplies it by StormFactor instead
+	// of adding 5,000,000.
+	BusyRate, BusyNoise, StormFactor float64
 	// CgroupsAndWaits puts each process in a cgroup of its own, one in
 	// ten of them with a CPU quota that throttles, and gives the eight
 	// busiest threads wait looks, as the live monitor records them.
@@ -68,7 +73,8 @@ func New(threads, busy int, churn bool) *Synth {
 func (s *Synth) Next() model.Sample {
 	s.n++
 	// Sampling is never exactly on time.
-	s.t = s.t.Add(time.Second + time.Duration(s.rng.IntN(3e6)))
+	step := time.Second + time.Duration(s.rng.IntN(3e6))
+	s.t = s.t.Add(step)
 	stride := max(len(s.tasks)/max(s.busy, 1), 1)
 	for i := 0; i < len(s.tasks) && i/stride < s.busy; i += stride {
 		t := &s.tasks[i]
@@ -109,9 +115,19 @@ func (s *Synth) Next() model.Sample {
 	if s.CgroupsAndWaits {
 		waits = s.cgroupsAndWaits(stride)
 	}
-	d := uint64(500 + s.rng.IntN(3000))
-	if s.n >= s.StormFrom && s.n < s.StormTo {
-		d += 5_000_000
+	storm := s.n >= s.StormFrom && s.n < s.StormTo
+	var d uint64
+	if s.BusyRate > 0 {
+		rate := s.BusyRate * (1 + s.BusyNoise*(2*s.rng.Float64()-1))
+		if storm {
+			rate *= s.StormFactor
+		}
+		d = uint64(rate * step.Seconds())
+	} else {
+		d = uint64(500 + s.rng.IntN(3000))
+		if storm {
+			d += 5_000_000
+		}
 	}
 	s.sys.ContextSwitches += d
 	s.sys.Interrupts += d / 3

@@ -19,6 +19,22 @@ func ReplayFile(path string, n, stormFrom, stormTo int) error {
 func ReplayFileFrom(path string, n, stormFrom, stormTo, cpus int) error {
 	s := recordtest.New(40, 5, true)
 	s.StormFrom, s.StormTo = stormFrom, stormTo
+	return writeReplay(path, n, s, cpus)
+}
+
+// BusyReplayFile writes a recording of n samples at 1 s of a busy host of 2
+// CPUs, 40 threads, 5 busy: 120,000 switches a second (60,000 per CPU, six
+// times the old fixed spike level) within ±5%, and a burst of three times
+// that from sample burstFrom to burstTo (counting from 1, burstTo not
+// included).
+func BusyReplayFile(path string, n, burstFrom, burstTo int) error {
+	s := recordtest.New(40, 5, true)
+	s.StormFrom, s.StormTo = burstFrom, burstTo
+	s.BusyRate, s.BusyNoise, s.StormFactor = 120_000, 0.05, 3
+	return writeReplay(path, n, s, 2)
+}
+
+func writeReplay(path string, n int, s *recordtest.Synth, cpus int) error {
 	h := record.Header{Host: "replay-host", Kernel: "6.1.0-test", CPUs: cpus, CtxtopVersion: "test", Interval: time.Second,
 		ProcRoot: "/proc", HotThreshold: 1000, Start: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), ZoneName: "UTC"}
 	f, err := os.Create(path)
