@@ -139,6 +139,8 @@ ns per round trip per mode and pinning, whiskers spanning the runs.`,
 	f.VarP(&o.output, "output", "o", "text, json (every run) or markdown (tables)")
 	f.StringVar(&o.plot, "plot", "", "also draw the results as SVG to this file")
 	f.StringVar(&o.workingSet, "working-set", "", "add the working-set axis: sizes each side walks per round trip (0,64K,1M,8M)")
+	completeValues(cmd, "output", "text", "json", "markdown")
+	completeValues(cmd, "modes", modeNames()...)
 	return cmd
 }
 

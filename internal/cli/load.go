@@ -111,6 +111,8 @@ modes a round trip is not made of switches and the quotient would mean nothing.`
 	f.Var(&o.period, "period", "poll's sleep between wake-ups")
 	f.Float64Var(&o.cpuQuota, "cpu-quota", 0, "pool: limit to this many CPUs in a cgroup ctxtop makes (root)")
 	f.VarP(&o.output, "output", "o", "text, or json: the summary as one JSON object")
+	completeValues(cmd, "mode", modeNames()...)
+	completeValues(cmd, "output", "text", "json")
 	return cmd
 }
 

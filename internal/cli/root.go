@@ -98,7 +98,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.SortFlags = false
 	f.BoolVarP(&o.batch, "batch", "b", false, "batch mode: print reports instead of the live monitor")
 	f.VarP(&o.delay, "delay", "d", "refresh interval: seconds (0.5) or a duration (500ms)")
-	f.IntVarP(&o.iterations, "iterations", "n", 0, "number of reports to print, then exit (default: until interrupted)")
+	f.IntVarP(&o.iterations, "iterations", "n", 0, "number of reports to print, then exit; 0: until interrupted")
 	f.VarP(&o.pids, "pid", "p", "only these processes, comma-separated PIDs")
 	f.IntVar(&o.top, "top", 20, "rows per report in text mode (JSON: all rows unless given)")
 	f.BoolVar(&o.processes, "processes", false, "one row per process (the sum over its threads) instead of per thread")
@@ -111,13 +111,17 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.BoolVar(&o.wakeups, "wakeups", false, "batch: add who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF)")
 	f.StringVar(&o.recordTo, "record", "", "also write the samples behind the reports to this recording")
 	f.StringVar(&o.replayFrom, "replay", "", "read samples from this recording instead of procfs")
+	completeValues(root, "output", "text", "json")
+	// --version prints what `ctxtop version` does, without the host.
+	root.Version = version
+	root.SetVersionTemplate(versionLine(version, commit, goVersion()) + "\n")
 	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd(), newGenManCmd(), newServeCmd(), newRecordCmd(), newReplayCmd())
 	return root
 }
 
 func (o *options) validate(cmd *cobra.Command) error {
-	if cmd.Flags().Changed("iterations") && o.iterations <= 0 {
-		return fmt.Errorf("-n/--iterations must be at least 1, got %d", o.iterations)
+	if o.iterations < 0 {
+		return fmt.Errorf("-n/--iterations must be 0 (until interrupted) or more, got %d", o.iterations)
 	}
 	if o.top < 0 {
 		return fmt.Errorf("--top must be 0 (all rows) or more, got %d", o.top)

@@ -83,6 +83,7 @@ the last one is answered from the same sample.`,
 	f.Float64Var(&o.hot, "hot", model.DefaultHotThreshold, "switches/s at which a thread counts as hot (ctxtop_process_hot_threads)")
 	f.Var(&o.groupBy, "group-by", "process groups by process name or pid")
 	f.IntVar(&o.maxGroups, "max-groups", 200, "series per level (process groups, thread groups); the rest are summed into \"other\"")
+	completeValues(cmd, "group-by", string(exporter.GroupByName), string(exporter.GroupByPID))
 	return cmd
 }
 

@@ -2,6 +2,7 @@
 package help
 
 import (
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -72,6 +73,10 @@ var legend = []string{
 	"Sparklines: log scale, smallest to largest value shown. Hot rows are",
 	"highlighted, stronger at 10× and 100× --hot.",
 }
+
+// Legend is the help screen's explanation of the columns and marks, one
+// line each, for the manual page too.
+func Legend() []string { return slices.Clone(legend) }
 
 // View lays the bindings out in as many columns as fit, then the legend.
 func (m Model) View() string {
