@@ -1,16 +1,14 @@
 package bench
 
 import (
+	"bytes"
+	"encoding/xml"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
+	"strconv"
 	"strings"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/ctxtop/ctxtop/internal/load"
 )
@@ -125,28 +123,25 @@ func ChartOf(cells []*Cell) Chart {
 // WriteSVG draws the cells' chart as SVG.
 func WriteSVG(w io.Writer, cells []*Cell) error { return ChartOf(cells).WriteSVG(w) }
 
-// WriteSVG draws the chart, 16:9 for a slide.
+// The page is in points, 10 × 5.625 inches: 16:9 for a slide. The margins
+// hold the title above, the tick labels and axis labels left and below.
+const (
+	pageWidth, pageHeight = 720.0, 405.0
+	marginLeft            = 70.0
+	marginRight           = 12.0
+	marginTop             = 34.0
+	marginBottom          = 48.0
+)
+
+// WriteSVG draws the chart, 16:9 for a slide. It writes the SVG itself
+// rather than through a plotting library: the chart is bars, whiskers,
+// lines and text, and a library that measures text brings its fonts into
+// the binary (megabytes). Text names a generic font family and is anchored
+// at its middle or end, so no glyph widths are needed.
 func (ch Chart) WriteSVG(w io.Writer) error {
 	if len(ch.Categories) == 0 {
 		return fmt.Errorf("nothing to plot: no run finished a round trip")
 	}
-	p := plot.New()
-	p.Title.Text = ch.Title
-	p.Title.Padding = vg.Points(8)
-	p.X.Label.Text = ch.XLabel
-	p.Y.Label.Text = ch.YLabel
-	p.Y.Min = 0
-	p.Y.Tick.Marker = thousandsTicks{}
-	p.NominalX(ch.Categories...)
-	p.X.Tick.Label.Font.Size = vg.Points(9)
-	width, height := 10*vg.Inch, 5.625*vg.Inch
-
-	var whiskers struct {
-		plotter.XYs
-		plotter.YErrors
-	}
-	var labels plotter.XYLabels
-	barWidth := width * 0.7 / vg.Length(len(ch.Categories)+1)
 	// The axis ends a little above the tallest median, not at the slowest
 	// run: one run held up on a busy machine would otherwise flatten every
 	// bar. A whisker cut there says where it went.
@@ -163,37 +158,10 @@ func (ch Chart) WriteSVG(w io.Writer) error {
 	}
 	limit *= whiskerRoom
 	top := 0.0
-	var legend [3]bool
-	for i, b := range ch.Bars {
-		if b.Median == 0 {
-			continue
+	for _, b := range ch.Bars {
+		if b.Median != 0 {
+			top = math.Max(top, math.Max(math.Min(b.Max, limit), b.Median))
 		}
-		// One bar chart per bar: a bar's colour says its pinning.
-		bc, err := plotter.NewBarChart(plotter.Values{b.Median}, barWidth)
-		if err != nil {
-			return err
-		}
-		bc.XMin = float64(i)
-		bc.Color = BarColors[b.Pinned]
-		bc.LineStyle.Width = 0
-		p.Add(bc)
-		if !legend[b.Pinned] {
-			legend[b.Pinned] = true
-			p.Legend.Add(pinningNames[b.Pinned], bc)
-		}
-		hi := math.Min(b.Max, limit)
-		if hi > b.Min {
-			whiskers.XYs = append(whiskers.XYs, plotter.XY{X: float64(i), Y: b.Median})
-			whiskers.YErrors = append(whiskers.YErrors, struct{ Low, High float64 }{b.Median - b.Min, math.Max(hi-b.Median, 0)})
-		}
-		label := thousands(b.Median)
-		if b.Max > limit {
-			label = "max " + thousands(b.Max) + "\n" + label
-		}
-		at := math.Max(hi, b.Median)
-		top = math.Max(top, at)
-		labels.XYs = append(labels.XYs, plotter.XY{X: float64(i), Y: at})
-		labels.Labels = append(labels.Labels, label)
 	}
 	for _, l := range ch.Lines {
 		for _, pt := range l.Points {
@@ -204,71 +172,185 @@ func (ch Chart) WriteSVG(w io.Writer) error {
 	}
 	// Room for the labels over the tallest bar, and half a bar's gap at
 	// either end.
-	p.Y.Max = top * 1.2
-	p.X.Min, p.X.Max = -0.6, float64(len(ch.Categories))-0.4
-	if len(whiskers.XYs) > 0 {
-		eb, err := plotter.NewYErrorBars(whiskers)
-		if err != nil {
-			return err
-		}
-		eb.CapWidth = barWidth / 3
-		p.Add(eb)
+	yMax := top * 1.2
+	if yMax <= 0 {
+		yMax = 1
 	}
-	if len(labels.XYs) > 0 {
-		lb, err := plotter.NewLabels(labels)
-		if err != nil {
-			return err
-		}
-		for i := range lb.TextStyle {
-			lb.TextStyle[i].XAlign = -0.5 // centred over the bar
-			lb.TextStyle[i].Font.Size = vg.Points(8)
-			lb.TextStyle[i].Font.Variant = "Sans"
-		}
-		lb.Offset = vg.Point{Y: vg.Points(3)}
-		p.Add(lb)
+	xMin, xMax := -0.6, float64(len(ch.Categories))-0.4
+	left, right := marginLeft, pageWidth-marginRight
+	upper, lower := marginTop, pageHeight-marginBottom
+	xAt := func(x float64) float64 { return left + (x-xMin)/(xMax-xMin)*(right-left) }
+	yAt := func(y float64) float64 { return lower - y/yMax*(lower-upper) }
+	barWidth := 0.72 * (right - left) / (xMax - xMin)
+
+	var s svg
+	fmt.Fprintf(&s, `<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="%spt" height="%spt" viewBox="0 0 %s %s">
+<g font-family="sans-serif" fill="#000000">
+`, num(pageWidth), num(pageHeight), num(pageWidth), num(pageHeight))
+	s.rect(0, 0, pageWidth, pageHeight, "#ffffff")
+	s.text(pageWidth/2, 20, 12, "middle", ch.Title)
+
+	// Axes, the y ticks labelled 12,000 and the categories under their bars.
+	s.stroke(fmt.Sprintf("M%s,%sV%sH%s", num(left), num(upper), num(lower), num(right)), "#000000", 1)
+	major, minor := ticks(yMax)
+	for _, v := range minor {
+		s.stroke(fmt.Sprintf("M%s,%sH%s", num(left-2.5), num(yAt(v)), num(left)), "#000000", 0.5)
 	}
-	for k, s := range ch.Lines {
-		var xys plotter.XYs
-		for i, pt := range s.Points {
-			if !math.IsNaN(pt.Median) {
-				xys = append(xys, plotter.XY{X: float64(i), Y: pt.Median})
-			}
+	for _, v := range major {
+		s.stroke(fmt.Sprintf("M%s,%sH%s", num(left-5), num(yAt(v)), num(left)), "#000000", 0.5)
+		s.text(left-7, yAt(v)+3.5, 10, "end", thousands(v))
+	}
+	for i, cat := range ch.Categories {
+		x := xAt(float64(i))
+		s.stroke(fmt.Sprintf("M%s,%sV%s", num(x), num(lower), num(lower+4)), "#000000", 0.5)
+		for k, line := range strings.Split(cat, "\n") {
+			s.text(x, lower+14+float64(k)*9, 9, "middle", line)
 		}
-		if len(xys) == 0 {
+	}
+	s.text((left+right)/2, pageHeight-6, 12, "middle", ch.XLabel)
+	fmt.Fprintf(&s, `<text transform="translate(16,%s) rotate(-90)" font-size="12" text-anchor="middle">`, num((upper+lower)/2))
+	s.escape(ch.YLabel)
+	s.WriteString("</text>\n")
+
+	// A bar per category, its whisker over the runs and its figure on top.
+	type legendEntry struct {
+		name  string
+		fill  string // a swatch, for a bar
+		color string // a line and point, for a series
+	}
+	var legend []legendEntry
+	var shown [3]bool
+	for i, b := range ch.Bars {
+		if b.Median == 0 {
 			continue
 		}
-		l, pts, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return err
+		x := xAt(float64(i))
+		s.rect(x-barWidth/2, yAt(b.Median), barWidth, lower-yAt(b.Median), hexColor(BarColors[b.Pinned]))
+		if !shown[b.Pinned] {
+			shown[b.Pinned] = true
+			legend = append(legend, legendEntry{name: pinningNames[b.Pinned], fill: hexColor(BarColors[b.Pinned])})
 		}
-		l.Color = lineColors[k%len(lineColors)]
-		pts.Color = l.Color
-		p.Add(l, pts)
-		p.Legend.Add(s.Name, l, pts)
+		hi := math.Min(b.Max, limit)
+		at := math.Max(hi, b.Median)
+		if hi > b.Min {
+			yLo, yHi, cap := num(yAt(b.Min)), num(yAt(at)), barWidth/6
+			s.stroke(fmt.Sprintf("M%s,%sV%sM%s,%sH%sM%s,%sH%s", num(x), yLo, yHi,
+				num(x-cap), yLo, num(x+cap), num(x-cap), yHi, num(x+cap)), "#000000", 1)
+		}
+		label := []string{thousands(b.Median)}
+		if b.Max > limit {
+			label = []string{"max " + thousands(b.Max), label[0]}
+		}
+		for k, line := range label {
+			s.text(x, yAt(at)-3-float64(len(label)-1-k)*9, 8, "middle", line)
+		}
 	}
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs = vg.Points(12)
-	for _, st := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle,
-		&p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle} {
-		st.Font.Variant = "Sans"
+
+	// A line per series through the categories it has a figure for.
+	for k, l := range ch.Lines {
+		c := hexColor(lineColors[k%len(lineColors)])
+		var d strings.Builder
+		for i, pt := range l.Points {
+			if math.IsNaN(pt.Median) {
+				continue
+			}
+			op := "L"
+			if d.Len() == 0 {
+				op = "M"
+			}
+			fmt.Fprintf(&d, "%s%s,%s", op, num(xAt(float64(i))), num(yAt(pt.Median)))
+		}
+		if d.Len() == 0 {
+			continue
+		}
+		s.stroke(d.String(), c, 1)
+		for i, pt := range l.Points {
+			if !math.IsNaN(pt.Median) {
+				s.point(xAt(float64(i)), yAt(pt.Median), c)
+			}
+		}
+		legend = append(legend, legendEntry{name: l.Name, color: c})
 	}
-	wt, err := p.WriterTo(width, height, "svg")
-	if err != nil {
-		return err
+
+	// The legend, top left inside the axes: a swatch or a line, then a name.
+	for k, e := range legend {
+		x, y := left+12, upper+4+float64(k)*14
+		if e.fill != "" {
+			s.rect(x, y, 22, 11, e.fill)
+		} else {
+			s.stroke(fmt.Sprintf("M%s,%sH%s", num(x), num(y+5.5), num(x+22)), e.color, 1)
+			s.point(x+11, y+5.5, e.color)
+		}
+		s.text(x+26, y+10, 12, "start", e.name)
 	}
-	_, err = wt.WriteTo(w)
+	s.WriteString("</g>\n</svg>\n")
+	_, err := w.Write(s.Bytes())
 	return err
 }
 
-// thousandsTicks are the default ticks, labelled 12,000 rather than 12000.
-type thousandsTicks struct{}
+// svg collects the document; its elements carry their colours in a style
+// attribute, which is what a test (or a reader's script) looks for.
+type svg struct{ bytes.Buffer }
 
-func (thousandsTicks) Ticks(min, max float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(min, max)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = strings.TrimSpace(thousands(ticks[i].Value))
+func (s *svg) rect(x, y, w, h float64, fill string) {
+	fmt.Fprintf(s, "<path d=\"M%s,%sh%sv%sh%sZ\" style=\"fill:%s\"/>\n", num(x), num(y), num(w), num(h), num(-w), fill)
+}
+
+func (s *svg) stroke(d, color string, width float64) {
+	fmt.Fprintf(s, "<path d=\"%s\" style=\"fill:none;stroke:%s;stroke-width:%s\"/>\n", d, color, num(width))
+}
+
+// point is a series' marker: a ring, as the line may pass behind a bar.
+func (s *svg) point(x, y float64, color string) {
+	fmt.Fprintf(s, "<circle cx=\"%s\" cy=\"%s\" r=\"2.5\" style=\"fill:none;stroke:%s;stroke-width:1\"/>\n", num(x), num(y), color)
+}
+
+func (s *svg) text(x, y, size float64, anchor, text string) {
+	fmt.Fprintf(s, "<text x=\"%s\" y=\"%s\" font-size=\"%s\" text-anchor=\"%s\">", num(x), num(y), num(size), anchor)
+	s.escape(text)
+	s.WriteString("</text>\n")
+}
+
+func (s *svg) escape(text string) {
+	// A bytes.Buffer does not fail to write.
+	_ = xml.EscapeText(s, []byte(text))
+}
+
+// num is a coordinate to a hundredth of a point: finer is invisible, and a
+// short fixed form keeps the file small and its bytes the same run to run.
+func num(v float64) string {
+	v = math.Round(v*100) / 100
+	if v == 0 {
+		v = 0 // not -0
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+func hexColor(c color.Color) string {
+	r, g, b, _ := c.RGBA()
+	return fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
+}
+
+// ticks are round values from 0 to max: four to seven labelled (1, 2, 2.5
+// or 5 times a power of ten apart) and an unlabelled one halfway between
+// each.
+func ticks(max float64) (major, minor []float64) {
+	raw := max / 6
+	step := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*step >= raw {
+			step *= m
+			break
 		}
 	}
-	return ticks
+	// A hair over max, so the top is a tick when it is a round figure.
+	end := max * (1 + 1e-9)
+	for i := 0; float64(i)*step <= end; i++ {
+		major = append(major, float64(i)*step)
+		if h := (float64(i) + 0.5) * step; h <= end {
+			minor = append(minor, h)
+		}
+	}
+	return major, minor
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ctxtop/ctxtop/internal/load"
 )
 
@@ -35,10 +37,12 @@ func matrix() []*Cell {
 	}
 }
 
-// svgDoc is what the test reads back: every path's style and every text.
+// svgDoc is what the test reads back: every path's style, every text and
+// every font family named.
 type svgDoc struct {
 	paths []string
 	texts []string
+	fonts []string
 }
 
 func parseSVG(t *testing.T, b []byte) svgDoc {
@@ -59,6 +63,11 @@ func parseSVG(t *testing.T, b []byte) svgDoc {
 		case xml.StartElement:
 			if root == "" {
 				root = e.Name.Local
+			}
+			for _, a := range e.Attr {
+				if a.Name.Local == "font-family" {
+					doc.fonts = append(doc.fonts, a.Value)
+				}
 			}
 			switch e.Name.Local {
 			case "path":
@@ -82,6 +91,14 @@ func parseSVG(t *testing.T, b []byte) svgDoc {
 	}
 	if root != "svg" {
 		t.Fatalf("root element %q, want svg", root)
+	}
+	// The binary carries no fonts, so neither does the chart: a generic
+	// family, drawn with whatever the viewer has.
+	if diff := cmp.Diff([]string{"sans-serif"}, doc.fonts); diff != "" {
+		t.Errorf("font families (-want +got):\n%s", diff)
+	}
+	if bytes.Contains(b, []byte("@font-face")) {
+		t.Errorf("the SVG embeds a font")
 	}
 	return doc
 }
@@ -109,6 +126,7 @@ func TestWriteSVG(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	golden(t, "matrix.svg", b.Bytes())
 	doc := parseSVG(t, b.Bytes())
 	bars := 0
 	for _, s := range doc.paths {
@@ -155,6 +173,12 @@ func TestChartLines(t *testing.T) {
 	if err := ch.WriteSVG(&b); err != nil {
 		t.Fatal(err)
 	}
+	if *svgOut != "" {
+		if err := os.WriteFile(*svgOut, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	golden(t, "lines.svg", b.Bytes())
 	doc := parseSVG(t, b.Bytes())
 	all := strings.Join(doc.texts, "\n")
 	for _, want := range []string{"64K working set", "8M working set"} {
@@ -203,6 +227,28 @@ func TestWriteSVGClipsOutlier(t *testing.T) {
 	for _, tx := range doc.texts {
 		if tx == "500,000" || tx == "400,000" || tx == "200,000" {
 			t.Errorf("axis reaches %s for medians of at most 43,000", tx)
+		}
+	}
+}
+
+// TestTicks: the y axis is labelled at round figures, four to seven of
+// them from 0, none past the top of the axis.
+func TestTicks(t *testing.T) {
+	for _, tc := range []struct {
+		max  float64
+		want []float64
+	}{
+		{45600, []float64{0, 10000, 20000, 30000, 40000}},
+		{103200, []float64{0, 20000, 40000, 60000, 80000, 100000}},
+		{26400, []float64{0, 5000, 10000, 15000, 20000, 25000}},
+		{12, []float64{0, 2, 4, 6, 8, 10, 12}}, // the top itself is a tick
+	} {
+		major, minor := ticks(tc.max)
+		if diff := cmp.Diff(tc.want, major); diff != "" {
+			t.Errorf("ticks(%v) (-want +got):\n%s", tc.max, diff)
+		}
+		if len(minor) < len(major)-1 {
+			t.Errorf("ticks(%v): %d minor ticks for %d major, want one between each", tc.max, len(minor), len(major))
 		}
 	}
 }

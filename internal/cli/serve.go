@@ -14,11 +14,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/cobra"
 
 	"github.com/ctxtop/ctxtop/internal/exporter"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/webconfig"
 )
 
 // defaultListenAddress is loopback only: per-thread names are not for
@@ -97,8 +97,10 @@ func runServe(ctx context.Context, o serveOptions) error {
 	if !strings.HasPrefix(o.telemetryPath, "/") {
 		return fmt.Errorf("--web.telemetry-path must start with /, got %q", o.telemetryPath)
 	}
-	if err := web.Validate(o.webConfig); err != nil {
-		return fmt.Errorf("--web.config.file %s: %s", o.webConfig, oneLine(err))
+	if o.webConfig != "" {
+		if _, err := webconfig.Load(o.webConfig); err != nil {
+			return fmt.Errorf("--web.config.file %s: %s", o.webConfig, oneLine(err))
+		}
 	}
 	if os.Getenv("GOMAXPROCS") == "" {
 		// Sampling is one thread's work and scrapes take turns; one P
@@ -149,10 +151,8 @@ func runServe(ctx context.Context, o serveOptions) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
 	}
-	systemdSocket := false
-	flags := &web.FlagConfig{WebListenAddresses: &o.listen, WebSystemdSocket: &systemdSocket, WebConfigFile: &o.webConfig}
 	done := make(chan error, 1)
-	go func() { done <- web.ServeMultiple(listeners, srv, flags, logger) }()
+	go func() { done <- webconfig.Serve(listeners, srv, o.webConfig, logger) }()
 	select {
 	case err := <-done:
 		if errors.Is(err, http.ErrServerClosed) {

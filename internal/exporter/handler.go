@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"html"
 	"log/slog"
 	"net/http"
 
@@ -8,7 +9,6 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/exporter-toolkit/web"
 )
 
 // HandlerOptions configure the HTTP side.
@@ -56,20 +56,44 @@ func Handler(reg *prometheus.Registry, o HandlerOptions) (http.Handler, error) {
 	}
 	mux.Handle(o.TelemetryPath, compress(promhttp.InstrumentMetricHandler(reg, metrics)))
 	if o.TelemetryPath != "/" {
-		landing, err := web.NewLandingPage(web.LandingConfig{
-			Name:        "ctxtop",
-			Description: "Context switches per host, process group and thread group",
-			Version:     o.Version,
-			Links: []web.LandingLinks{{
-				Address: o.TelemetryPath,
-				Text:    "Metrics",
-			}},
-			Profiling: "false",
-		})
-		if err != nil {
-			return nil, err
-		}
-		mux.Handle("/", landing)
+		mux.Handle("/", landingPage(o.Version, o.TelemetryPath))
 	}
 	return mux, nil
+}
+
+// landingPage is the page at / (only; anything else is not found), in the
+// shape of exporter-toolkit's: name, what it exports, version, a link to the
+// metrics. It is written out rather than through a template: a reachable
+// template executor keeps every exported method of every type in the binary.
+func landingPage(version, telemetryPath string) http.Handler {
+	const name = "ctxtop"
+	page := `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>` + name + `</title>
+<style>body{font-family:sans-serif;margin:0}header{background:#e6522c;color:#fff;padding:.5em 1em}main{padding:0 1em}</style>
+</head>
+<body>
+<header><h1>` + name + `</h1></header>
+<main>
+<h2>Context switches per host, process group and thread group</h2>
+`
+	if version != "" {
+		page += "<div>Version: " + html.EscapeString(version) + "</div>\n"
+	}
+	page += `<ul><li><a href="` + html.EscapeString(telemetryPath) + `">Metrics</a></li></ul>
+</main>
+</body>
+</html>
+`
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=UTF-8")
+		_, _ = w.Write([]byte(page))
+	})
 }
