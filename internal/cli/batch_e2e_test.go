@@ -368,7 +368,6 @@ func TestBadInputIsOneLineAndNonZero(t *testing.T) {
 		{"unknown flag", []string{"--frobnicate"}, "unknown flag"},
 		{"bad delay", []string{"-b", "-d", "soon"}, "delay"},
 		{"zero delay", []string{"-b", "-d", "0"}, "delay"},
-		{"zero iterations", []string{"-b", "-n", "0"}, "iterations"},
 		{"negative iterations", []string{"-b", "-n", "-3"}, "iterations"},
 		{"missing pid", []string{"-b", "-p", "999999999"}, "no such process"},
 		{"junk pid", []string{"-b", "-p", "12,abc"}, "not a PID"},
