@@ -126,7 +126,7 @@ type uvTerminal struct {
 }
 
 func (u uvTerminal) Events() <-chan uv.Event { return u.t.Events() }
-func (u uvTerminal) Resize(w, h int)         { u.t.Screen().Resize(w, h) }
+func (u uvTerminal) Resize(w, h int)         { u.t.Screen().Resize(clampSize(w, h)) }
 func (u uvTerminal) Lost() <-chan error      { return u.tty.lost }
 func (u uvTerminal) Display(frame string) error {
 	if err := u.t.Screen().Display(uv.NewStyledString(frame)); err != nil {
