@@ -51,6 +51,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		Interval:   interval,
 		Tasks:      len(cur.Tasks),
 		Unreadable: cur.Unreadable,
+		Partial:    opts.Partial,
 		System:     systemRates(&prev.System, &cur.System, interval, dst.System.PerCPU[:0]),
 	}
 	defer func() { dst.Threads, dst.Processes, dst.Cgroups = threads, procs, cgs }()

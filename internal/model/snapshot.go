@@ -153,6 +153,11 @@ type Snapshot struct {
 	// which has no thread in /proc. Never negative; 0 when only some
 	// processes were sampled.
 	UnattributedPerSec float64
+	// Partial says only some processes were sampled (--pid): the rows are
+	// not the whole host, so there is no remainder to show. Otherwise a
+	// remainder of 0 is a figure like any other (under a heavy load the
+	// threads, read a moment after /proc/stat, can sum past the header).
+	Partial bool
 }
 
 // UnattributedWhy says where Snapshot.UnattributedPerSec went, in the words

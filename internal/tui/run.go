@@ -5,11 +5,13 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
+	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/selfprio"
@@ -80,7 +82,8 @@ func Run(o Options) error {
 		selfprio.Raise()
 	}
 
-	t := uv.DefaultTerminal()
+	tty := newWatchedTTY(os.Stdin, os.Stdout)
+	t := uv.NewTerminal(uv.NewConsole(tty.in, tty.out, os.Environ()), nil)
 	if err := t.Start(); err != nil {
 		return err
 	}
@@ -94,7 +97,7 @@ func Run(o Options) error {
 	_ = scr.Flush()
 
 	// eventloop.Run restores the terminal before it returns, whatever ended it.
-	final, err := eventloop.Run(uvTerminal{t}, m)
+	final, err := eventloop.Run(uvTerminal{t, tty}, m)
 	fm := final.(Model)
 	if fm.load != nil {
 		fm.stopLoad()
@@ -104,6 +107,9 @@ func Run(o Options) error {
 		// A bug: the stack goes to stderr for the report, the error stays one line.
 		os.Stderr.Write(p.Stack)
 	}
+	// eventloop.ErrTerminalLost stays an error: nobody may be left to
+	// read it on that terminal, but the non-zero exit is for whoever
+	// started the monitor.
 	if errors.Is(err, eventloop.ErrSignal) {
 		err = nil
 	}
@@ -114,16 +120,91 @@ func Run(o Options) error {
 }
 
 // uvTerminal is the eventloop's view of an ultraviolet terminal.
-type uvTerminal struct{ t *uv.Terminal }
+type uvTerminal struct {
+	t   *uv.Terminal
+	tty *watchedTTY
+}
 
 func (u uvTerminal) Events() <-chan uv.Event { return u.t.Events() }
-func (u uvTerminal) Resize(w, h int)         { u.t.Screen().Resize(w, h) }
+func (u uvTerminal) Resize(w, h int)         { u.t.Screen().Resize(clampSize(w, h)) }
+func (u uvTerminal) Lost() <-chan error      { return u.tty.lost }
 func (u uvTerminal) Display(frame string) error {
-	return u.t.Screen().Display(uv.NewStyledString(frame))
+	if err := u.t.Screen().Display(uv.NewStyledString(frame)); err != nil {
+		return err
+	}
+	// The screen drops the error of its renderer's write, which carries
+	// most of a frame: ask the file itself.
+	return u.tty.writeErr()
 }
 func (u uvTerminal) Restore() error {
 	scr := u.t.Screen()
 	scr.ExitAltScreen()
 	scr.ShowCursor()
 	return u.t.Stop()
+}
+
+// watchedTTY is the monitor's stdin and stdout, keeping how they failed:
+// ultraviolet's reader goroutine ends on a read error without telling
+// anyone, and its screen drops write errors, so a terminal that vanished
+// without a SIGHUP (the monitor under setsid, its tmux server killed) was
+// never noticed.
+type watchedTTY struct {
+	in, out *watchedFile
+	lost    chan error
+	mu      sync.Mutex
+	werr    error
+}
+
+func newWatchedTTY(in, out *os.File) *watchedTTY {
+	w := &watchedTTY{lost: make(chan error, 1)}
+	// Only a terminal's end of input means it is gone: `ctxtop </dev/null`
+	// reads EOF at once and must keep running (without keys) as before.
+	_, err := unix.IoctlGetTermios(int(in.Fd()), unix.TCGETS)
+	inIsTTY := err == nil
+	w.in = &watchedFile{File: in, failed: func(err error) {
+		if !inIsTTY {
+			return
+		}
+		select {
+		case w.lost <- err:
+		default: // already reported
+		}
+	}}
+	w.out = &watchedFile{File: out, failed: func(err error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.werr == nil {
+			w.werr = err
+		}
+	}}
+	return w
+}
+
+func (w *watchedTTY) writeErr() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.werr
+}
+
+// watchedFile is an *os.File (ultraviolet polls its descriptor) whose
+// Read and Write report their errors.
+type watchedFile struct {
+	*os.File
+	failed func(error)
+}
+
+func (f *watchedFile) Read(p []byte) (int, error) {
+	n, err := f.File.Read(p)
+	if err != nil {
+		f.failed(err)
+	}
+	return n, err
+}
+
+func (f *watchedFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	if err != nil {
+		f.failed(err)
+	}
+	return n, err
 }

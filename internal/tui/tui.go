@@ -229,8 +229,21 @@ func (m *Model) setSnapshot(s model.Snapshot) {
 	m.syncDetail()
 }
 
+// The largest screen the monitor lays out and draws. ultraviolet keeps
+// three cell buffers of the terminal's size at about 330 bytes a cell, and
+// never gives them back: a 3000x1000 terminal cost 1.1 GB, kept after
+// shrinking. Past these sizes the rest of the terminal stays blank; more
+// than 500 rows or 1000 columns of table show nothing a reader could use.
+const (
+	maxWidth  = 1000
+	maxHeight = 500
+)
+
+// clampSize is the size the monitor uses for a terminal of w x h cells.
+func clampSize(w, h int) (int, int) { return min(w, maxWidth), min(h, maxHeight) }
+
 func (m Model) handleResize(w, h int) Model {
-	m.width, m.height = w, h
+	m.width, m.height = clampSize(w, h)
 	m.layout()
 	return m
 }

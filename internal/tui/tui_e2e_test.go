@@ -15,7 +15,7 @@ import (
 
 // tmux runs one tmux server private to the test.
 type tmux struct {
-	t      *testing.T
+	t      testing.TB
 	socket string
 }
 

@@ -38,7 +38,13 @@ type Terminal interface {
 	Events() <-chan uv.Event
 	// Resize tells the screen its new size before the next frame.
 	Resize(width, height int)
+	// Display draws frame; an error means the terminal cannot be written
+	// to (a hung-up pty answers EIO) and ends the loop.
 	Display(frame string) error
+	// Lost yields once the terminal's input is gone for good (end of file
+	// or a read error on the tty): a terminal that vanished without
+	// SIGHUP, as one under setsid does, is noticed here at once.
+	Lost() <-chan error
 	// Restore gives the terminal back as it was (main screen, cursor, modes).
 	Restore() error
 }
@@ -61,8 +67,14 @@ var Signals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
 // ErrSignal wraps the signal that ended the loop.
 var ErrSignal = errors.New("ended by signal")
 
+// ErrTerminalLost wraps the read or write error that ended the loop: the
+// terminal is gone, and a monitor that kept drawing into it would spin on
+// EIO at high priority with no one to see it.
+var ErrTerminalLost = errors.New("terminal lost")
+
 // Run drives m until it returns tea.Quit, a signal in Signals arrives
-// (error wraps ErrSignal) or something panics (*PanicError). Whatever ended
+// (error wraps ErrSignal), the terminal is lost (ErrTerminalLost) or
+// something panics (*PanicError). Whatever ended
 // it, the terminal is restored before Run returns; the model is the last
 // one Update returned.
 func Run(t Terminal, m Model) (final Model, err error) {
@@ -157,6 +169,8 @@ func loop(t Terminal, m Model, sigs <-chan os.Signal) (final Model, err error) {
 		case msg = <-msgs:
 		case s := <-sigs:
 			return m, fmt.Errorf("%w: %v", ErrSignal, s)
+		case err := <-t.Lost():
+			return m, fmt.Errorf("%w: %w", ErrTerminalLost, err)
 		}
 		switch msg := msg.(type) {
 		case nil:
@@ -173,7 +187,9 @@ func loop(t Terminal, m Model, sigs <-chan os.Signal) (final Model, err error) {
 		// monitor from waking up between refreshes.
 		if s := m.Render(); s != last || redraw {
 			last, redraw = s, false
-			_ = t.Display(s)
+			if err := t.Display(s); err != nil {
+				return m, fmt.Errorf("%w: %w", ErrTerminalLost, err)
+			}
 		}
 	}
 }

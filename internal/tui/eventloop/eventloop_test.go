@@ -16,13 +16,18 @@ import (
 
 type fakeTerm struct {
 	events   chan uv.Event
+	lost     chan error
 	mu       sync.Mutex
 	frames   []string
 	sizes    [][2]int
 	restored bool
+	// writeErr is what Display answers, as a hung-up pty answers EIO.
+	writeErr error
 }
 
-func newTerm() *fakeTerm { return &fakeTerm{events: make(chan uv.Event, 8)} }
+func newTerm() *fakeTerm { return &fakeTerm{events: make(chan uv.Event, 8), lost: make(chan error, 1)} }
+
+func (f *fakeTerm) Lost() <-chan error { return f.lost }
 
 func (f *fakeTerm) Events() <-chan uv.Event { return f.events }
 func (f *fakeTerm) Resize(w, h int) {
@@ -34,7 +39,7 @@ func (f *fakeTerm) Display(s string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.frames = append(f.frames, s)
-	return nil
+	return f.writeErr
 }
 func (f *fakeTerm) Restore() error {
 	f.mu.Lock()
@@ -197,5 +202,37 @@ func TestDrawsOnlyChangedFrames(t *testing.T) {
 	// The resize draws the (empty) frame; each changed frame follows.
 	if diff := cmp.Diff([]string{"", "a", "a,b", "a,b,c"}, term.frames); diff != "" {
 		t.Errorf("frames (-want +got)\n%s", diff)
+	}
+}
+
+// A terminal that cannot be written to ends the loop: before, the error was
+// dropped and the monitor kept drawing into a vanished pty for hours.
+func TestWriteErrorEndsLoop(t *testing.T) {
+	term := newTerm()
+	term.writeErr = syscall.EIO
+	// Without the write error this model would run until its 100th message.
+	_, err := run(t, term, recorder{init: tea.Sequence(say("a", 0), say("b", 0)), want: 100, show: true})
+	if !errors.Is(err, ErrTerminalLost) || !errors.Is(err, syscall.EIO) {
+		t.Errorf("err = %v, want ErrTerminalLost wrapping EIO", err)
+	}
+	if diff := cmp.Diff([]string{"a"}, term.frames); diff != "" {
+		t.Errorf("frames after the failed write (-want +got)\n%s", diff)
+	}
+	if !term.restored {
+		t.Error("terminal not restored")
+	}
+}
+
+// The input side closing (a hung-up tty reads EOF or EIO) ends the loop
+// even when nothing is drawn.
+func TestLostInputEndsLoop(t *testing.T) {
+	term := newTerm()
+	term.lost <- syscall.EIO
+	_, err := run(t, term, recorder{want: 1})
+	if !errors.Is(err, ErrTerminalLost) || !errors.Is(err, syscall.EIO) {
+		t.Errorf("err = %v, want ErrTerminalLost wrapping EIO", err)
+	}
+	if !term.restored {
+		t.Error("terminal not restored")
 	}
 }

@@ -341,10 +341,14 @@ func (m *Model) sortRows(rows []Row) {
 }
 
 // remainderShown says whether the last line holds the switches no row
-// holds, so the rows and the header's cs/s reconcile on screen.
+// holds, so the rows and the header's cs/s reconcile on screen. It is
+// there whenever the rows are the whole host, 0 included: under a load of
+// hundreds of thousands of switches a second the threads, read a moment
+// after /proc/stat, sum past the header about one refresh in three, and a
+// line that came and went with that made the rows stop adding up.
 func (m Model) remainderShown() bool {
 	// A small table keeps its rows: the line is context, not the answer.
-	return m.snap != nil && m.snap.UnattributedPerSec >= 0.5 && m.height >= 8
+	return m.snap != nil && !m.snap.Partial && m.height >= 8
 }
 
 // bodyRows is how many rows fit under the header line.

@@ -354,6 +354,38 @@ func TestRemainderLine(t *testing.T) {
 	}
 }
 
+// The remainder line stays when it is 0: with a load running, the threads
+// (read after /proc/stat) sum past the header about one refresh in three,
+// the model gives 0, and the line used to vanish for that refresh. Only a
+// snapshot of some processes (--pid) has no remainder to show.
+func TestRemainderLineStaysAtZero(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		partial bool
+		want    bool
+	}{
+		{"whole host, rows past the header", false, true},
+		{"--pid", true, false},
+	} {
+		m := New(theme.New(true, true), keys.New(), 1000)
+		m.SetSize(80, 16)
+		s := tuitest.Snapshot()
+		s.UnattributedPerSec, s.Partial = 0, c.partial
+		m.SetSnapshot(&s)
+		lines := strings.Split(tuitest.Render(t, m.View(), colorprofile.NoTTY), "\n")
+		last := lines[len(lines)-1]
+		if got := strings.Contains(last, "(no thread row)"); got != c.want {
+			t.Errorf("%s: remainder line shown %v, want %v; last line %q", c.name, got, c.want, last)
+		}
+		if c.want && !strings.Contains(last, " 0 ") {
+			t.Errorf("%s: remainder line %q, want a TOTAL/s of 0", c.name, last)
+		}
+		if n := len(lines); c.want && n != 16 {
+			t.Errorf("%s: %d lines, want 16, the remainder on the last", c.name, n)
+		}
+	}
+}
+
 // Grouping keeps a lone kernel thread's own name, and kworkers of every
 // CPU and queue, each a process of its own, make one kworker/* row.
 func TestGroupKernelThreads(t *testing.T) {
