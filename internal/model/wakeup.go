@@ -48,6 +48,24 @@ type WakeupSample struct {
 	Dropped uint64
 }
 
+// Wakers that are no thread. A wake-up in an interrupt runs in the context
+// of whatever task the interrupt came upon, so it is counted for the
+// interrupt instead: a timer's callback (an hrtimer or the timer wheel, in
+// a hard interrupt or a softirq), another hard interrupt (a device's
+// completion, an IPI's work), or another softirq (network receive, block
+// completion, tasklets). Their WakerPID and WakerTID are these negative
+// numbers, never a thread to look up; WakerComm is the name shown. The
+// idle task's wake-ups outside interrupts keep TID 0 and swapper/N.
+const (
+	WakerIRQ     = -1
+	WakerSoftIRQ = -2
+	WakerTimer   = -3
+
+	WakerIRQComm     = "irq"
+	WakerSoftIRQComm = "softirq"
+	WakerTimerComm   = "timer"
+)
+
 // WakeupPair is one pair's rates over an interval.
 type WakeupPair struct {
 	WakerPID, WakerTID int
@@ -69,6 +87,10 @@ type WakeupPair struct {
 	// Zero means the figure is not known for this interval.
 	Resolved, Timed uint64
 }
+
+// WakerIsInterrupt tells whether the waker is an interrupt (WakerIRQ,
+// WakerSoftIRQ or WakerTimer) rather than a thread.
+func (p *WakeupPair) WakerIsInterrupt() bool { return p.WakerTID < 0 }
 
 // CrossCPUKnown tells whether CrossCPUPercent is over any wake-up.
 func (p *WakeupPair) CrossCPUKnown() bool { return p.Resolved > 0 }
