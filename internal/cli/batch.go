@@ -38,12 +38,11 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 		defer col.Close()
 		col.SetEnabled(true)
 		if err := col.Err(); err != nil {
-			// Everything else still works: say what is missing once.
+			// Everything else still works: say what is missing once;
+			// each report carries the reason too (JSON's wakeups_unavailable).
 			fmt.Fprintln(os.Stderr, "ctxtop: "+err.Error())
-			col.SetEnabled(false)
-		} else {
-			src = withWakeups{mon, col, o.pids}
 		}
+		src = withWakeups{mon, col, o.pids}
 	}
 	defer rec.close()
 
