@@ -107,7 +107,8 @@ type CPUSchedRates struct {
 // Wakeups is the wake-up graph over one interval.
 type Wakeups struct {
 	Interval time.Duration
-	// Pairs are sorted busiest first, then by waker and wakee TID.
+	// Pairs are sorted busiest first, then by waker and wakee TID, then
+	// by waker name.
 	Pairs []WakeupPair
 	// PerCPU is empty on the first read, which has no previous one.
 	PerCPU []CPUSchedRates
@@ -186,7 +187,9 @@ func ComputeWakeups(prev *WakeupSample, since time.Time, cur *WakeupSample) Wake
 		w.Pairs = append(w.Pairs, wp)
 	}
 	slices.SortFunc(w.Pairs, func(a, b WakeupPair) int {
-		return cmp.Or(cmp.Compare(b.PerSec, a.PerSec), cmp.Compare(a.WakerTID, b.WakerTID), cmp.Compare(a.WakeeTID, b.WakeeTID))
+		// Every CPU's idle task is TID 0: its name (swapper/N) tells them apart.
+		return cmp.Or(cmp.Compare(b.PerSec, a.PerSec), cmp.Compare(a.WakerTID, b.WakerTID), cmp.Compare(a.WakeeTID, b.WakeeTID),
+			cmp.Compare(a.WakerComm, b.WakerComm))
 	})
 	return w
 }
