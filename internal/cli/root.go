@@ -77,6 +77,10 @@ terminal, it prints reports like pidstat -w -t.`,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if v, _ := cmd.Flags().GetBool("version"); v {
+				fmt.Fprintln(cmd.OutOrStdout(), versionLine(version, commit, goVersion()))
+				return nil
+			}
 			if err := o.validate(cmd); err != nil {
 				return err
 			}
@@ -112,9 +116,10 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.StringVar(&o.recordTo, "record", "", "also write the samples behind the reports to this recording")
 	f.StringVar(&o.replayFrom, "replay", "", "read samples from this recording instead of procfs")
 	completeValues(root, "output", "text", "json")
-	// --version prints what `ctxtop version` does, without the host.
-	root.Version = version
-	root.SetVersionTemplate(versionLine(version, commit, goVersion()) + "\n")
+	// --version prints what `ctxtop version` does, without the host. Not
+	// through cobra's Version: its version template is a text/template,
+	// whose reflection keeps every exported method in the binary (3 MB).
+	f.Bool("version", false, "print the version and exit")
 	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd(), newGenManCmd(), newServeCmd(), newRecordCmd(), newReplayCmd())
 	return root
 }
