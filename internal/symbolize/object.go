@@ -101,6 +101,15 @@ func loadObject(r io.ReaderAt, lim objectLimits) (obj *object, err error) {
 			}
 		}
 	}
+	// The Go linker's PT_NOTE segment holds only its own build id note, and
+	// its GNU build id sits in a note section outside it: look there too.
+	for _, sec := range ef.Sections {
+		if obj.buildID == "" && sec.Type == elf.SHT_NOTE && sec.Size <= maxNoteBytes {
+			if b, err := sec.Data(); err == nil {
+				obj.buildID = parseBuildID(b, ef.ByteOrder)
+			}
+		}
+	}
 	var raw []rawSym
 	var errs []error
 	symtab, err := elfSymbols(ef, elf.SHT_SYMTAB, lim.symtabBytes)

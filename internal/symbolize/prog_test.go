@@ -221,3 +221,16 @@ func mappedPath(t *testing.T, pid int, sub string) string {
 	t.Fatalf("process %d maps nothing named %q", pid, sub)
 	return ""
 }
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func fmtSscan(s string, v ...any) (int, error) { return fmt.Sscan(s, v...) }
+
+func parseHexT(t *testing.T, s string) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64)
+	if err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return v
+}
