@@ -82,7 +82,7 @@ type Frame struct {
 	Object string
 	// ObjectAddr is Addr as the object's own tools see it: the ELF virtual
 	// address (what nm prints and addr2line -e FILE takes) for a file,
-	// Addr itself for kernel and JIT code.
+	// Addr itself for kernel code, JIT code and anonymous memory.
 	ObjectAddr uint64
 	// BuildID is the object's GNU build id in hex, "" if it has none.
 	BuildID string
