@@ -150,3 +150,31 @@ func TestCProgramStripped(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheBudget: with room for one file's table, symbolizing addresses
+// of two files in turn keeps one table at a time, reloads the other, and
+// names both correctly every time.
+func TestCacheBudget(t *testing.T) {
+	bin := build(t, t.TempDir(), "cprog", ".c", cProg, cFlags...)
+	p := start(t, bin)
+	pc := waitSyscall(t, p.pid(), 0)
+	s := newSymbolizer(t, Options{CacheBytes: 1})
+	want := ""
+	for round := range 3 {
+		frames := symbolizeUser(t, s, p.pid(), StackAddresses, pc, p.addr(t, "consumer_wait_ret"))
+		if want == "" {
+			want = frames[0].Function
+		}
+		if frames[0].Function != want || want == "" || frames[1].Function != "reader_loop" {
+			t.Errorf("round %d: %q, %q; want %q, reader_loop", round, frames[0].Function, frames[1].Function, want)
+		}
+		if st := s.Stats(); st.Objects != 1 {
+			t.Errorf("round %d: %d tables kept with room for one", round, st.Objects)
+		}
+	}
+	unbounded := newSymbolizer(t, Options{})
+	symbolizeUser(t, unbounded, p.pid(), StackAddresses, pc, p.addr(t, "consumer_wait_ret"))
+	if st := unbounded.Stats(); st.Objects != 2 || st.ObjectBytes < 1000 {
+		t.Errorf("default budget: %+v, want the 2 tables (libc, cprog)", st)
+	}
+}

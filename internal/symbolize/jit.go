@@ -46,7 +46,7 @@ func (s *Symbolizer) jitFrame(p *process, f *Frame, look uint64, now time.Time) 
 		return
 	}
 	f.Kind = JIT
-	f.Function = displayName(pm.tab.name(i), s.opt.FullNames)
+	f.Function = pm.tab.name(i)
 	f.Offset = f.Addr - pm.tab.syms[i].start
 	f.Object = pm.name
 	f.ObjectAddr = f.Addr
@@ -95,7 +95,7 @@ func (s *Symbolizer) readPerfMap(p *process) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	*pm = perfMap{loaded: true, name: name, tab: buildTable(raw, 0), nspid: pm.nspid,
+	*pm = perfMap{loaded: true, name: name, tab: buildTable(raw, 0, s.opt.FullNames), nspid: pm.nspid,
 		ino: st.Ino, size: st.Size, mtime: st.Mtim, checkedAt: pm.checkedAt}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/ctxtop/ctxtop/internal/sanitize"
 )
 
 // /proc/kallsyms lists every kernel symbol, one a line:
@@ -29,7 +31,8 @@ const maxKernelExtent = 1 << 20
 // true when every address reads zero.
 func parseKallsyms(b []byte) (t table, hidden bool, err error) {
 	var raw []rawSym
-	modules := []string{""}
+	// Modules are kept as a Frame shows them, "[ext4]", sanitized once.
+	modules := []string{"[kernel]"}
 	index := map[string]uint16{"": 0}
 	zero := true
 	lines := 0
@@ -70,7 +73,7 @@ func parseKallsyms(b []byte) (t table, hidden bool, err error) {
 					return table{}, false, fmt.Errorf("%w: kallsyms names more than %d modules", ErrTooLarge, 1<<16-2)
 				}
 				k = uint16(len(modules))
-				modules = append(modules, m)
+				modules = append(modules, "["+sanitize.Name(m)+"]")
 				index[m] = k
 			}
 			mod = k
@@ -86,7 +89,7 @@ func parseKallsyms(b []byte) (t table, hidden bool, err error) {
 	// the kernel's own lookup, but no further than maxKernelExtent, so the
 	// last symbol before a gap (_einittext before the module area) does not
 	// claim a gigabyte of addresses.
-	t = buildTable(raw, maxKernelExtent)
+	t = buildTable(raw, maxKernelExtent, false)
 	t.modules = modules
 	return t, false, nil
 }

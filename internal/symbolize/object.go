@@ -66,6 +66,7 @@ const (
 type objectLimits struct {
 	symtabBytes  uint64 // one .symtab or .dynsym section (and its strings)
 	pclntabBytes uint64 // .gopclntab
+	fullNames    bool   // C++ names with argument lists
 }
 
 // maxNoteBytes caps a PT_NOTE segment read for the build id; real ones
@@ -127,7 +128,7 @@ func loadObject(r io.ReaderAt, lim objectLimits) (obj *object, err error) {
 		errs = append(errs, err)
 	}
 	raw = append(raw, gofuncs...)
-	obj.syms = buildTable(raw, maxSizelessExtent)
+	obj.syms = buildTable(raw, maxSizelessExtent, lim.fullNames)
 	obj.symErr = errors.Join(errs...)
 	return obj, nil
 }

@@ -104,7 +104,7 @@ func TestParsePerfMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab := buildTable(raw, 0)
+	tab := buildTable(raw, 0, false)
 	for _, c := range []struct {
 		addr uint64
 		want string
@@ -153,7 +153,7 @@ func FuzzParsePerfMap(f *testing.F) {
 			}
 			return
 		}
-		tab := buildTable(raw, 0)
+		tab := buildTable(raw, 0, false)
 		for _, r := range raw {
 			if i := tab.lookup(r.start); i >= 0 && len(tab.name(i)) > maxName+3 {
 				t.Fatalf("name of %d bytes kept", len(tab.name(i)))
@@ -179,12 +179,12 @@ func TestParseKallsyms(t *testing.T) {
 		addr         uint64
 		name, module string
 	}{
-		{0xffffffff81000010, "_text", ""}, // fewer underscores than _stext, then shorter
-		{0xffffffff81000100, "schedule", ""},
-		{0xffffffff8100017f, "schedule", ""},
-		{0xffffffff81000250, "__schedule", ""}, // data symbols are not functions and end nothing
-		{0xffffffff81000310, "weak_fn", ""},
-		{0xffffffffc00013ff, "ext4_fill_super", "ext4"},
+		{0xffffffff81000010, "_text", "[kernel]"}, // fewer underscores than _stext, then shorter
+		{0xffffffff81000100, "schedule", "[kernel]"},
+		{0xffffffff8100017f, "schedule", "[kernel]"},
+		{0xffffffff81000250, "__schedule", "[kernel]"}, // data symbols are not functions and end nothing
+		{0xffffffff81000310, "weak_fn", "[kernel]"},
+		{0xffffffffc00013ff, "ext4_fill_super", "[ext4]"},
 		{0xffffffffc0001400, "", ""}, // the last symbol has no known end
 	} {
 		var name, module string
@@ -324,7 +324,7 @@ func TestBuildTableAliases(t *testing.T) {
 		{start: 0x1100, size: 0x10, name: strings.Repeat("x", maxName+10)},
 		{start: 0x2000, name: "last_sizeless"},
 	}
-	tab := buildTable(raw, 0x80)
+	tab := buildTable(raw, 0x80, false)
 	for _, c := range []struct {
 		addr uint64
 		want string

@@ -377,7 +377,7 @@ func (s *Symbolizer) fileFrame(p *process, m *procMapping, f *Frame, look uint64
 	}
 	f.ObjectAddr = v
 	if i := obj.syms.lookup(lv); i >= 0 {
-		f.Function = displayName(obj.syms.name(i), s.opt.FullNames)
+		f.Function = obj.syms.name(i)
 		f.Offset = v - obj.syms.syms[i].start
 	}
 }
@@ -433,7 +433,7 @@ func (s *Symbolizer) openObject(pid int, m *procMapping) (*object, string, error
 	if obj := s.objects.get(statKey); obj != nil {
 		return obj, statKey, nil
 	}
-	obj, err := loadObject(f, objectLimits{symtabBytes: uint64(s.opt.SymtabBytes), pclntabBytes: uint64(s.opt.PclntabBytes)})
+	obj, err := loadObject(f, objectLimits{symtabBytes: uint64(s.opt.SymtabBytes), pclntabBytes: uint64(s.opt.PclntabBytes), fullNames: s.opt.FullNames})
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", sanitize.Name(m.Path), err)
 	}
@@ -506,10 +506,10 @@ func (s *Symbolizer) Kernel(addrs []uint64, mode Addressing) ([]Frame, error) {
 		f := Frame{Addr: a, Kind: Kernel, Object: "[kernel]", ObjectAddr: a}
 		if s.kernelErr == nil {
 			if j := s.kernel.lookup(mode.lookupAddr(i, a)); j >= 0 {
-				f.Function = sanitize.Name(s.kernel.name(j))
+				f.Function = s.kernel.name(j)
 				f.Offset = a - s.kernel.syms[j].start
 				if s.kernel.module != nil && s.kernel.module[j] != 0 {
-					f.Object = "[" + sanitize.Name(s.kernel.modules[s.kernel.module[j]]) + "]"
+					f.Object = s.kernel.modules[s.kernel.module[j]]
 				}
 			}
 		}

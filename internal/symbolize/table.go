@@ -36,16 +36,17 @@ type symbol struct {
 type table struct {
 	syms    []symbol
 	names   string
-	modules []string // kallsyms: module names, "" for the core kernel
+	modules []string // kallsyms: "[kernel]", then "[MODULE]" names
 	module  []uint16 // kallsyms: per symbol, index into modules
 }
 
-// buildTable sorts raw, keeps the best-ranked symbol of each start address,
-// and gives a symbol without a size (assembly without .size, kallsyms) the
+// buildTable sorts raw, keeps the best-ranked symbol of each start address
+// under the name a Frame shows (displayName: demangled, sanitized, so that
+// a lookup neither allocates nor sanitizes again), and gives a symbol without a size (assembly without .size, kallsyms) the
 // extent up to the next symbol, at most zeroSizeMax bytes. A last symbol
 // without a size keeps none and names no address: nothing says where it
 // ends.
-func buildTable(raw []rawSym, zeroSizeMax uint64) table {
+func buildTable(raw []rawSym, zeroSizeMax uint64, fullNames bool) table {
 	slices.SortFunc(raw, func(a, b rawSym) int {
 		if c := cmp.Compare(a.start, b.start); c != 0 {
 			return c
@@ -65,8 +66,9 @@ func buildTable(raw []rawSym, zeroSizeMax uint64) table {
 	var t table
 	t.syms = make([]symbol, len(kept))
 	total := 0
-	for _, r := range kept {
-		total += min(len(r.name), maxName+3)
+	for i := range kept {
+		kept[i].name = displayName(kept[i].name, fullNames)
+		total += min(len(kept[i].name), maxName+3)
 	}
 	var names strings.Builder
 	names.Grow(total)
