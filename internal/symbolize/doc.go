@@ -7,6 +7,8 @@
 //	kframes, err := s.Kernel(kernelAddrs, symbolize.StackAddresses)
 //	own := symbolize.InnermostOwn(frames) // the thread's own code, not libc or runtime.*
 //	if obj, ok := symbolize.NoFramePointers(frames); ok { /* "obj lacks frame pointers?" */ }
+//	s.Forget(pid)   // the process exited
+//	st := s.Stats() // tables kept and their bytes
 //
 // # Addresses
 //
@@ -24,8 +26,9 @@
 // virtual address nm and addr2line use, whatever the load bias (PIE,
 // shared library, non-PIE executable). The file is opened through
 // /proc/PID/map_files (the very file mapped, in any mount namespace), else
-// inside /proc/PID/root with symlinks resolved in that root (see
-// openObject). Functions come from the ELF .symtab, then .dynsym, and for
+// inside /proc/PID/root through openat2 RESOLVE_IN_ROOT (Linux 5.6), so a
+// container's symlink never leads to a host file, and only if its inode is
+// the one maps names. Functions come from the ELF .symtab, then .dynsym, and for
 // Go binaries from the runtime's pclntab through debug/gosym, which names
 // Go functions even in binaries linked with -s -w. C++ and Rust names are
 // demangled (github.com/ianlancetaylor/demangle) to a short form,
