@@ -19,7 +19,7 @@ import "strings"
 //     (Mutex.Lock, WaitGroup.Wait and Cond.Wait, which block on the
 //     runtime's behalf, and sync.runtime_* ) and "golang.org/x/sys/unix.";
 //   - JIT frames of the Java platform (names starting "java.", "jdk.",
-//     "sun.", "Ljava/", "Ljdk/", "Lsun/", as JVM perf map agents write
+//     "sun.", "Ljava/", "Ljdk/", "Lsun/", as JVM perf map writers give
 //     them) and the JVM's own stubs ("Interpreter", "StubRoutines",
 //     "[vtable stub]").
 //

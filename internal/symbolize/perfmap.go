@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// A JIT (the JVM with perf-map-agent or -XX:+DumpPerfMapAtExit, V8 with
+// A JIT (the JVM with jcmd Compiler.perfmap or -XX:+DumpPerfMapAtExit, V8 with
 // --perf-basic-prof, .NET with DOTNET_PerfMapEnabled, LuaJIT, ...) names the
 // code it generates in /tmp/perf-PID.map, one line per function:
 //
