@@ -30,6 +30,7 @@ type recordOptions struct {
 	hot      float64
 	info     string
 	flush    durationValue
+	force    bool
 }
 
 func newRecordCmd() *cobra.Command {
@@ -44,7 +45,11 @@ file anywhere and open it with ctxtop replay.
 
 The file is written in checksummed chunks at least every --flush: a
 recorder killed, or stopped by a full disk, leaves a file that replays up
-to its last complete chunk.`,
+to its last complete chunk.
+
+An existing FILE (or FILE.1 ... with --rotate) is refused unless --force
+says to replace it; a symbolic link there is replaced, never written
+through.`,
 		Example: `  ctxtop record -o incident.ctxrec                  until Ctrl-C
   ctxtop record -o day.ctxrec --duration 24h
   ctxtop record -o ring.ctxrec --max-size 20MB --rotate 5   a flight recorder
@@ -84,6 +89,7 @@ to its last complete chunk.`,
 	f.Float64Var(&o.hot, "hot", 1000, "switches/s at which a thread is hot, kept for the replay")
 	f.Var(&o.flush, "flush", "write a chunk to the file at least this often: what a crash can lose")
 	f.StringVar(&o.info, "info", "", "describe a recording instead: header, time span, samples, top spikes")
+	f.BoolVar(&o.force, "force", false, "replace FILE (and FILE.1 ... with --rotate) if it exists")
 	return cmd
 }
 
@@ -132,16 +138,20 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	h := recordHeader(o.procRoot, o.pids, interval, o.hot)
 	h.CPUs = smp.System.CPUs
 	rec, err := record.Create(record.FileOptions{
-		Path: o.out, Header: h, Rotate: o.rotate,
+		Path: o.out, Header: h, Rotate: o.rotate, Overwrite: o.force,
 		Writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: time.Duration(o.flush)},
 	})
 	if err != nil {
-		return err
+		return createError(err, "--force")
 	}
 	start := time.Now()
 	done := func(why string) error {
 		if err := rec.Close(); err != nil {
 			return diskError(err, rec)
+		}
+		if n := rec.Samples(); n < 2 {
+			// One sample has no rate: nothing a replay could show.
+			return fmt.Errorf("%s holds only %d sample, and a replay needs two (%s; -d is %s)", o.out, n, why, o.delay.String())
 		}
 		msg := fmt.Sprintf("ctxtop: recorded %d samples to %s (%s) in %s; %s", rec.Samples(), o.out,
 			formatSize(rec.Size()), time.Since(start).Round(time.Second), why)
@@ -190,10 +200,37 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 }
 
 func writeStop(err error, rec *record.FileRecorder, o recordOptions, done func(string) error) error {
+	if ce := (*record.CapError)(nil); errors.As(err, &ce) {
+		rec.Close()
+		return capError(ce)
+	}
 	if errors.Is(err, record.ErrSizeLimit) {
 		return done("stopped at --max-size " + o.maxSize.String())
 	}
 	return diskError(err, rec)
+}
+
+// capError says which --max-size would work, from the sizes of this
+// host's own samples.
+func capError(ce *record.CapError) error {
+	if ce.Kept == 0 {
+		return fmt.Errorf("--max-size %s is too small: the header and first sample alone take %s (%d B) on this host, and a replay needs a second; give more than that",
+			formatSize(ce.MaxSize), formatSize(ce.Need), ce.Need)
+	}
+	return fmt.Errorf("--max-size %s holds one sample only: a replay needs two, and the first two take %s (%d B) with the header on this host; give at least that",
+		formatSize(ce.MaxSize), formatSize(ce.Need), ce.Need)
+}
+
+// createError adds the flag that replaces an existing file to the error
+// that refused it.
+func createError(err error, force string) error {
+	if ce := (*record.CapError)(nil); errors.As(err, &ce) {
+		return capError(ce)
+	}
+	if errors.Is(err, record.ErrExists) {
+		return fmt.Errorf("%w; %s replaces it", err, force)
+	}
+	return err
 }
 
 // diskError is the one line a failed write gets: what failed, and that the
@@ -257,9 +294,9 @@ func openMonitor(o options) (*sampler.Monitor, *monitorRecorder, error) {
 		if mr.rec == nil {
 			h := recordHeader(o.procRoot, o.pids, time.Duration(o.delay), o.hot)
 			h.CPUs = s.System.CPUs
-			rec, err := record.Create(record.FileOptions{Path: o.recordTo, Header: h})
+			rec, err := record.Create(record.FileOptions{Path: o.recordTo, Header: h, Overwrite: o.force})
 			if err != nil {
-				return err
+				return createError(err, "--force")
 			}
 			mr.rec = rec
 		}
