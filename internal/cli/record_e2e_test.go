@@ -29,7 +29,8 @@ func TestReplayPrintsWhatBatchPrintedLive(t *testing.T) {
 	pid, _ := testutil.StartPingPong(t)
 	file := filepath.Join(t.TempDir(), "live.ctxrec")
 	for _, args := range [][]string{{"-o", "json"}, {"-o", "text"}, {"-o", "text", "--cgroups"}} {
-		live, err := exec.Command(bin, append([]string{"-b", "-d", "0.3", "-n", "4", "--record", file}, args...)...).Output()
+		// --force: each format records anew over the last one's file.
+		live, err := exec.Command(bin, append([]string{"-b", "-d", "0.3", "-n", "4", "--record", file, "--force"}, args...)...).Output()
 		if err != nil {
 			t.Fatalf("%v live: %v\n%s", args, err, exitStderr(err))
 		}
