@@ -141,11 +141,12 @@ func applyRange(p *record.Player, ro replayOptions) error {
 		return fmt.Errorf("--to: %w", err)
 	}
 	// A window that opens before the recording opens with it.
+	asked := from
 	if !from.IsZero() && from.Before(first) {
 		from = first
 	}
 	if !p.SetRange(from, to) {
-		return fmt.Errorf("no samples between %s and %s; the recording spans %s to %s", when(from, first), when(to, last),
+		return fmt.Errorf("no samples between %s and %s; the recording spans %s to %s", when(asked, first), when(to, last),
 			first.Format("15:04:05"), last.Format("15:04:05"))
 	}
 	return nil
