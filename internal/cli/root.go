@@ -54,6 +54,8 @@ type options struct {
 	// replayFrom reads samples from one instead of /proc.
 	recordTo   string
 	replayFrom string
+	// force replaces an existing --record file.
+	force bool
 }
 
 func newRootCmd() *cobra.Command {
@@ -114,6 +116,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the live monitor (NO_COLOR is honoured too)")
 	f.BoolVar(&o.wakeups, "wakeups", false, "batch: add who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF)")
 	f.StringVar(&o.recordTo, "record", "", "also write the samples behind the reports to this recording")
+	f.BoolVar(&o.force, "force", false, "replace the --record file if it exists")
 	f.StringVar(&o.replayFrom, "replay", "", "read samples from this recording instead of procfs")
 	completeValues(root, "output", "text", "json")
 	// --version prints what `ctxtop version` does, without the host. Not
@@ -151,6 +154,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.recordTo != "" && o.replayFrom != "" {
 		return errors.New("--record and --replay do not go together")
+	}
+	if o.force && o.recordTo == "" {
+		return errors.New("--force replaces the --record file: give --record FILE")
 	}
 	if _, ok := os.LookupEnv("NO_COLOR"); ok {
 		o.noColor = true
