@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/pipeline"
@@ -258,7 +259,7 @@ func printInfo(w io.Writer, path string) error {
 	fmt.Fprintf(w, "file       %s (%s, format %d, part %d)\n", path, formatSize(r.Size), h.Version, h.Part)
 	fmt.Fprintf(w, "host       %s, kernel %s, %d CPUs\n", h.Host, h.Kernel, h.CPUs)
 	fmt.Fprintf(w, "recorder   ctxtop %s, every %s, procfs %s, processes %s, hot at %s/s\n",
-		h.CtxtopVersion, h.Interval, h.ProcRoot, pids, model.Thousands(h.HotThreshold))
+		h.CtxtopVersion, h.Interval, h.ProcRoot, pids, format.Thousands(h.HotThreshold))
 	first, last := r.Span()
 	if r.Samples() == 0 {
 		fmt.Fprintf(w, "span       no samples\n")
@@ -291,9 +292,9 @@ func printInfo(w io.Writer, path string) error {
 		if e.samples == 1 {
 			n = "1 sample"
 		}
-		fmt.Fprintf(w, "  %s  cs/s %s, %s, %s", e.peakAt.Format("15:04:05"), model.Thousands(m.CSPerSec), m.Spike.Reason, n)
+		fmt.Fprintf(w, "  %s  cs/s %s, %s, %s", e.peakAt.Format("15:04:05"), format.Thousands(m.CSPerSec), format.SpikeReason(m.Spike), n)
 		if m.TopComm != "" {
-			fmt.Fprintf(w, "; top: %s %d/%d %s/s", m.TopComm, m.TopPID, m.TopTID, model.Thousands(m.TopPerSec))
+			fmt.Fprintf(w, "; top: %s %d/%d %s/s", m.TopComm, m.TopPID, m.TopTID, format.Thousands(m.TopPerSec))
 		}
 		fmt.Fprintln(w)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/sanitize"
@@ -63,7 +64,7 @@ func (t *Text) Write(s *model.Snapshot) error {
 		fmt.Fprintf(w, "  %d tasks unreadable", s.Unreadable)
 	}
 	if s.Spike.Active {
-		fmt.Fprintf(w, "  SPIKE: %s", s.Spike.Reason)
+		fmt.Fprintf(w, "  SPIKE: %s", format.SpikeReason(s.Spike))
 	}
 	w.WriteByte('\n')
 	if t.opts.Cgroups {
@@ -213,7 +214,7 @@ func cpus(t model.ThreadRates) string {
 	return s
 }
 
-func num(v float64) string { return model.Thousands(v) }
+func num(v float64) string { return format.Thousands(v) }
 
 // JSON writes one object per report per line.
 type JSON struct {
@@ -371,7 +372,7 @@ func (j *JSON) Write(s *model.Snapshot) error {
 		r.System.Baseline = &v
 	}
 	if s.Spike.Active {
-		r.System.Spike = s.Spike.Reason
+		r.System.Spike = format.SpikeReason(s.Spike)
 	}
 	if h := j.opts.Host; h != nil {
 		r.Host = &jsonHost{h.Hostname, h.Kernel, h.CPUModel, h.CPUs, h.MemTotal, math.Floor(h.Uptime(s.Time).Seconds())}
