@@ -147,6 +147,10 @@ type Sample struct {
 	// Waits holds the wait-reason looks of the interval ending here,
 	// sorted by PID, then TID.
 	Waits []WaitTally
+	// Wakeups is the wake-up tracer's read at the end of this interval,
+	// raw as the tracer gave it (ComputeWakeups makes the rates); nil when
+	// the tracer was off.
+	Wakeups *WakeupSample
 }
 
 // SelfCounters are getrusage(RUSAGE_SELF) figures for the monitoring process:

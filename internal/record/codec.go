@@ -7,6 +7,7 @@ package record
 
 import (
 	"fmt"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -31,15 +32,33 @@ type state struct {
 	// run and wait counters moved in the frame before: the prediction the
 	// packed counters are written against. Zero for a task new or idle.
 	last []deltas
+	// wakeups is the current frame's tracer read alone, like waits; nil
+	// when the tracer was off.
+	wakeups *model.WakeupSample
+	// wakeCPUs and wakeDropped are the running totals of the last frame
+	// that had a tracer read, which the next one's are written against.
+	wakeCPUs    []model.CPUSchedCount
+	wakeDropped uint64
 }
 
 type deltas [4]uint64
 
 func (s *state) reset() {
-	tasks, last, cgs := s.tasks[:0], s.last[:0], s.cgroups[:0]
+	tasks, last, cgs, wc := s.tasks[:0], s.last[:0], s.cgroups[:0], s.wakeCPUs[:0]
 	rpc, ipc := s.sys.ReschedPerCPU[:0], s.sys.InterruptsPerCPU[:0]
-	*s = state{tasks: tasks, last: last, cgroups: cgs}
+	*s = state{tasks: tasks, last: last, cgroups: cgs, wakeCPUs: wc}
 	s.sys.ReschedPerCPU, s.sys.InterruptsPerCPU = rpc, ipc
+}
+
+// clone is a copy that shares nothing a later frame changes.
+func (s *state) clone() state {
+	c := *s
+	c.tasks = append([]model.TaskCounters(nil), s.tasks...)
+	c.last = append([]deltas(nil), s.last...)
+	c.sys.ReschedPerCPU = append([]uint64(nil), s.sys.ReschedPerCPU...)
+	c.sys.InterruptsPerCPU = append([]uint64(nil), s.sys.InterruptsPerCPU...)
+	c.wakeCPUs = append([]model.CPUSchedCount(nil), s.wakeCPUs...)
+	return c
 }
 
 // Frame field numbers.
@@ -59,7 +78,19 @@ const (
 	// fPlanes is fCounters as format 2 writes it: the run and wait
 	// columns in byte planes (see planeCols).
 	fPlanes = 13
+	// fReadTimes (format 3) holds when each task's counters were read;
+	// fWakeups (format 3) the wake-up tracer's read.
+	fReadTimes = 14
+	fWakeups   = 15
+	// fWallSkew (format 3) replaces fWall: the change of the wall clock
+	// less the change of the monotonic clock, zero but when the wall
+	// clock is stepped.
+	fWallSkew = 16
 )
+
+// maxReadAt bounds a task's read time after its sample's: a pass takes
+// milliseconds, seconds on a wedged host; a file claiming more is damaged.
+const maxReadAt = time.Hour
 
 // countersPerTask is how many varints each task takes in the packed
 // counter field: its index, then seven counters. A newer writer may append

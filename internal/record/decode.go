@@ -49,7 +49,14 @@ func (d *decoder) apply(b []byte) error {
 	d.cgRecs = d.cgRecs[:0]
 	// A new slice each frame: a sample handed out keeps its waits.
 	st.waits = nil
-	var gone []byte
+	st.wakeups = nil
+	var gone, readTimes, wakeups []byte
+	hasWakeups := false
+	// The wall clock moves as the monotonic one did in this frame, plus
+	// its skew; the frame's monotonic change is known at its end.
+	mono0 := st.mono
+	var skew int64
+	hasSkew := false
 	lastWaitPID := 0
 	lastPID := 0
 	for len(b) > 0 {
@@ -61,6 +68,8 @@ func (d *decoder) apply(b []byte) error {
 		switch {
 		case f.num == fWall && f.typ == protowire.VarintType:
 			st.wall += f.z()
+		case f.num == fWallSkew && f.typ == protowire.VarintType:
+			skew, hasSkew = f.z(), true
 		case f.num == fMono && f.typ == protowire.VarintType:
 			st.mono += f.z()
 		case f.num == fSystem && f.typ == protowire.BytesType:
@@ -85,6 +94,10 @@ func (d *decoder) apply(b []byte) error {
 			lastPID = r.pid
 		case f.num == fGone && f.typ == protowire.BytesType:
 			gone = f.b
+		case f.num == fReadTimes && f.typ == protowire.BytesType:
+			readTimes = f.b
+		case f.num == fWakeups && f.typ == protowire.BytesType:
+			wakeups, hasWakeups = f.b, true
 		case (f.num == fCounters || f.num == fPlanes) && f.typ == protowire.BytesType:
 			if err := d.parseCounters(f.b, f.num == fPlanes); err != nil {
 				return err
@@ -115,6 +128,9 @@ func (d *decoder) apply(b []byte) error {
 			lastWaitPID = w.PID
 		}
 	}
+	if hasSkew {
+		st.wall += st.mono - mono0 + skew
+	}
 	if err := d.applyCgroups(d.cgRecs); err != nil {
 		return err
 	}
@@ -130,7 +146,72 @@ func (d *decoder) apply(b []byte) error {
 			return corrupt("task %d/%d twice in one frame", d.recs[i].pid, d.recs[i].tid)
 		}
 	}
-	return d.merge(gone)
+	if err := d.merge(gone); err != nil {
+		return err
+	}
+	if err := applyReadTimes(st.tasks, readTimes); err != nil {
+		return err
+	}
+	if hasWakeups {
+		return d.applyWakeups(wakeups)
+	}
+	return nil
+}
+
+// applyReadTimes sets every task's read time from frame field 14: each is
+// the one before it in the list (the first: zero) unless the field says
+// otherwise. Without the field (a file from before read times were kept,
+// or a sampler that kept none) every task was read at the sample's time.
+func applyReadTimes(tasks []model.TaskCounters, b []byte) error {
+	var shift uint64
+	if len(b) > 0 {
+		var n int
+		shift, n = protowire.ConsumeVarint(b)
+		if n < 0 || shift > 62 {
+			return corrupt("read times: unit 2^%d ns", shift)
+		}
+		b = b[n:]
+	}
+	var pred time.Duration
+	next := -1 // index of the next task with a read time of its own
+	var step time.Duration
+	entry := func(last int) error {
+		next = -1
+		if len(b) == 0 {
+			return nil
+		}
+		gap, n := protowire.ConsumeVarint(b)
+		if n < 0 || gap >= uint64(len(tasks)-last-1) {
+			return corrupt("read times: a task past the %d in the frame", len(tasks))
+		}
+		b = b[n:]
+		v, n := protowire.ConsumeVarint(b)
+		if n < 0 {
+			return corrupt("read times cut short")
+		}
+		b = b[n:]
+		z, lim := protowire.DecodeZigZag(v), int64(maxReadAt)>>shift
+		if z > lim || z < -lim {
+			return corrupt("read times: a step of %d units of 2^%d ns", z, shift)
+		}
+		next, step = last+1+int(gap), time.Duration(z<<shift)
+		return nil
+	}
+	if err := entry(-1); err != nil {
+		return err
+	}
+	for i := range tasks {
+		if i == next {
+			if pred += step; pred < 0 || pred > maxReadAt {
+				return corrupt("task %d/%d read %v after its sample", tasks[i].PID, tasks[i].TID, pred)
+			}
+			if err := entry(i); err != nil {
+				return err
+			}
+		}
+		tasks[i].ReadAt = pred
+	}
+	return nil
 }
 
 // parseCounters reads the packed counters of known tasks: k columns of m
@@ -514,5 +595,6 @@ func (d *decoder) sample(dst *model.Sample, loc *time.Location) {
 		Self:       d.st.self,
 		Cgroups:    cgs,
 		Waits:      d.st.waits,
+		Wakeups:    d.st.wakeups,
 	}
 }

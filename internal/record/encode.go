@@ -3,6 +3,8 @@ package record
 import (
 	"fmt"
 	"math"
+	"math/bits"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -78,6 +80,12 @@ type encoder struct {
 	reason    []byte
 	cols      [countersPerTask][]uint64
 	nextLast  []deltas
+	readTimes []byte
+	wakeups   []byte
+	pairs     []byte
+	// cpuCols are the wake-up read's per-CPU switches and migrations,
+	// then the previous read's.
+	cpuCols [4][]uint64
 }
 
 // appendFrame encodes s against e.st (or against nothing when key is set)
@@ -103,8 +111,11 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 		b = protowire.AppendVarint(b, 1)
 	}
 	wall := s.Time.UnixNano()
-	b = appendZ(b, fWall, wall-st.wall)
 	b = appendZ(b, fMono, mono-st.mono)
+	// Both clocks move alike: the wall clock is written as how far it
+	// moved apart from the monotonic one, zero until it is stepped. Zero
+	// is written too: its absence means an older writer's fWall.
+	b = appendZAlways(b, fWallSkew, (wall-st.wall)-(mono-st.mono))
 	st.wall, st.mono = wall, mono
 
 	sys := e.encodeSystem(&s.System)
@@ -157,7 +168,9 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 		last = append(last, d)
 		if p != nil && p.StartTime == c.StartTime && p.Comm == c.Comm && p.ProcessComm == c.ProcessComm && p.CPUsAllowed == c.CPUsAllowed && p.Cgroup == c.Cgroup {
 			// The common case, a known task that ran: its counters only.
-			if *p != *c {
+			// Read times have a field of their own, so a task that did
+			// not move costs nothing.
+			if !sameCounters(p, c) {
 				e.addCounters(p, c, pi-lastIdx-1, &st.last[pi], &d)
 				lastIdx = pi
 			}
@@ -191,13 +204,65 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 		e.counters = counters
 	}
 	e.gone = gone
+	b, err := e.appendReadTimes(b, cur)
+	if err != nil {
+		return dst, err
+	}
 	b = e.appendCgroups(b, s.Cgroups)
 	b = e.appendWaits(b, s.Waits)
+	if b, err = e.appendWakeups(b, s); err != nil {
+		return dst, err
+	}
 	st.tasks = append(st.tasks[:0], cur...)
 	e.nextLast, st.last = st.last, last
 	e.scratch = b
 	dst = protowire.AppendVarint(dst, uint64(len(b)))
 	return append(dst, b...), nil
+}
+
+// sameCounters reports whether p and c hold the same counters and
+// identity, whenever each was read.
+func sameCounters(p, c *model.TaskCounters) bool {
+	q := *p
+	q.ReadAt = c.ReadAt
+	return q == *c
+}
+
+// appendReadTimes writes when each task's counters were read (frame field
+// 14): a unit, the largest power of two that divides every read time, then
+// for each task whose read time differs from the task's before it in the
+// list (the first from zero), its index as the gap from the last one
+// written and the difference in units. The sampler stamps a task that did
+// not move with the last clock reading, so most tasks cost nothing and the
+// rest a few bits: the reading steps up a grain at a time along the pass.
+// All zero (an older sampler, a fixture), the field is left out.
+func (e *encoder) appendReadTimes(b []byte, tasks []model.TaskCounters) ([]byte, error) {
+	var all uint64
+	for i := range tasks {
+		t := &tasks[i]
+		if t.ReadAt < 0 || t.ReadAt > maxReadAt {
+			return b, fmt.Errorf("record: task %d/%d read %v after its sample's time, outside 0 to %v", t.PID, t.TID, t.ReadAt, maxReadAt)
+		}
+		all |= uint64(t.ReadAt)
+	}
+	if all == 0 {
+		return b, nil
+	}
+	shift := bits.TrailingZeros64(all)
+	rt := protowire.AppendVarint(e.readTimes[:0], uint64(shift))
+	var pred time.Duration
+	last := -1
+	for i := range tasks {
+		r := tasks[i].ReadAt
+		if r == pred {
+			continue
+		}
+		rt = protowire.AppendVarint(rt, uint64(i-last-1))
+		rt = protowire.AppendVarint(rt, protowire.EncodeZigZag(int64(r-pred)>>shift))
+		last, pred = i, r
+	}
+	e.readTimes = rt
+	return appendMsg(b, fReadTimes, rt), nil
 }
 
 func (e *encoder) encodeSystem(c *model.SystemCounters) []byte {
