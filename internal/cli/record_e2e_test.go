@@ -301,7 +301,7 @@ func TestBadRecordingsGiveOneLine(t *testing.T) {
 	}{
 		{write("empty", nil), "not a ctxtop recording: the file is empty"},
 		{write("text", []byte("#!/bin/sh\necho hi\n")), "not a ctxtop recording"},
-		{write("newer", newer), "written with format 9, this ctxtop reads up to 2; replay it with a newer ctxtop"},
+		{write("newer", newer), "written with format 9, this ctxtop reads up to " + strconv.Itoa(record.FormatVersion) + "; replay it with a newer ctxtop"},
 		{write("header-only", data[:bytes.Index(data, []byte("\xc7ck\x01"))]), "recording holds no samples"},
 		{write("cut-header", data[:30]), "the file ends inside its header"},
 		{dir, "not a regular file"},

@@ -63,8 +63,8 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 	if dst.Interval <= 0 {
 		return
 	}
-	secs := dst.Interval.Seconds()
-	ns := float64(dst.Interval.Nanoseconds())
+	secs := interval.Seconds()
+	ns := float64(interval.Nanoseconds())
 
 	dst.Self = SelfRates{
 		CPUPercent:     nonNeg(float64(cur.Self.CPUTime-prev.Self.CPUTime) / ns * 100),
@@ -100,12 +100,25 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 			c.RunNs == p.RunNs && c.WaitNs == p.WaitNs {
 			continue // idle: most threads, most ticks
 		}
+		// The thread's own interval: from when its counters were read in
+		// prev to when they were read in cur. Read times put every
+		// thread's counters a pass took in at the same instant; the
+		// pass's start would stretch or shrink a thread's interval by
+		// however much later into the pass it was read this time.
+		span := interval + c.ReadAt - p.ReadAt
+		if span <= 0 {
+			continue // no time between the reads (a damaged recording): no rate
+		}
+		spanSecs, spanNs := span.Seconds(), float64(span)
+		run, wait := c.RunNs-p.RunNs, c.WaitNs-p.WaitNs
+		inWait, earlier := splitWait(run, wait, uint64(span))
 		t := ThreadRates{
 			PID: c.PID, TID: c.TID, Comm: c.Comm, ProcessComm: c.ProcessComm,
-			VoluntaryPerSec:   float64(c.VoluntarySwitches-p.VoluntarySwitches) / secs,
-			InvoluntaryPerSec: float64(c.InvoluntarySwitches-p.InvoluntarySwitches) / secs,
-			CPUPercent:        float64(c.RunNs-p.RunNs) / ns * 100,
-			WaitPercent:       float64(c.WaitNs-p.WaitNs) / ns * 100,
+			VoluntaryPerSec:   float64(c.VoluntarySwitches-p.VoluntarySwitches) / spanSecs,
+			InvoluntaryPerSec: float64(c.InvoluntarySwitches-p.InvoluntarySwitches) / spanSecs,
+			CPUPercent:        float64(run) / spanNs * 100,
+			WaitPercent:       float64(inWait) / spanNs * 100,
+			EarlierWait:       time.Duration(earlier),
 			CPUsAllowed:       c.CPUsAllowed,
 			State:             c.State,
 			LastCPU:           c.LastCPU,
@@ -125,6 +138,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		pr.InvoluntaryPerSec += t.InvoluntaryPerSec
 		pr.CPUPercent += t.CPUPercent
 		pr.WaitPercent += t.WaitPercent
+		pr.EarlierWait += t.EarlierWait
 		threads = append(threads, t)
 	}
 	procs = closeProcess(procs, open, hot)
@@ -140,6 +154,25 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 	slices.SortFunc(procs, func(a, b ProcessRates) int {
 		return byRate(a.TotalPerSec(), b.TotalPerSec(), a.CPUPercent, b.CPUPercent, a.PID, b.PID, 0, 0)
 	})
+}
+
+// splitWait divides the run-queue wait the kernel added over a thread's
+// interval of span ns, in which it ran run ns, into the part that fits in
+// the interval and the part that began before it. The kernel adds a wait
+// to schedstat's second field only when the thread gets a CPU (the
+// scheduler's sched_info_arrive), whole, however long ago it began: a
+// thread starved for two seconds shows two seconds of wait in the one
+// interval in which it finally runs. Within one interval a thread cannot
+// wait while it runs, so its wait there is at most span−run; the rest of
+// what was added waited in earlier intervals, which were reported already
+// and cannot take it back. It is returned as earlier, never dropped.
+func splitWait(run, wait, span uint64) (in, earlier uint64) {
+	free := uint64(0)
+	if run < span {
+		free = span - run
+	}
+	in = min(wait, free)
+	return in, wait - in
 }
 
 // closeProcess finishes the last process of procs: drops it when none of

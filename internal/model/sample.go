@@ -65,7 +65,24 @@ type TaskCounters struct {
 	// v1 cpu controller's where it is not the root, else the unified one);
 	// "" when unknown. It keys Sample.Cgroups.
 	Cgroup string
+	// ReadAt is when these counters were read, on the monotonic clock, as
+	// an offset from the Sample's Time (the start of its pass). A pass
+	// over 10,000 threads takes tens of milliseconds, hundreds when the
+	// monitor is preempted, so a thread's rates are over its own interval,
+	// from its ReadAt in one sample to its ReadAt in the next; see
+	// ReadAtGrain for the rule the sampler follows. Zero means at the
+	// Sample's Time (recordings made before read times were kept).
+	ReadAt time.Duration
 }
+
+// ReadAtGrain is the resolution of TaskCounters.ReadAt: a whole multiple of
+// it, rounded down, so every offset is at or before the moment it stands
+// for. A finer clock would buy nothing: the kernel brings a running task's
+// run time (schedstat's first field) up to date only at its scheduler tick,
+// 1 to 10 ms, and a recording would pay for the noise of finer stamps in
+// every sample. Rates are thus good to about one grain over the interval
+// (0.1% at 1 s).
+const ReadAtGrain = time.Duration(1 << 20)
 
 // CgroupCounters are one cgroup's raw CPU bandwidth counters.
 type CgroupCounters struct {
@@ -113,7 +130,8 @@ type ReasonCount struct {
 // Sample is one pass over /proc: raw counters, nothing derived.
 type Sample struct {
 	// Time is when the pass started; it carries Go's monotonic clock, which is
-	// what rates are computed from.
+	// what rates are computed from. Each task's counters carry when, after
+	// Time, they were read (TaskCounters.ReadAt).
 	Time   time.Time
 	System SystemCounters
 	// Tasks is sorted by PID, then TID.
@@ -129,6 +147,10 @@ type Sample struct {
 	// Waits holds the wait-reason looks of the interval ending here,
 	// sorted by PID, then TID.
 	Waits []WaitTally
+	// Wakeups is the wake-up tracer's read at the end of this interval,
+	// raw as the tracer gave it (ComputeWakeups makes the rates); nil when
+	// the tracer was off.
+	Wakeups *WakeupSample
 }
 
 // SelfCounters are getrusage(RUSAGE_SELF) figures for the monitoring process:

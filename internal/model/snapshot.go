@@ -33,8 +33,17 @@ type ThreadRates struct {
 	InvoluntaryPerSec float64
 	// CPUPercent is time on CPU over the interval, 100 = one full CPU.
 	CPUPercent float64
-	// WaitPercent is time spent runnable on a run queue, not running.
+	// WaitPercent is time spent runnable on a run queue, not running, over
+	// the thread's own interval: at most the share of it the thread did not
+	// run, so CPUPercent+WaitPercent never passes 100.
 	WaitPercent float64
+	// EarlierWait is run-queue wait the kernel reported in this interval
+	// that does not fit in it. The kernel adds a wait to the counter only
+	// when the thread gets a CPU, whole, so a wait that began before the
+	// interval lands in the interval that ends it: what exceeds the time
+	// the thread did not run began earlier. It is kept here, not dropped,
+	// and not counted in WaitPercent.
+	EarlierWait time.Duration
 	CPUsAllowed string
 	// Pinned is true when the thread may run on fewer CPUs than the host has.
 	Pinned  bool
@@ -75,8 +84,10 @@ type ProcessRates struct {
 	InvoluntaryPerSec float64
 	CPUPercent        float64
 	WaitPercent       float64
-	Hot               bool
-	Reason            string
+	// EarlierWait is the sum of the threads' (see ThreadRates).
+	EarlierWait time.Duration
+	Hot         bool
+	Reason      string
 	// Cgroup is the process's cgroup path, "" when unknown.
 	Cgroup string
 }

@@ -41,7 +41,11 @@ type CPUSchedCount struct {
 // the previous read (the tracer drains them); CPUs and Dropped are running
 // totals.
 type WakeupSample struct {
-	Time  time.Time
+	Time time.Time
+	// Since is when the counts of Pairs began: the previous read, or when
+	// the programs attached for the first read after that. Zero when not
+	// known.
+	Since time.Time
 	Pairs []WakeupPairCount
 	CPUs  []CPUSchedCount
 	// Dropped counts pair wake-ups not recorded because the pair map was full.

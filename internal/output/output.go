@@ -337,6 +337,10 @@ type jsonThread struct {
 	CPUsAllowed string  `json:"cpus_allowed"`
 	Hot         bool    `json:"hot"`
 	Reason      string  `json:"reason"`
+	// EarlierWait is run-queue wait the kernel reported in this interval
+	// that began before it (model.ThreadRates.EarlierWait), in ms; left
+	// out when none.
+	EarlierWait float64 `json:"earlier_wait_ms,omitempty"`
 	// WaitOn is reason → share of the looks that found the thread asleep;
 	// only for threads that were looked at (the hottest blocking ones).
 	WaitOn map[string]float64 `json:"wait_on,omitempty"`
@@ -388,7 +392,7 @@ func (j *JSON) Write(s *model.Snapshot) error {
 			break
 		}
 		jt := jsonThread{t.PID, t.TID, t.Comm, round2(t.VoluntaryPerSec), round2(t.InvoluntaryPerSec),
-			round2(t.CPUPercent), round2(t.WaitPercent), t.CPUsAllowed, t.Hot, t.Reason, nil}
+			round2(t.CPUPercent), round2(t.WaitPercent), t.CPUsAllowed, t.Hot, t.Reason, round2(float64(t.EarlierWait) / 1e6), nil}
 		if len(t.WaitOn) > 0 {
 			jt.WaitOn = make(map[string]float64, len(t.WaitOn))
 			for _, w := range t.WaitOn {

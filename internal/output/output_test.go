@@ -343,3 +343,27 @@ func TestJSONHost(t *testing.T) {
 		t.Errorf("host (-want +got)\n%s", diff)
 	}
 }
+
+// A wait the kernel reported late is in the JSON row, in ms, and left out
+// of the rows that have none.
+func TestJSONEarlierWait(t *testing.T) {
+	var b bytes.Buffer
+	s := snapshot()
+	s.Threads[0].EarlierWait = 1250 * time.Millisecond
+	s.Threads[1].EarlierWait = 0
+	if err := NewJSON(&b, Options{}).Write(s); err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Threads []map[string]any `json:"threads"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(1250.0, r.Threads[0]["earlier_wait_ms"]); diff != "" {
+		t.Errorf("earlier_wait_ms (-want +got)\n%s", diff)
+	}
+	if v, ok := r.Threads[1]["earlier_wait_ms"]; ok {
+		t.Errorf("earlier_wait_ms = %v on a row with none, want it left out", v)
+	}
+}

@@ -45,6 +45,7 @@ func recordHour(steady, cgroupsAndWaits bool) []byte {
 	s := recordtest.New(1000, 50, false)
 	s.Steady = steady
 	s.CgroupsAndWaits = cgroupsAndWaits
+	s.ReadTimes = true
 	for range 3600 {
 		smp := s.Next()
 		if err := w.Write(&smp); err != nil {

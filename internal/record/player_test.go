@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,7 +169,7 @@ func TestCorruptChunkIsSkippedToTheNextKeyframe(t *testing.T) {
 func TestBadInputIsAClearError(t *testing.T) {
 	good := record(t, recordtest.Run(10, 2, 5, false), WriterOptions{})
 	newer := bytes.Clone(good)
-	newer[len(magic)] = 3
+	newer[len(magic)] = FormatVersion + 1
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -177,7 +178,7 @@ func TestBadInputIsAClearError(t *testing.T) {
 	}{
 		{"empty", nil, ErrNotRecording, "empty"},
 		{"text", []byte("hello, this is not a recording\n"), ErrNotRecording, ""},
-		{"newer", newer, ErrNewerFormat, "format 3, this ctxtop reads up to 2"},
+		{"newer", newer, ErrNewerFormat, fmt.Sprintf("format %d, this ctxtop reads up to %d", FormatVersion+1, FormatVersion)},
 		{"cut header", good[:12], ErrCorrupt, "ends inside its header"},
 	} {
 		_, err := Parse(tc.data)

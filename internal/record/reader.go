@@ -14,7 +14,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/sanitize"
 )
 
@@ -381,15 +380,6 @@ func (r *Recording) scan(off int) {
 	if skipping {
 		report(nil)
 	}
-}
-
-func (s *state) clone() state {
-	c := *s
-	c.tasks = append([]model.TaskCounters(nil), s.tasks...)
-	c.last = append([]deltas(nil), s.last...)
-	c.sys.ReschedPerCPU = append([]uint64(nil), s.sys.ReschedPerCPU...)
-	c.sys.InterruptsPerCPU = append([]uint64(nil), s.sys.InterruptsPerCPU...)
-	return c
 }
 
 // Samples is the number of readable samples.

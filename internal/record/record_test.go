@@ -181,6 +181,10 @@ func (f *filler) fill(v reflect.Value, path string) {
 		for i := range v.Len() {
 			f.fill(v.Index(i), fmt.Sprintf("%s[%d]", path, i))
 		}
+	case reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		f.fill(p.Elem(), path)
+		v.Set(p)
 	case reflect.Slice:
 		s := reflect.MakeSlice(v.Type(), 2, 2)
 		for i := range 2 {

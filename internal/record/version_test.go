@@ -12,10 +12,11 @@ import (
 	"github.com/ctxtop/ctxtop/internal/record/recordtest"
 )
 
-// v1Samples are the samples testdata/v1-steady.ctxrec holds: written by
-// the format-1 writer (8-second keyframes, 4-second chunks) from this
-// made-up host, with steady threads, churn, cgroups and wait looks.
-func v1Samples() []model.Sample {
+// fixtureSamples are the samples testdata/v1-steady.ctxrec and
+// testdata/v2-steady.ctxrec hold: written by the format-1 and format-2
+// writers (8-second keyframes, 4-second chunks) from this made-up host,
+// with steady threads, churn, cgroups and wait looks.
+func fixtureSamples() []model.Sample {
 	s := recordtest.New(40, 10, true)
 	s.Steady = true
 	s.CgroupsAndWaits = true
@@ -27,32 +28,40 @@ func v1Samples() []model.Sample {
 }
 
 // A file written by an older ctxtop must replay as it did when written.
-func TestVersion1FileReadsExactly(t *testing.T) {
-	data, err := os.ReadFile("testdata/v1-steady.ctxrec")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, got := decoded(t, data)
-	if r.Header.Version != 1 {
-		t.Errorf("header version = %d, want 1", r.Header.Version)
-	}
-	if diff := cmp.Diff(testHeader().Start, r.Header.Start, sampleCmp...); diff != "" {
-		t.Errorf("header start (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(v1Samples(), got, sampleCmp...); diff != "" {
-		t.Errorf("samples (-want +got):\n%s", diff)
-	}
-	if len(r.Notes) != 0 {
-		t.Errorf("notes = %q, want none", r.Notes)
+func TestOlderFilesReadExactly(t *testing.T) {
+	for _, c := range []struct {
+		file    string
+		version int
+	}{{"testdata/v1-steady.ctxrec", 1}, {"testdata/v2-steady.ctxrec", 2}} {
+		t.Run(c.file, func(t *testing.T) {
+			data, err := os.ReadFile(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, got := decoded(t, data)
+			if r.Header.Version != c.version {
+				t.Errorf("header version = %d, want %d", r.Header.Version, c.version)
+			}
+			if diff := cmp.Diff(testHeader().Start, r.Header.Start, sampleCmp...); diff != "" {
+				t.Errorf("header start (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(fixtureSamples(), got, sampleCmp...); diff != "" {
+				t.Errorf("samples (-want +got):\n%s", diff)
+			}
+			if len(r.Notes) != 0 {
+				t.Errorf("notes = %q, want none", r.Notes)
+			}
+		})
 	}
 }
 
-// Format 2 writes the run and wait columns in byte planes; a file written
-// now says so, so a format-1 reader refuses it rather than misread it.
-func TestNewFilesAreFormat2(t *testing.T) {
+// Format 2 writes the run and wait columns in byte planes, format 3 read
+// times and wake-ups; a file written now says so, so an older reader
+// refuses it rather than misread it.
+func TestNewFilesAreFormat3(t *testing.T) {
 	data := record(t, recordtest.Run(10, 2, 3, false), WriterOptions{})
-	if got := data[len(magic)]; got != 2 {
-		t.Errorf("version byte = %d, want 2", got)
+	if got := data[len(magic)]; got != 3 {
+		t.Errorf("version byte = %d, want 3", got)
 	}
 	r, err := Parse(data)
 	if err != nil {

@@ -32,6 +32,11 @@ func TestMain(m *testing.M) {
 		spinThreads()
 		return
 	}
+	if v := os.Getenv("CTXTOP_NICE_SPIN"); v != "" {
+		n, _ := strconv.Atoi(v)
+		niceSpin(n)
+		return
+	}
 	if v := os.Getenv("CTXTOP_IDLE_THREADS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

@@ -14,6 +14,9 @@ const maxGateBackoff = 3
 // in s.nextProcs, or releases it when it has gone. It returns how many of
 // its files were unreadable.
 func (s *Sampler) sampleProcess(p *proc) (bad int) {
+	// Before the gate: a process it skips keeps counters that were still
+	// exact when it was asked, so they get this reading (readclock.go).
+	s.clock.tick()
 	skip, ok := s.gate(p)
 	if !ok {
 		s.releaseProc(p)
@@ -157,6 +160,7 @@ func (s *Sampler) readThreads(p *proc, skip bool) (bad int) {
 		t := s.carryTask(p.pid, tid)
 		if skip {
 			// Nothing in this process ran since the last pass.
+			t.c.ReadAt = s.clock.stamp
 			s.next = append(s.next, t)
 			continue
 		}

@@ -11,6 +11,7 @@
 //	pass.go      one process per pass: the activity gate, which threads, reading them
 //	pool.go      the task and process records kept between passes, recycled
 //	task.go      per-thread reads: schedstat, status, stat, comm
+//	readclock.go when each task's counters were read
 //	system.go    system-wide counters: stat, interrupts, loadavg, pressure
 //	errors.go    which errors are normal life in /proc and which count
 //	sys.go       raw syscalls over NUL-terminated paths
@@ -85,6 +86,10 @@ type Sampler struct {
 	// noCgroups.
 	cg        cgroups
 	noCgroups bool
+
+	// clock stamps each task's counters with when they were read (see
+	// readclock.go).
+	clock readClock
 }
 
 var dotPath = []byte(".\x00")
@@ -206,6 +211,7 @@ func (s *Sampler) Close() error {
 // Sample makes one pass and writes it into dst, reusing dst.Tasks.
 func (s *Sampler) Sample(dst *model.Sample) error {
 	dst.Time = time.Now()
+	s.clock.start(dst.Time)
 	if err := s.readSystem(&dst.System); err != nil {
 		return err
 	}

@@ -12,15 +12,23 @@ import (
 func (s *Sampler) update(t *task) outcome {
 	fresh := t.c.StartTime == 0
 	if !fresh {
+		s.clock.beforeRead()
 		sched, err := s.readSchedstat(t)
 		if err == nil {
+			moved := sched.WaitNs != t.c.WaitNs
 			// Scheduled in since the last pass, or running through it:
 			// either way its switch counters or state may have moved.
 			if sched.Timeslices != t.c.Timeslices || sched.RunNs != t.c.RunNs {
 				t.c.RunNs, t.c.WaitNs, t.c.Timeslices = sched.RunNs, sched.WaitNs, sched.Timeslices
+				t.c.ReadAt = s.clock.moved()
 				return s.readDetails(t, false)
 			}
 			t.c.RunNs, t.c.WaitNs = sched.RunNs, sched.WaitNs
+			if moved {
+				t.c.ReadAt = s.clock.moved()
+			} else {
+				t.c.ReadAt = s.clock.stamp
+			}
 			return updated
 		}
 		if !isGone(err) {
@@ -51,6 +59,7 @@ func (s *Sampler) update(t *task) outcome {
 		return classify(err)
 	}
 	t.c.RunNs, t.c.WaitNs, t.c.Timeslices = sched.RunNs, sched.WaitNs, sched.Timeslices
+	t.c.ReadAt = s.clock.moved()
 	return s.readDetails(t, true)
 }
 

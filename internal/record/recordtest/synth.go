@@ -42,6 +42,15 @@ type Synth struct {
 	// uniformly random amounts (see steady).
 	Steady bool
 	paces  []pace
+	// ReadTimes stamps each task's counters with when a sampler would
+	// have read them (see readTimes).
+	ReadTimes bool
+	last      []model.TaskCounters
+	// Wakeups gives each sample a wake-up tracer read (see wakeups).
+	Wakeups   bool
+	wakeTime  time.Time
+	wakeCPUs  []model.CPUSchedCount
+	wakeDrops uint64
 }
 
 // pace is a steady busy thread's own rate: how often it wakes and what
@@ -115,6 +124,13 @@ func (s *Synth) Next() model.Sample {
 	if s.CgroupsAndWaits {
 		waits = s.cgroupsAndWaits(stride)
 	}
+	if s.ReadTimes {
+		s.readTimes()
+	}
+	var wakeups *model.WakeupSample
+	if s.Wakeups {
+		wakeups = s.wakeups(stride)
+	}
 	storm := s.n >= s.StormFrom && s.n < s.StormTo
 	var d uint64
 	if s.BusyRate > 0 {
@@ -143,7 +159,7 @@ func (s *Synth) Next() model.Sample {
 	s.self.CPUTime += time.Duration(s.rng.IntN(2e6))
 	s.self.VoluntarySwitches += 4
 	out := model.Sample{Time: s.t, System: s.sys, Tasks: append([]model.TaskCounters(nil), s.tasks...), Self: s.self,
-		Cgroups: append([]model.CgroupCounters(nil), s.cgroups...), Waits: waits}
+		Cgroups: append([]model.CgroupCounters(nil), s.cgroups...), Waits: waits, Wakeups: wakeups}
 	out.System.ReschedPerCPU = append([]uint64(nil), s.sys.ReschedPerCPU...)
 	out.System.InterruptsPerCPU = append([]uint64(nil), s.sys.InterruptsPerCPU...)
 	return out
@@ -180,6 +196,94 @@ func (s *Synth) steady(t *model.TaskCounters, k int) {
 	} else {
 		t.State = 'S'
 	}
+}
+
+// readTimes stamps the tasks as the sampler does (internal/sampler's
+// readClock): a clock reading at each process, after each task whose
+// schedstat moved (or that is new), and every 256 tasks that did not,
+// rounded down to the grain; each task takes the last reading. The pass
+// costs what one does on a small VM: 0.2 ms for the system files, 5 µs a
+// process, 1.5 µs a schedstat read and 20 µs more for a task that moved,
+// each ±20%; one pass in fifty is preempted for 1–50 ms at a random task.
+func (s *Synth) readTimes() {
+	var clock, stamp time.Duration
+	unread := 0
+	tick := func() { stamp, unread = clock&^(model.ReadAtGrain-1), 0 }
+	cost := func(ns float64) time.Duration { return time.Duration(ns * (0.8 + 0.4*s.rng.Float64())) }
+	clock += cost(200e3)
+	preempt := -1
+	if s.rng.IntN(50) == 0 {
+		preempt = s.rng.IntN(len(s.tasks))
+	}
+	lastPID, j := -1, 0
+	for i := range s.tasks {
+		t := &s.tasks[i]
+		if i == preempt {
+			clock += time.Duration(1+s.rng.IntN(50)) * time.Millisecond
+		}
+		if t.PID != lastPID {
+			clock += cost(5e3)
+			tick()
+			lastPID = t.PID
+		}
+		if unread++; unread > 256 {
+			tick()
+		}
+		clock += cost(1.5e3)
+		for j < len(s.last) && (s.last[j].PID < t.PID || s.last[j].PID == t.PID && s.last[j].TID < t.TID) {
+			j++
+		}
+		fresh := j >= len(s.last) || s.last[j].PID != t.PID || s.last[j].TID != t.TID || s.last[j].StartTime != t.StartTime
+		if fresh || s.last[j].RunNs != t.RunNs || s.last[j].WaitNs != t.WaitNs || s.last[j].Timeslices != t.Timeslices {
+			tick()
+			clock += cost(20e3)
+		}
+		t.ReadAt = stamp
+	}
+	s.last = append(s.last[:0], s.tasks...)
+}
+
+// wakeups is the tracer's read of the interval: each busy thread woke by
+// the next one at about its own wake rate, one of them also by a network
+// interrupt (a pseudo-waker with no thread, PID 0), each pair's wake-to-run
+// latencies over a few buckets around 8–64 µs; the per-CPU totals and the
+// dropped count run on.
+func (s *Synth) wakeups(stride int) *model.WakeupSample {
+	var busy []*model.TaskCounters
+	for i := 0; i < len(s.tasks) && i/stride < s.busy; i += stride {
+		busy = append(busy, &s.tasks[i])
+	}
+	w := &model.WakeupSample{Time: s.t.Add(3 * time.Millisecond), Since: s.wakeTime}
+	s.wakeTime = w.Time
+	for k, wakee := range busy {
+		waker := busy[(k+1)%len(busy)]
+		n := uint64(100 + s.rng.IntN(900))
+		p := model.WakeupPairCount{
+			WakerPID: waker.PID, WakerTID: waker.TID, WakerComm: waker.Comm,
+			WakeePID: wakee.PID, WakeeTID: wakee.TID, WakeeComm: wakee.Comm,
+			Wakeups: n, Resolved: n - uint64(s.rng.IntN(3)), CrossCPU: n / uint64(2+s.rng.IntN(3)),
+		}
+		for b := 13; b < 17; b++ {
+			p.Latency[b] = uint64(s.rng.IntN(int(n/2) + 1))
+		}
+		w.Pairs = append(w.Pairs, p)
+	}
+	if len(busy) > 0 {
+		w.Pairs = append(w.Pairs, model.WakeupPairCount{WakerComm: "irq/24-eth0", WakeePID: busy[0].PID, WakeeTID: busy[0].TID,
+			WakeeComm: busy[0].Comm, Wakeups: uint64(s.rng.IntN(50)), Resolved: 1})
+	}
+	if s.wakeCPUs == nil {
+		s.wakeCPUs = make([]model.CPUSchedCount, 2)
+	}
+	for i := range s.wakeCPUs {
+		s.wakeCPUs[i].Switches += uint64(1000 + s.rng.IntN(2000))
+		s.wakeCPUs[i].Migrations += uint64(s.rng.IntN(100))
+	}
+	if s.rng.IntN(20) == 0 {
+		s.wakeDrops += uint64(s.rng.IntN(1000))
+	}
+	w.CPUs, w.Dropped = append([]model.CPUSchedCount(nil), s.wakeCPUs...), s.wakeDrops
+	return w
 }
 
 // cgroupsAndWaits moves the cgroups' counters on and returns the wait
