@@ -33,8 +33,8 @@ func (f *Folded) Write(s *model.Snapshot) error {
 			if i > 0 {
 				f.w.WriteByte(';')
 			}
-			// The format's separators may not appear inside a frame.
-			f.w.WriteString(strings.NewReplacer(";", ":", " ", "_", "\n", "_").Replace(fr))
+			// A frame may hold spaces (the count is after the last one), not the separator.
+			f.w.WriteString(strings.NewReplacer(";", ":", "\n", " ").Replace(fr))
 		}
 		f.w.WriteByte(' ')
 		f.w.WriteString(strconv.FormatUint(st.Count, 10))

@@ -463,7 +463,7 @@ func folded(snap *model.Snapshot, iv *interval) []model.FoldedStack {
 func trimTracing(kf []symbolize.Frame) []symbolize.Frame {
 	for len(kf) > 0 {
 		n := kf[0].Function
-		if !strings.HasPrefix(n, "bpf_prog_") && !strings.HasPrefix(n, "bpf_trace_run") && !strings.HasPrefix(n, "__bpf_trace_") {
+		if !strings.HasPrefix(n, "bpf_prog_") && !strings.HasPrefix(n, "bpf_trace_run") && !strings.HasPrefix(n, "__bpf_trace_") && !strings.HasPrefix(n, "__traceiter_") {
 			break
 		}
 		kf = kf[1:]
