@@ -148,6 +148,26 @@ func attach(p *ebpf.Program) (link.Link, error) {
 	return l, nil
 }
 
+// SetAttached attaches (true) or detaches (false) both programs, keeping
+// the maps: the collector traces only part of each interval when the
+// targets switch often.
+func (t *Tracer) SetAttached(on bool) error {
+	var err1, err2 error
+	t.sw, err1 = setLink(t.sw, t.objs.CtxtopStacksSwitch, on)
+	t.waking, err2 = setLink(t.waking, t.objs.CtxtopStacksWaking, on)
+	return errors.Join(err1, err2)
+}
+
+func setLink(l link.Link, p *ebpf.Program, on bool) (link.Link, error) {
+	switch {
+	case on && l == nil:
+		return attach(p)
+	case !on && l != nil:
+		return nil, l.Close()
+	}
+	return l, nil
+}
+
 // SetTargets makes tids (at most MaxTargets; the rest are ignored) the
 // traced threads, changing only the entries that differ.
 func (t *Tracer) SetTargets(tids []int) error {
