@@ -13,6 +13,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/output"
 	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/sampler"
+	"github.com/ctxtop/ctxtop/internal/stacks"
 	"github.com/ctxtop/ctxtop/internal/wakeup"
 )
 
@@ -37,7 +38,17 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 		}
 		wakeups = col
 	}
-	src, rec, err := openLive(o, wakeups)
+	var stackReader pipeline.StacksReader
+	if o.stacks {
+		col := stacks.NewCollector(stacks.Options{Proc: o.procRoot, PIDs: o.pids, Folded: o.output == "folded"})
+		defer col.Close()
+		col.SetEnabled(true)
+		if err := col.Err(); err != nil {
+			fmt.Fprintln(os.Stderr, "ctxtop: "+err.Error())
+		}
+		stackReader = col
+	}
+	src, rec, err := openLive(o, wakeups, stackReader)
 	if err != nil {
 		return procError(err)
 	}
@@ -63,6 +74,9 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 // or JSON lines naming the host facts returns, read only for JSON.
 func reportWriter(w io.Writer, o options, facts func() hostinfo.Facts) func(*model.Snapshot) error {
 	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups}
+	if o.output == "folded" {
+		return output.NewFolded(w).Write
+	}
 	if o.output != "json" {
 		return output.NewText(w, oo).Write
 	}

@@ -146,17 +146,17 @@ func (p *pidListValue) Set(s string) error {
 	return nil
 }
 
-// outputValue is text or json.
+// outputValue is text, json or folded (collapsed stacks for flame graphs).
 type outputValue string
 
 func (o *outputValue) String() string { return string(*o) }
-func (o *outputValue) Type() string   { return "text|json" }
+func (o *outputValue) Type() string   { return "text|json|folded" }
 
 func (o *outputValue) Set(s string) error {
 	switch s {
-	case "text", "json":
+	case "text", "json", "folded":
 		*o = outputValue(s)
 		return nil
 	}
-	return errors.New("want text or json")
+	return errors.New("want text, json or folded")
 }

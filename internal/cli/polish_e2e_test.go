@@ -80,7 +80,7 @@ func TestFlagValuesComplete(t *testing.T) {
 	}{
 		{[]string{"load", "--mode", ""}, []string{"syscall", "goroutine", "futex", "pipe", "process", "pool", "poll"}},
 		{[]string{"load", "--mode", "p"}, []string{"pipe", "process", "pool", "poll"}},
-		{[]string{"-o", ""}, []string{"text", "json"}},
+		{[]string{"-o", ""}, []string{"text", "json", "folded"}},
 		{[]string{"replay", "x.ctxrec", "-o", "j"}, []string{"json"}},
 		{[]string{"bench", "-o", "m"}, []string{"markdown"}},
 		{[]string{"serve", "--group-by", ""}, []string{"name", "pid"}},

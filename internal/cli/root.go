@@ -50,6 +50,7 @@ type options struct {
 	output     outputValue
 	noColor    bool
 	wakeups    bool
+	stacks     bool
 	// recordTo keeps the samples behind the reports in a recording;
 	// replayFrom reads samples from one instead of /proc.
 	recordTo   string
@@ -115,10 +116,11 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.VarP(&o.output, "output", "o", "batch output format: text or json")
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the live monitor (NO_COLOR is honoured too)")
 	f.BoolVar(&o.wakeups, "wakeups", false, "batch: add who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF)")
+	f.BoolVar(&o.stacks, "stacks", false, "where hot threads (all threads of -p processes) block and where their wakers wake them (eBPF stacks; needs root or CAP_BPF+CAP_PERFMON); the TUI's detail view shows them anyway")
 	f.StringVar(&o.recordTo, "record", "", "also write the samples behind the reports to this recording")
 	f.BoolVar(&o.force, "force", false, "replace the --record file if it exists")
 	f.StringVar(&o.replayFrom, "replay", "", "read samples from this recording instead of procfs")
-	completeValues(root, "output", "text", "json")
+	completeValues(root, "output", "text", "json", "folded")
 	// --version prints what `ctxtop version` does, without the host. Not
 	// through cobra's Version: its version template is a text/template,
 	// whose reflection keeps every exported method in the binary (3 MB).
@@ -149,8 +151,12 @@ func (o *options) validate(cmd *cobra.Command) error {
 	if cmd.Flags().Changed("hot") && !(o.hot > 0) {
 		return fmt.Errorf("--hot must be a positive rate, got %v", o.hot)
 	}
-	if o.output == "json" {
+	if o.output == "json" || o.output == "folded" {
 		o.batch = true
+	}
+	// Collapsed stacks are what --stacks captures.
+	if o.output == "folded" {
+		o.stacks = true
 	}
 	if o.recordTo != "" && o.replayFrom != "" {
 		return errors.New("--record and --replay do not go together")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/sampler"
+	"github.com/ctxtop/ctxtop/internal/stacks"
 	"github.com/ctxtop/ctxtop/internal/tui"
 	"github.com/ctxtop/ctxtop/internal/wakeup"
 )
@@ -17,7 +18,15 @@ func runTUI(o options, demoStep time.Duration) error {
 	// Attached only while a view shows its figures; closed on any return.
 	col := wakeup.NewCollector()
 	defer col.Close()
-	src, rec, err := openLive(o, col)
+	// Attached while the detail view is open, or throughout with --stacks.
+	sc := stacks.NewCollector(stacks.Options{Proc: o.procRoot, PIDs: o.pids})
+	defer sc.Close()
+	var stackSwitch tui.StacksSwitch = sc
+	if o.stacks {
+		sc.SetEnabled(true)
+		stackSwitch = alwaysOn{sc}
+	}
+	src, rec, err := openLive(o, col, sc)
 	if err != nil {
 		return procError(err)
 	}
@@ -25,6 +34,7 @@ func runTUI(o options, demoStep time.Duration) error {
 	err = tui.Run(tui.Options{
 		Source:       src,
 		Wakeups:      col,
+		Stacks:       stackSwitch,
 		Interval:     time.Duration(o.delay),
 		HotThreshold: o.hot,
 		NoColor:      o.noColor,
@@ -49,3 +59,8 @@ func runTUI(o options, demoStep time.Duration) error {
 	}
 	return err
 }
+
+// alwaysOn keeps the stack tracer attached whatever view is open (--stacks).
+type alwaysOn struct{ *stacks.Collector }
+
+func (alwaysOn) Want(bool) {}

@@ -59,6 +59,9 @@ type ThreadRates struct {
 	WaitOn []WaitShare
 	// Wchan and Syscall are the raw last looks, for the detail view.
 	Wchan, Syscall string
+	// BlockedAt and WokenFrom are the thread's top stacks when the stack
+	// tracer targeted it (see Stacks); nil otherwise.
+	BlockedAt, WokenFrom []StackShare
 }
 
 // WaitShare is one reason's share of the looks that found a thread asleep.
@@ -160,6 +163,9 @@ type Snapshot struct {
 	Unreadable int
 	// Wakeups is the wake-up graph, nil unless the tracer is on.
 	Wakeups *Wakeups
+	// Stacks is where target threads block and are woken from, nil
+	// unless the stack tracer is on.
+	Stacks *Stacks
 	// Self is ctxtop's own cost over the interval.
 	Self SelfRates
 	// UnattributedPerSec is the part of System.ContextSwitchesPerSec that no

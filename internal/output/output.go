@@ -243,6 +243,10 @@ type jsonReport struct {
 	Wakeups            *[]jsonWakeup `json:"wakeups,omitempty"`
 	WakeupsDropped     *uint64       `json:"wakeups_dropped,omitempty"`
 	WakeupsUnavailable string        `json:"wakeups_unavailable,omitempty"`
+	// Present only with --stacks.
+	StacksUnavailable string  `json:"stacks_unavailable,omitempty"`
+	StacksDropped     *uint64 `json:"stacks_dropped,omitempty"`
+	StacksTargets     []int   `json:"stacks_targets,omitempty"`
 }
 
 type jsonCgroup struct {
@@ -344,6 +348,33 @@ type jsonThread struct {
 	// WaitOn is reason → share of the looks that found the thread asleep;
 	// only for threads that were looked at (the hottest blocking ones).
 	WaitOn map[string]float64 `json:"wait_on,omitempty"`
+	// Present only with --stacks, for threads the stack tracer targeted.
+	BlockedAt []jsonStack `json:"blocked_at,omitempty"`
+	WokenFrom []jsonStack `json:"woken_from,omitempty"`
+}
+
+// jsonStack is one of a thread's top stacks over the last refreshes.
+type jsonStack struct {
+	// Frames are function names, innermost first (kernel, then user).
+	Frames []string `json:"frames"`
+	// Own is the innermost frame of the program's own code.
+	Own   string  `json:"own,omitempty"`
+	Waker string  `json:"waker_comm,omitempty"`
+	Share float64 `json:"share"`
+	Count uint64  `json:"count"`
+	// NoFramePointers names the object a short user stack likely stopped in.
+	NoFramePointers string `json:"no_frame_pointers,omitempty"`
+}
+
+func jsonStacks(ss []model.StackShare) []jsonStack {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]jsonStack, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, jsonStack{s.Frames, s.Own, s.Waker, round(s.Share, 3), s.Count, s.NoFramePointers})
+	}
+	return out
 }
 
 // Write prints one report as a line of JSON.
@@ -392,7 +423,8 @@ func (j *JSON) Write(s *model.Snapshot) error {
 			break
 		}
 		jt := jsonThread{t.PID, t.TID, t.Comm, round2(t.VoluntaryPerSec), round2(t.InvoluntaryPerSec),
-			round2(t.CPUPercent), round2(t.WaitPercent), t.CPUsAllowed, t.Hot, t.Reason, round2(float64(t.EarlierWait) / 1e6), nil}
+			round2(t.CPUPercent), round2(t.WaitPercent), t.CPUsAllowed, t.Hot, t.Reason, round2(float64(t.EarlierWait) / 1e6), nil,
+			jsonStacks(t.BlockedAt), jsonStacks(t.WokenFrom)}
 		if len(t.WaitOn) > 0 {
 			jt.WaitOn = make(map[string]float64, len(t.WaitOn))
 			for _, w := range t.WaitOn {
@@ -431,6 +463,13 @@ func (j *JSON) Write(s *model.Snapshot) error {
 		if wk.Unavailable == "" {
 			dropped := wk.Dropped
 			r.WakeupsDropped = &dropped
+		}
+	}
+	if st := s.Stacks; st != nil {
+		r.StacksUnavailable = st.Unavailable
+		if st.Unavailable == "" {
+			d := st.Dropped
+			r.StacksDropped, r.StacksTargets = &d, st.Targets
 		}
 	}
 	return j.enc.Encode(&r)

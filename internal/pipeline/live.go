@@ -15,6 +15,14 @@ type WakeupReader interface {
 	Snapshot() *model.Wakeups
 }
 
+// StacksReader is the stack tracer as the live source reads it: Read fills
+// snap's stacks (Snapshot.Stacks, the rows' BlockedAt and WokenFrom) for the
+// interval and chooses the next targets from snap; it leaves snap alone
+// while the tracer is off.
+type StacksReader interface {
+	Read(snap *model.Snapshot)
+}
+
 // LiveConfig is what a live source samples and where its samples go.
 type LiveConfig struct {
 	Sampler sampler.Config
@@ -28,6 +36,9 @@ type LiveConfig struct {
 	// Wakeups, when set, adds the wake-up graph of each interval; with
 	// Sampler.PIDs, only the pairs one of those processes is on.
 	Wakeups WakeupReader
+	// Stacks, when set, adds where target threads block and are woken
+	// from.
+	Stacks StacksReader
 }
 
 // Live is the source on this host: the sampler's passes over /proc, the
@@ -106,6 +117,9 @@ func (l *Live) Next() (model.Snapshot, error) {
 				return !slices.Contains(pids, p.WakerPID) && !slices.Contains(pids, p.WakeePID)
 			})
 		}
+	}
+	if l.cfg.Stacks != nil {
+		l.cfg.Stacks.Read(&snap)
 	}
 	l.waits.Arm(&snap)
 	l.prev, l.cur = l.cur, l.prev

@@ -46,6 +46,9 @@ type Options struct {
 	// figures is open; nil when there is none. The Source then carries
 	// them in Snapshot.Wakeups.
 	Wakeups WakeupSwitch
+	// Stacks attaches the stack tracer while the detail view is open; nil
+	// when there is none. The Source then carries them in Snapshot.Stacks.
+	Stacks StacksSwitch
 }
 
 // Run opens the monitor on the terminal and returns the error that ended

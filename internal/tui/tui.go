@@ -68,6 +68,8 @@ type Model struct {
 	percpu percpu.Model
 	help   help.Model
 	wake   wakeState
+	// stacksOn: the stack tracer was asked on (see syncStacks).
+	stacksOn bool
 
 	view      view
 	prevView  view

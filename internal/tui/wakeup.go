@@ -92,6 +92,7 @@ func (m Model) perCPUWanted() bool { return m.underView() == viewPerCPU }
 // withTracer asks for the tracer on or off after anything that may change
 // the view or start a load.
 func (m Model) withTracer(cmd tea.Cmd) (tea.Model, tea.Cmd) {
+	cmd = m.syncStacks(cmd)
 	sw := m.opts.Wakeups
 	want, perCPU := m.tracerWanted(), m.perCPUWanted()
 	if sw == nil || want == m.wake.on && perCPU == m.wake.perCPU {
@@ -113,6 +114,10 @@ func (m Model) withTracer(cmd tea.Cmd) (tea.Model, tea.Cmd) {
 
 // setWakeups hands a snapshot's wake-up graph to the views that show it.
 func (m *Model) setWakeups(s *model.Snapshot) {
+	m.detail.SetStacks(s.Stacks)
+	if m.stacksOn {
+		m.opts.Stacks.Focus(m.detail.TID())
+	}
 	w := s.Wakeups
 	if !m.wake.on {
 		w = nil

@@ -94,3 +94,16 @@ func setPerCPULayout(spec *ebpf.CollectionSpec) error {
 	}
 	return nil
 }
+
+// PreemptCountFromRunQueue is where this kernel keeps a CPU's preempt count,
+// in bytes from the CPU's run queue, for other programs that must tell a
+// task's wake-up from an interrupt's (internal/stacks); 0 when the kernel
+// keeps no per-CPU preempt count.
+func PreemptCountFromRunQueue() (int64, error) {
+	kernel, err := btf.LoadKernelSpec()
+	if err != nil {
+		return 0, fmt.Errorf("kernel BTF: %w", err)
+	}
+	l, err := readPerCPULayout(kernel)
+	return l.preemptCount, err
+}

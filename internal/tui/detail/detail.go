@@ -27,6 +27,8 @@ type Model struct {
 	// wokenBy and wakes are the thread's top wakers and wakees in
 	// wakeups, picked when either changes rather than at every frame.
 	wokenBy, wakes []model.WakeupPair
+	// stacks is the stack tracer's state, nil while it is off.
+	stacks *model.Stacks
 }
 
 // New returns an empty detail view.
@@ -114,6 +116,7 @@ func (m Model) View() string {
 		spark("involuntary/s", t.InvoluntaryPerSec, m.invol))
 
 	lines = append(lines, m.wakeLines()...)
+	lines = append(lines, m.stackLines()...)
 
 	var hot []model.ThreadRates
 	for _, s := range m.siblings {

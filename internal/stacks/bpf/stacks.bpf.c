@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0)
+/*
+ * Where target threads block and where their wakers wake them, aggregated
+ * in the kernel.
+ *
+ * sched_switch runs in prev's context: when prev gives up its CPU
+ * voluntarily (not preempted and no longer TASK_RUNNING, the kernel's own
+ * rule for nvcsw) and is a target, its kernel and user stacks go into a
+ * stack trace map and the (tid, kernel stack, user stack) count goes up.
+ * sched_waking runs in the waker's context: when the wakee is a target and
+ * the waking is a task's, not an interrupt's (whose current is only the
+ * task the interrupt came upon), the waker's stacks are taken and the
+ * (wakee, waker, stacks) count goes up. Interrupt wakings are only counted.
+ *
+ * Every other thread pays one hash lookup of its thread ID in the target
+ * map. User space drains the count maps once per refresh with a batch
+ * lookup-and-delete and frees the stacks no count refers to any more.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* Keep in step with the constants in Go (stacks.go). */
+#define MAX_TARGETS 64
+#define MAX_STACKS 8192
+#define MAX_DEPTH 64
+#define MAX_BLOCKED 4096
+#define MAX_WAKES 4096
+
+#define BPF_F_USER_STACK (1ULL << 8)
+
+struct block_key {
+	u32 tid;
+	u32 pid;
+	s32 kstack;	/* a stack map id, or -errno when the stack was not kept */
+	s32 ustack;
+};
+
+struct wake_key {
+	u32 wakee_tid;
+	u32 waker_tid;
+	u32 waker_pid;
+	s32 kstack;
+	s32 ustack;
+	u32 _pad;
+};
+
+struct wake_val {
+	u64 count;
+	char waker_comm[TASK_COMM_LEN];
+};
+
+/* Per CPU, so no CPU bounces another's cache line. */
+struct counters {
+	u64 dropped;		/* events not counted: a count map was full */
+	u64 irq_wakings;	/* target wakings in an interrupt: counted here only */
+	u64 stack_errors;	/* stacks not kept (map full, a collision) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGETS);
+	__type(key, u32);
+	__type(value, u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, MAX_STACKS);
+	__uint(key_size, sizeof(u32));
+	__uint(value_size, MAX_DEPTH * sizeof(u64));
+} stack_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_BLOCKED);
+	__type(key, struct block_key);
+	__type(value, u64);
+} blocked SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_WAKES);
+	__type(key, struct wake_key);
+	__type(value, struct wake_val);
+} wakes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct counters);
+} counter_map SEC(".maps");
+
+/*
+ * Where this CPU's preempt count lies in bytes from its run queue (see
+ * internal/wakeup); 0 where the kernel has none as a per-CPU variable, and
+ * every waking then counts as a task's.
+ */
+volatile const s64 preempt_count_from_rq = 0;
+
+#define SOFTIRQ_OFFSET (1u << 8)
+#define HARDIRQ_MASK (0xfu << 16)
+#define NMI_MASK (0xfu << 20)
+
+static __always_inline bool in_interrupt_ctx(void)
+{
+	struct task_struct *cur;
+	struct cfs_rq *cfs;
+	u32 pc = 0;
+	u64 rq;
+
+	if (!preempt_count_from_rq || !bpf_core_field_exists(struct sched_entity, cfs_rq))
+		return false;
+	cur = bpf_get_current_task_btf();
+	cfs = cur->se.cfs_rq;
+	rq = cfs ? (u64)cfs->rq : 0;
+	if (!rq || bpf_probe_read_kernel(&pc, sizeof(pc), (void *)(rq + preempt_count_from_rq)))
+		return false;
+	return pc & (HARDIRQ_MASK | NMI_MASK | SOFTIRQ_OFFSET);
+}
+
+static __always_inline struct counters *stats(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&counter_map, &zero);
+}
+
+static __always_inline s32 stack_of(void *ctx, u64 flags)
+{
+	long id = bpf_get_stackid(ctx, &stack_map, flags);
+
+	if (id < 0) {
+		struct counters *c = stats();
+
+		if (c)
+			c->stack_errors++;
+	}
+	return id;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ctxtop_stacks_switch, bool preempt, struct task_struct *prev)
+{
+	struct block_key k = {};
+	u64 one = 1, *v;
+	u32 tid;
+
+	if (preempt)
+		return 0;
+	tid = prev->pid;
+	if (!bpf_map_lookup_elem(&targets, &tid))
+		return 0;
+	/* Read after the filter: only a target's switch pays for it. */
+	if (bpf_core_field_exists(prev->__state) && prev->__state == 0)
+		return 0;
+	k.tid = tid;
+	k.pid = prev->tgid;
+	k.kstack = stack_of(ctx, 0);
+	k.ustack = stack_of(ctx, BPF_F_USER_STACK);
+	v = bpf_map_lookup_elem(&blocked, &k);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+	} else if (bpf_map_update_elem(&blocked, &k, &one, BPF_NOEXIST)) {
+		/* Another CPU may have added it meanwhile. */
+		v = bpf_map_lookup_elem(&blocked, &k);
+		if (v) {
+			__sync_fetch_and_add(v, 1);
+		} else {
+			struct counters *c = stats();
+
+			if (c)
+				c->dropped++;
+		}
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(ctxtop_stacks_waking, struct task_struct *p)
+{
+	struct wake_key k = {};
+	struct wake_val *v;
+	struct counters *c;
+	u32 wakee = p->pid;
+	u64 id;
+
+	if (!bpf_map_lookup_elem(&targets, &wakee))
+		return 0;
+	/* Still on its run queue: it never slept for this waking (see internal/wakeup). */
+	if (p->on_rq && !(bpf_core_field_exists(p->se.sched_delayed) && p->se.sched_delayed))
+		return 0;
+	if (in_interrupt_ctx()) {
+		c = stats();
+		if (c)
+			c->irq_wakings++;
+		return 0;
+	}
+	id = bpf_get_current_pid_tgid();
+	k.wakee_tid = wakee;
+	k.waker_tid = (u32)id;
+	k.waker_pid = id >> 32;
+	k.kstack = stack_of(ctx, 0);
+	k.ustack = stack_of(ctx, BPF_F_USER_STACK);
+	v = bpf_map_lookup_elem(&wakes, &k);
+	if (v) {
+		__sync_fetch_and_add(&v->count, 1);
+		return 0;
+	}
+	{
+		struct wake_val nv = {.count = 1};
+
+		bpf_get_current_comm(nv.waker_comm, sizeof(nv.waker_comm));
+		if (!bpf_map_update_elem(&wakes, &k, &nv, BPF_NOEXIST))
+			return 0;
+	}
+	v = bpf_map_lookup_elem(&wakes, &k);
+	if (v) {
+		__sync_fetch_and_add(&v->count, 1);
+		return 0;
+	}
+	c = stats();
+	if (c)
+		c->dropped++;
+	return 0;
+}

@@ -1,0 +1,544 @@
+package stacks
+
+import (
+	"cmp"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/symbolize"
+)
+
+// Options choose what the collector traces and keeps.
+type Options struct {
+	// Proc is the procfs root the symbolizer reads (/proc).
+	Proc string
+	// PIDs, when given (-p), makes every thread of these processes a
+	// target, up to MaxTargets; otherwise the Hot hottest blocking threads
+	// of each snapshot are.
+	PIDs []int
+	// Hot is how many hot blocking threads are targeted (default 8).
+	Hot int
+	// Window is how many refreshes the shares are over (default 5).
+	Window int
+	// Top is how many stacks a thread shows of each kind (default 3).
+	Top int
+	// Folded keeps every stack of each interval for flame graphs.
+	Folded bool
+}
+
+// Collector attaches the tracer only while wanted, drains and symbolizes
+// its counts once per refresh (Read), and picks the next targets from the
+// snapshot. Its methods are safe from any goroutine.
+type Collector struct {
+	opt   Options
+	want  atomic.Bool
+	focus atomic.Int64
+	open  func() (*Tracer, error)
+
+	mu      sync.Mutex
+	on      bool
+	tr      *Tracer
+	err     error
+	sym     *symbolize.Symbolizer
+	symErr  error
+	raw     Raw
+	lastRaw Raw
+	window  []interval
+	// cache holds resolved stacks by their kernel IDs and process, while
+	// those IDs stay in the kernel's map; used says at which refresh an
+	// ID was last referred to, so IDs no count refers to are freed.
+	cache   map[resolveKey]*resolved
+	used    map[int32]int
+	refresh int
+	targets []int
+	// window ends the programs' part of an interval; gen tells a window's
+	// end from an earlier one's.
+	timer *time.Timer
+	gen   int
+}
+
+// A target's blocking switch costs some 0.7 µs and a waking of it 1.2 µs
+// with their stacks (bpf_stats on a 2-CPU VM), and every switch and waking
+// on the host some 40 ns while the programs are attached at all. So when
+// the targets switch often, the programs are attached for the part of each
+// interval that keeps the traced switches to about switchBudget a second
+// (a pinned futex ping-pong, a million switches a second, is then traced
+// 2% of the time), never less than minWindow; all of the interval below
+// that. The shares are those of the traced part.
+const (
+	switchBudget = 20000
+	minWindow    = 10 * time.Millisecond
+	// firstWindow is the share of the first interval, whose rate is not
+	// known yet.
+	firstWindow = 100 * time.Millisecond
+)
+
+// tracedWindow is how long to trace in the interval to come, after one of
+// length interval in which the targets switched rate times a second; 0 for
+// all of it.
+func tracedWindow(rate float64, interval time.Duration) time.Duration {
+	if rate <= switchBudget || interval <= 0 {
+		return 0
+	}
+	return max(time.Duration(float64(interval)*switchBudget/rate), minWindow)
+}
+
+// traceFor attaches the programs for d from now, or until told otherwise
+// when d is 0. c.mu is held.
+func (c *Collector) traceFor(d time.Duration) error {
+	c.gen++
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+	if err := c.tr.SetAttached(true); err != nil {
+		return err
+	}
+	if d == 0 {
+		return nil
+	}
+	gen := c.gen
+	c.timer = time.AfterFunc(d, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.gen == gen && c.tr != nil {
+			c.tr.SetAttached(false)
+		}
+	})
+	return nil
+}
+
+type resolveKey struct {
+	pid            int
+	kstack, ustack int32
+}
+
+// resolved is a symbolized stack.
+type resolved struct {
+	frames       []string // innermost first: kernel frames, then user frames
+	kernelFrames int
+	own          string
+	noFP         string
+	sig          string
+}
+
+// interval is one refresh's counts per target thread and stack.
+type interval struct {
+	blocked, woken map[int]map[string]*counted
+}
+
+type counted struct {
+	r     *resolved
+	pid   int
+	waker string
+	count uint64
+}
+
+// NewCollector returns a collector that is off.
+func NewCollector(opt Options) *Collector {
+	if opt.Proc == "" {
+		opt.Proc = "/proc"
+	}
+	if opt.Hot <= 0 {
+		opt.Hot = 8
+	}
+	if opt.Window <= 0 {
+		opt.Window = 5
+	}
+	if opt.Top <= 0 {
+		opt.Top = 3
+	}
+	return &Collector{opt: opt, open: Open}
+}
+
+// Want records whether the programs should be attached; Apply makes it so.
+func (c *Collector) Want(on bool) { c.want.Store(on) }
+
+// SetEnabled is Want then Apply.
+func (c *Collector) SetEnabled(on bool) {
+	c.Want(on)
+	c.Apply()
+}
+
+// Focus makes tid (the detail view's thread) a target ahead of any other
+// from the next refresh on; 0 for none.
+func (c *Collector) Focus(tid int) { c.focus.Store(int64(tid)) }
+
+// Err is why the programs could not be attached, nil when they are.
+func (c *Collector) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Apply attaches or detaches the programs as the last Want asked.
+func (c *Collector) Apply() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	on := c.want.Load()
+	if on == c.on {
+		return
+	}
+	c.on = on
+	if !on {
+		c.closeLocked()
+		return
+	}
+	c.tr, c.err = c.open()
+	if c.err != nil {
+		return
+	}
+	if c.sym == nil {
+		c.sym, c.symErr = symbolize.New(symbolize.Options{Proc: c.opt.Proc})
+	}
+	c.cache, c.used = map[resolveKey]*resolved{}, map[int32]int{}
+	c.window, c.lastRaw = nil, Raw{}
+	// A -p target's threads are known before any snapshot: trace them
+	// from the start, so the first report already has stacks.
+	c.targets = c.seed()
+	if err := c.tr.SetTargets(c.targets); err != nil {
+		c.err = err
+		return
+	}
+	c.err = c.traceFor(firstWindow)
+}
+
+// seed lists the threads of the -p processes, up to MaxTargets.
+func (c *Collector) seed() []int {
+	var tids []int
+	for _, pid := range c.opt.PIDs {
+		ents, err := os.ReadDir(filepath.Join(c.opt.Proc, strconv.Itoa(pid), "task"))
+		if err != nil {
+			continue // gone: normal
+		}
+		for _, e := range ents {
+			if len(tids) == MaxTargets {
+				return tids
+			}
+			if tid, err := strconv.Atoi(e.Name()); err == nil && tid > 0 {
+				tids = append(tids, tid)
+			}
+		}
+	}
+	return tids
+}
+
+// Close detaches the programs for good.
+func (c *Collector) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.want.Store(false)
+	c.on = false
+	c.closeLocked()
+}
+
+func (c *Collector) closeLocked() {
+	c.gen++
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+	if c.tr != nil {
+		c.tr.Close()
+		c.tr = nil
+	}
+	c.err = nil
+	c.window = nil
+}
+
+// Read drains the interval's counts into snap (Snapshot.Stacks and the
+// thread rows' BlockedAt and WokenFrom, and the WHY text), then chooses the
+// next targets from snap. It leaves snap alone while the collector is off.
+func (c *Collector) Read(snap *model.Snapshot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.on {
+		return
+	}
+	if c.err != nil {
+		model.AttachStacks(snap, &model.Stacks{Unavailable: c.err.Error()})
+		return
+	}
+	st := &model.Stacks{Targets: slices.Clone(c.targets), Threads: map[int]*model.ThreadStacks{}}
+	if err := c.tr.Read(&c.raw); err != nil {
+		model.AttachStacks(snap, &model.Stacks{Unavailable: err.Error()})
+		return
+	}
+	c.refresh++
+	st.Dropped = c.raw.Dropped - c.lastRaw.Dropped
+	st.InterruptWakings = c.raw.InterruptWakings - c.lastRaw.InterruptWakings
+	c.lastRaw.Dropped, c.lastRaw.InterruptWakings = c.raw.Dropped, c.raw.InterruptWakings
+
+	iv := interval{blocked: map[int]map[string]*counted{}, woken: map[int]map[string]*counted{}}
+	for _, b := range c.raw.Blocked {
+		r := c.resolve(st, b.PID, b.KStack, b.UStack)
+		add(iv.blocked, b.TID, r, b.PID, "", b.Count)
+	}
+	for _, w := range c.raw.Wakes {
+		r := c.resolve(st, w.WakerPID, w.KStack, w.UStack)
+		add(iv.woken, w.WakeeTID, r, w.WakerPID, w.WakerComm, w.Count)
+	}
+	c.window = append(c.window, iv)
+	if len(c.window) > c.opt.Window {
+		c.window = slices.Delete(c.window, 0, len(c.window)-c.opt.Window)
+	}
+	st.Refreshes = len(c.window)
+	c.summarize(st)
+	if c.opt.Folded {
+		st.Folded = folded(snap, &iv)
+	}
+	c.freeStale()
+	c.targets = c.choose(snap)
+	if err := c.tr.SetTargets(c.targets); err != nil {
+		st.Unavailable = "setting stack targets: " + err.Error()
+	}
+	var rate float64
+	for i := range snap.Threads {
+		if t := &snap.Threads[i]; slices.Contains(c.targets, t.TID) {
+			rate += t.VoluntaryPerSec
+		}
+	}
+	if err := c.traceFor(tracedWindow(rate, snap.Interval)); err != nil {
+		st.Unavailable = err.Error()
+	}
+	model.AttachStacks(snap, st)
+}
+
+func add(m map[int]map[string]*counted, tid int, r *resolved, pid int, waker string, n uint64) {
+	byStack := m[tid]
+	if byStack == nil {
+		byStack = map[string]*counted{}
+		m[tid] = byStack
+	}
+	key := r.sig
+	if waker != "" {
+		key = waker + "\x00" + key
+	}
+	if e := byStack[key]; e != nil {
+		e.count += n
+		return
+	}
+	byStack[key] = &counted{r: r, pid: pid, waker: waker, count: n}
+}
+
+// resolve symbolizes the stack pair (kstack, ustack) of process pid.
+func (c *Collector) resolve(st *model.Stacks, pid int, kstack, ustack int32) *resolved {
+	c.used[kstack], c.used[ustack] = c.refresh, c.refresh
+	k := resolveKey{pid, kstack, ustack}
+	if r := c.cache[k]; r != nil {
+		return r
+	}
+	r := &resolved{own: "", kernelFrames: 0}
+	if c.sym != nil {
+		if addrs := c.tr.Stack(kstack); len(addrs) > 0 {
+			kf, err := c.sym.Kernel(addrs, symbolize.StackAddresses)
+			if errors.Is(err, symbolize.ErrKernelHidden) {
+				st.KernelHidden = true
+			} else {
+				kf = trimTracing(kf)
+				for _, f := range kf {
+					r.frames = append(r.frames, f.String())
+				}
+				r.kernelFrames = len(kf)
+			}
+		}
+		if addrs := c.tr.Stack(ustack); len(addrs) > 0 {
+			uf, err := c.sym.User(pid, addrs, symbolize.StackAddresses)
+			if err == nil || len(uf) == len(addrs) {
+				for _, f := range uf {
+					r.frames = append(r.frames, f.String())
+				}
+				if i := symbolize.InnermostOwn(uf); i >= 0 {
+					r.own = uf[i].String()
+				}
+				r.noFP, _ = symbolize.NoFramePointers(uf)
+			}
+		}
+	}
+	if len(r.frames) == 0 {
+		r.frames = []string{"[unknown]"}
+	}
+	r.sig = strings.Join(r.frames, ";")
+	c.cache[k] = r
+	return r
+}
+
+// freeStale frees the kernel's stacks no count referred to in the window,
+// and forgets what was resolved from them (an ID may then be reused).
+func (c *Collector) freeStale() {
+	for id, at := range c.used {
+		if c.refresh-at < c.opt.Window {
+			continue
+		}
+		c.tr.FreeStack(id)
+		delete(c.used, id)
+		for k := range c.cache {
+			if k.kstack == id || k.ustack == id {
+				delete(c.cache, k)
+			}
+		}
+	}
+}
+
+// summarize sums the window per thread and keeps each one's top stacks.
+func (c *Collector) summarize(st *model.Stacks) {
+	type sum struct {
+		pid   int
+		byKey map[string]*counted
+		total uint64
+	}
+	fold := func(get func(interval) map[int]map[string]*counted) map[int]*sum {
+		out := map[int]*sum{}
+		for _, iv := range c.window {
+			for tid, byStack := range get(iv) {
+				s := out[tid]
+				if s == nil {
+					s = &sum{byKey: map[string]*counted{}}
+					out[tid] = s
+				}
+				for key, e := range byStack {
+					if s.pid == 0 && e.waker == "" {
+						s.pid = e.pid
+					}
+					s.total += e.count
+					if x := s.byKey[key]; x != nil {
+						x.count += e.count
+					} else {
+						cp := *e
+						s.byKey[key] = &cp
+					}
+				}
+			}
+		}
+		return out
+	}
+	top := func(s *sum) []model.StackShare {
+		all := make([]*counted, 0, len(s.byKey))
+		for _, e := range s.byKey {
+			all = append(all, e)
+		}
+		slices.SortFunc(all, func(a, b *counted) int {
+			return cmp.Or(cmp.Compare(b.count, a.count), strings.Compare(a.waker+a.r.sig, b.waker+b.r.sig))
+		})
+		var out []model.StackShare
+		for _, e := range all[:min(len(all), c.opt.Top)] {
+			out = append(out, model.StackShare{Frames: e.r.frames, KernelFrames: e.r.kernelFrames, Own: e.r.own, Waker: e.waker,
+				Count: e.count, Share: float64(e.count) / float64(s.total), NoFramePointers: e.r.noFP})
+		}
+		return out
+	}
+	thread := func(tid int) *model.ThreadStacks {
+		t := st.Threads[tid]
+		if t == nil {
+			t = &model.ThreadStacks{TID: tid}
+			st.Threads[tid] = t
+		}
+		return t
+	}
+	for tid, s := range fold(func(iv interval) map[int]map[string]*counted { return iv.blocked }) {
+		t := thread(tid)
+		t.PID, t.BlockedAt = s.pid, top(s)
+	}
+	for tid, s := range fold(func(iv interval) map[int]map[string]*counted { return iv.woken }) {
+		thread(tid).WokenFrom = top(s)
+	}
+}
+
+// choose picks the next targets: the focused thread, then every thread of
+// the -p processes, or else the hottest blocking threads.
+func (c *Collector) choose(snap *model.Snapshot) []int {
+	var tids []int
+	if f := int(c.focus.Load()); f > 0 {
+		tids = append(tids, f)
+	}
+	hot := 0
+	for i := range snap.Threads {
+		if len(tids) >= MaxTargets {
+			break
+		}
+		t := &snap.Threads[i]
+		switch {
+		case len(c.opt.PIDs) > 0:
+			if !slices.Contains(c.opt.PIDs, t.PID) {
+				continue
+			}
+		case hot >= c.opt.Hot || !t.HotBlocking():
+			continue
+		}
+		if !slices.Contains(tids, t.TID) {
+			tids = append(tids, t.TID)
+			hot++
+		}
+	}
+	// Threads of -p processes that did not switch this interval stay
+	// targets while there is room: a quiet thread may block again.
+	if len(c.opt.PIDs) > 0 {
+		for _, tid := range c.targets {
+			if len(tids) >= MaxTargets {
+				break
+			}
+			if !slices.Contains(tids, tid) {
+				tids = append(tids, tid)
+			}
+		}
+	}
+	return tids
+}
+
+// folded is the interval's stacks, root first, for flame graphs: off-CPU
+// stacks under "comm;[off-cpu]", waker stacks under "comm;[woken by WAKER]".
+func folded(snap *model.Snapshot, iv *interval) []model.FoldedStack {
+	comms := map[int]string{}
+	for i := range snap.Threads {
+		comms[snap.Threads[i].TID] = snap.Threads[i].Comm
+	}
+	var out []model.FoldedStack
+	emit := func(m map[int]map[string]*counted, woken bool) {
+		for tid, byStack := range m {
+			name := comms[tid]
+			if name == "" {
+				name = strconv.Itoa(tid)
+			}
+			for _, e := range byStack {
+				marker := "[off-cpu]"
+				if woken {
+					marker = "[woken by " + e.waker + "]"
+				}
+				f := make([]string, 0, len(e.r.frames)+2)
+				f = append(f, name, marker)
+				for i := len(e.r.frames) - 1; i >= 0; i-- {
+					f = append(f, e.r.frames[i])
+				}
+				out = append(out, model.FoldedStack{Frames: f, Count: e.count})
+			}
+		}
+	}
+	emit(iv.blocked, false)
+	emit(iv.woken, true)
+	slices.SortFunc(out, func(a, b model.FoldedStack) int {
+		return strings.Compare(strings.Join(a.Frames, ";"), strings.Join(b.Frames, ";"))
+	})
+	return out
+}
+
+// trimTracing drops the innermost kernel frames that are the tracer's own
+// (the BPF program and the tracepoint's trampoline), which every stack
+// would otherwise start with.
+func trimTracing(kf []symbolize.Frame) []symbolize.Frame {
+	for len(kf) > 0 {
+		n := kf[0].Function
+		if !strings.HasPrefix(n, "bpf_prog_") && !strings.HasPrefix(n, "bpf_trace_run") && !strings.HasPrefix(n, "__bpf_trace_") && !strings.HasPrefix(n, "__traceiter_") {
+			break
+		}
+		kf = kf[1:]
+	}
+	return kf
+}

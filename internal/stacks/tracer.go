@@ -1,0 +1,304 @@
+// Package stacks captures where chosen threads block and where their wakers
+// wake them: eBPF programs on sched_switch and sched_waking take the kernel
+// and user stacks of a target thread's voluntary switches and of the task
+// that wakes it, and count them per (thread, stacks) in the kernel. A
+// Collector drains the counts once per refresh, symbolizes the stacks
+// (internal/symbolize) and keeps each target's top stacks over the last few
+// refreshes; it chooses the targets from each snapshot.
+package stacks
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/rlimit"
+
+	"github.com/ctxtop/ctxtop/internal/sanitize"
+	"github.com/ctxtop/ctxtop/internal/wakeup"
+)
+
+// Map sizes; keep in step with the BPF source.
+const (
+	// MaxTargets is how many threads are traced at once.
+	MaxTargets = 64
+	// MaxStacks is how many distinct stacks the kernel keeps (8,192 of
+	// MaxDepth frames: 4 MiB).
+	MaxStacks = 8192
+	// MaxDepth is the deepest stack kept; deeper ones lose their
+	// outermost frames.
+	MaxDepth = 64
+	// MaxBlocked and MaxWakes bound the (thread, stacks) counts between
+	// two reads; events beyond them are counted as dropped.
+	MaxBlocked = 4096
+	MaxWakes   = 4096
+)
+
+// ErrUnavailable wraps every reason the programs cannot run here.
+var ErrUnavailable = errors.New("stacks unavailable")
+
+// Check reports, without loading anything, why the tracer cannot run: the
+// same needs as the wake-up tracer (kernel BTF; root or CAP_BPF with
+// CAP_PERFMON). Its message is one line saying what is missing.
+func Check() error {
+	if err := wakeup.Check(); err != nil {
+		return fmt.Errorf("%w: %s", ErrUnavailable, strings.TrimPrefix(err.Error(), wakeup.ErrUnavailable.Error()+": "))
+	}
+	return nil
+}
+
+// Tracer is the loaded programs, attached, and their maps.
+type Tracer struct {
+	objs       stacksObjects
+	sw, waking link.Link
+	targets    map[uint32]bool
+	bkeys      []stacksBlockKey
+	bvals      []uint64
+	wkeys      []stacksWakeKey
+	wvals      []stacksWakeVal
+	counters   []stacksCounters
+	stackBuf   []uint64
+}
+
+// BlockCount is how often a thread switched out voluntarily at one pair
+// of stacks. A stack ID below 0 is a stack the kernel did not keep.
+type BlockCount struct {
+	TID, PID       int
+	KStack, UStack int32
+	Count          uint64
+}
+
+// WakeCount is how often a waker, at one pair of stacks, woke a target
+// thread from task context.
+type WakeCount struct {
+	WakeeTID, WakerTID, WakerPID int
+	WakerComm                    string
+	KStack, UStack               int32
+	Count                        uint64
+}
+
+// Raw is one drain of the count maps, with the kernel's running totals.
+type Raw struct {
+	Blocked []BlockCount
+	Wakes   []WakeCount
+	// Totals since the programs were loaded: events dropped for a full
+	// count map, target wakings in an interrupt (counted only here), and
+	// stacks the stack map could not keep.
+	Dropped, InterruptWakings, StackErrors uint64
+}
+
+// batch is how many entries one batch syscall moves.
+const batch = 256
+
+// Open loads the programs and attaches them, with no target yet.
+func Open() (t *Tracer, err error) {
+	if err := Check(); err != nil {
+		return nil, err
+	}
+	_ = rlimit.RemoveMemlock()
+	spec, err := loadStacks()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	for name, want := range map[string]uint32{"targets": MaxTargets, "stack_map": MaxStacks, "blocked": MaxBlocked, "wakes": MaxWakes} {
+		if got := spec.Maps[name].MaxEntries; got != want {
+			return nil, fmt.Errorf("%w: map %s holds %d entries, Go expects %d", ErrUnavailable, name, got, want)
+		}
+	}
+	if got := spec.Maps["stack_map"].ValueSize; got != MaxDepth*8 {
+		return nil, fmt.Errorf("%w: stack map values are %d bytes, Go expects %d", ErrUnavailable, got, MaxDepth*8)
+	}
+	pc, err := wakeup.PreemptCountFromRunQueue()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if err := spec.Variables["preempt_count_from_rq"].Set(pc); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	t = &Tracer{targets: map[uint32]bool{}}
+	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
+		return nil, fmt.Errorf("%w: the kernel cannot load the programs: %s", ErrUnavailable, firstLine(err))
+	}
+	defer func() {
+		if err != nil {
+			t.Close()
+			t = nil
+		}
+	}()
+	if t.sw, err = attach(t.objs.CtxtopStacksSwitch); err != nil {
+		return nil, err
+	}
+	if t.waking, err = attach(t.objs.CtxtopStacksWaking); err != nil {
+		return nil, err
+	}
+	t.bkeys, t.bvals = make([]stacksBlockKey, batch), make([]uint64, batch)
+	t.wkeys, t.wvals = make([]stacksWakeKey, batch), make([]stacksWakeVal, batch)
+	t.stackBuf = make([]uint64, MaxDepth)
+	return t, nil
+}
+
+func attach(p *ebpf.Program) (link.Link, error) {
+	l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
+	if err != nil {
+		return nil, fmt.Errorf("%w: cannot attach %s: %s", ErrUnavailable, p, firstLine(err))
+	}
+	return l, nil
+}
+
+// SetAttached attaches (true) or detaches (false) both programs, keeping
+// the maps: the collector traces only part of each interval when the
+// targets switch often.
+func (t *Tracer) SetAttached(on bool) error {
+	var err1, err2 error
+	t.sw, err1 = setLink(t.sw, t.objs.CtxtopStacksSwitch, on)
+	t.waking, err2 = setLink(t.waking, t.objs.CtxtopStacksWaking, on)
+	return errors.Join(err1, err2)
+}
+
+func setLink(l link.Link, p *ebpf.Program, on bool) (link.Link, error) {
+	switch {
+	case on && l == nil:
+		return attach(p)
+	case !on && l != nil:
+		return nil, l.Close()
+	}
+	return l, nil
+}
+
+// SetTargets makes tids (at most MaxTargets; the rest are ignored) the
+// traced threads, changing only the entries that differ.
+func (t *Tracer) SetTargets(tids []int) error {
+	want := make(map[uint32]bool, len(tids))
+	for _, tid := range tids {
+		if len(want) == MaxTargets {
+			break
+		}
+		if tid > 0 {
+			want[uint32(tid)] = true
+		}
+	}
+	var errs []error
+	for tid := range t.targets {
+		if !want[tid] {
+			if err := t.objs.Targets.Delete(tid); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+				errs = append(errs, err)
+			}
+			delete(t.targets, tid)
+		}
+	}
+	for tid := range want {
+		if !t.targets[tid] {
+			if err := t.objs.Targets.Put(tid, uint8(1)); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			t.targets[tid] = true
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Read drains the count maps into r and reads the kernel's totals.
+func (t *Tracer) Read(r *Raw) error {
+	r.Blocked, r.Wakes = r.Blocked[:0], r.Wakes[:0]
+	var cursor ebpf.MapBatchCursor
+	for {
+		n, err := t.objs.Blocked.BatchLookupAndDelete(&cursor, t.bkeys, t.bvals, nil)
+		for i := range n {
+			k := &t.bkeys[i]
+			r.Blocked = append(r.Blocked, BlockCount{TID: int(k.Tid), PID: int(k.Pid), KStack: k.Kstack, UStack: k.Ustack, Count: t.bvals[i]})
+		}
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading blocked stacks: %w", err)
+		}
+	}
+	cursor = ebpf.MapBatchCursor{}
+	for {
+		n, err := t.objs.Wakes.BatchLookupAndDelete(&cursor, t.wkeys, t.wvals, nil)
+		for i := range n {
+			k, v := &t.wkeys[i], &t.wvals[i]
+			r.Wakes = append(r.Wakes, WakeCount{WakeeTID: int(k.WakeeTid), WakerTID: int(k.WakerTid), WakerPID: int(k.WakerPid),
+				WakerComm: comm(&v.WakerComm), KStack: k.Kstack, UStack: k.Ustack, Count: v.Count})
+		}
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading waker stacks: %w", err)
+		}
+	}
+	if err := t.objs.CounterMap.Lookup(uint32(0), &t.counters); err != nil {
+		return fmt.Errorf("reading counters: %w", err)
+	}
+	r.Dropped, r.InterruptWakings, r.StackErrors = 0, 0, 0
+	for _, c := range t.counters {
+		r.Dropped += c.Dropped
+		r.InterruptWakings += c.IrqWakings
+		r.StackErrors += c.StackErrors
+	}
+	return nil
+}
+
+// Stack returns the addresses of stack id, innermost first, in a new
+// slice; nil when the kernel no longer holds it.
+func (t *Tracer) Stack(id int32) []uint64 {
+	if id < 0 {
+		return nil
+	}
+	clear(t.stackBuf)
+	if err := t.objs.StackMap.Lookup(uint32(id), t.stackBuf); err != nil {
+		return nil
+	}
+	n := 0
+	for n < len(t.stackBuf) && t.stackBuf[n] != 0 {
+		n++
+	}
+	return append([]uint64(nil), t.stackBuf[:n]...)
+}
+
+// FreeStack frees stack id in the kernel's stack map.
+func (t *Tracer) FreeStack(id int32) {
+	if id >= 0 {
+		_ = t.objs.StackMap.Delete(uint32(id))
+	}
+}
+
+// Close detaches the programs and frees the maps; safe to call twice.
+func (t *Tracer) Close() error {
+	if t == nil {
+		return nil
+	}
+	var errs []error
+	for _, l := range []link.Link{t.sw, t.waking} {
+		if l != nil {
+			errs = append(errs, l.Close())
+		}
+	}
+	t.sw, t.waking = nil, nil
+	errs = append(errs, t.objs.Close())
+	t.objs = stacksObjects{}
+	return errors.Join(errs...)
+}
+
+// comm turns a kernel task name into a string safe for a terminal.
+func comm(c *[16]int8) string {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&c[0])), len(c))
+	if i := strings.IndexByte(string(b), 0); i >= 0 {
+		b = b[:i]
+	}
+	return sanitize.Name(string(b))
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

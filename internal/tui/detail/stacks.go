@@ -1,0 +1,82 @@
+package detail
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/tui/textutil"
+)
+
+// shownFrames is how many frames a stack line names.
+const shownFrames = 3
+
+// SetStacks gives the stack tracer's state for the "blocked at" and "woken
+// from" lists; nil while it is off. The stacks themselves come with the
+// thread (ThreadRates.BlockedAt, WokenFrom).
+func (m *Model) SetStacks(st *model.Stacks) { m.stacks = st }
+
+// stackLines are where the thread blocks and where its wakers woke it, or
+// one line saying why there is nothing to show.
+func (m Model) stackLines() []string {
+	st, th, t := m.stacks, m.th, m.thread
+	if st == nil {
+		return nil
+	}
+	if st.Unavailable != "" {
+		return []string{"", th.Dim.Render(textutil.Truncate("stacks: "+st.Unavailable, m.width))}
+	}
+	lines := []string{""}
+	list := func(title, none string, ss []model.StackShare) {
+		if len(ss) == 0 {
+			lines = append(lines, th.Title.Render(title)+" "+th.Dim.Render(none))
+			return
+		}
+		lines = append(lines, th.Title.Render(title))
+		for _, s := range ss {
+			row := "  " + textutil.PadLeft(strconv.Itoa(int(s.Share*100+0.5))+"%", 4) + "  " + StackText(s, shownFrames)
+			if s.Waker != "" {
+				row += th.Dim.Render("  (" + s.Waker + ")")
+			}
+			lines = append(lines, textutil.Truncate(row, m.width))
+		}
+	}
+	list("blocked at", "no voluntary switch traced yet", t.BlockedAt)
+	list("woken from", "no wake-up by a task traced yet", t.WokenFrom)
+	var noFP string
+	for _, s := range append(append([]model.StackShare(nil), t.BlockedAt...), t.WokenFrom...) {
+		if s.NoFramePointers != "" {
+			noFP = s.NoFramePointers
+			break
+		}
+	}
+	if noFP != "" {
+		lines = append(lines, th.Dim.Render(textutil.Truncate("short user stacks: no frame pointers in "+noFP+"? (build with -fno-omit-frame-pointer)", m.width)))
+	}
+	if st.KernelHidden {
+		lines = append(lines, th.Dim.Render(textutil.Truncate("kernel frames hidden: /proc/kallsyms shows no addresses to this user", m.width)))
+	}
+	return lines
+}
+
+// StackText is a stack as one line, "pthread_cond_wait ← WorkQueue::take ←
+// Worker::run": from the frame just inside the program's own innermost
+// frame (the call it blocked in), outward, n frames; a stack with no user
+// frames shows its kernel frames.
+func StackText(s model.StackShare, n int) string {
+	user := s.Frames[min(s.KernelFrames, len(s.Frames)):]
+	if len(user) == 0 {
+		user = s.Frames
+	}
+	start := 0
+	if s.Own != "" {
+		for i, f := range user {
+			if f == s.Own {
+				start = max(i-1, 0)
+				break
+			}
+		}
+	}
+	shown := user[start:min(start+n, len(user))]
+	return strings.Join(shown, " ← ")
+}

@@ -1,0 +1,92 @@
+package tui_test
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ctxtop/ctxtop/internal/stacks"
+	"github.com/ctxtop/ctxtop/internal/testutil"
+)
+
+// stackShare finds the share (in %) of the first line below title whose
+// stack names fn, -1 when none does.
+func stackShare(pane, title, fn string) float64 {
+	in := false
+	for _, l := range strings.Split(pane, "\n") {
+		switch {
+		case strings.HasPrefix(l, title):
+			in = true
+		case in && !strings.HasPrefix(l, "  "):
+			in = false
+		case in && strings.Contains(l, fn):
+			f := strings.Fields(l)
+			if v, err := strconv.ParseFloat(strings.TrimSuffix(f[0], "%"), 64); err == nil {
+				return v
+			}
+		}
+	}
+	return -1
+}
+
+// TestDetailShowsStacksInTmux opens the detail view of a C program's
+// thread that blocks in reader_loop and consumer_wait and checks that
+// "blocked at" and "woken from" name them and their wakers' functions with
+// the shares the program counted (±10 points), and that the stack programs
+// are attached only while the detail view is open.
+func TestDetailShowsStacksInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	if err := stacks.Check(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("BPF unavailable under CI: %v", err)
+		}
+		t.Skip(err)
+	}
+	bin := testutil.Binary(t)
+	b := testutil.StartBlockers(t)
+
+	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-stacks-%d", os.Getpid())}
+	x.run("new-session", "-d", "-s", "e2e", "-x", "100", "-y", "30", bin+" -d 0.5 -p "+strconv.Itoa(b.PID))
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
+	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	x.waitFor("the table", contains("mixed", "TOTAL/s"))
+	pid, err := strconv.Atoi(strings.TrimSpace(x.run("display-message", "-p", "-t", "e2e", "#{pane_pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bpfFDs(t, pid); n != 0 {
+		t.Errorf("table view holds %d BPF descriptors, want none", n)
+	}
+	x.run("send-keys", "-t", "e2e", "/", "mixed", "Enter")
+	x.waitFor("the filter", contains("/mixed"))
+	x.run("send-keys", "-t", "e2e", "Enter")
+	p := x.waitFor("both stacks of each kind", func(p string) bool {
+		return stackShare(p, "blocked at", "reader_loop") > 0 && stackShare(p, "blocked at", "consumer_wait") > 0 &&
+			stackShare(p, "woken from", "writer_loop") > 0 && stackShare(p, "woken from", "producer_put") > 0
+	})
+	checkFits(t, p, 100, 30)
+	reads, conds := b.Counts()
+	r := 100 * float64(reads) / float64(reads+conds)
+	for _, c := range []struct {
+		title, fn string
+		want      float64
+	}{
+		{"blocked at", "reader_loop", r}, {"blocked at", "consumer_wait", 100 - r},
+		{"woken from", "writer_loop", r}, {"woken from", "producer_put", 100 - r},
+	} {
+		if got := stackShare(p, c.title, c.fn); math.Abs(got-c.want) > 10 {
+			t.Errorf("%s %s: %.0f%%, the program counted %.0f%%\n%s", c.title, c.fn, got, c.want, p)
+		}
+	}
+	if !strings.Contains(p, "(driver)") {
+		t.Errorf("the waker is not named:\n%s", p)
+	}
+	x.run("send-keys", "-t", "e2e", "Escape")
+	x.waitFor("the table again", func(p string) bool { return !strings.Contains(p, "blocked at") && bpfFDs(t, pid) == 0 })
+}
