@@ -386,7 +386,12 @@ func (m *Model) back() {
 	case m.table.Filter() != "":
 		m.table.SetFilter("")
 	case m.table.CgroupFilter() != "":
+		// Enter on a cgroup row got here: go back to that row, as Esc
+		// from the detail goes back to the thread.
+		cg := m.table.CgroupFilter()
 		m.table.SetCgroupFilter("")
+		m.table.SetCgroups(true)
+		m.table.Select(table.CgroupKey(cg))
 	}
 }
 
