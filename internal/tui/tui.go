@@ -304,6 +304,10 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m.handleFilterKey(k), nil
 	}
 	if m.view == viewHelp {
+		if m.help.Scrolls(k) {
+			m.help, _ = m.help.Update(k)
+			return m, nil
+		}
 		m.view = m.prevView
 		m.layout()
 		return m, nil
@@ -332,6 +336,7 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	case key.Matches(k, km.Help):
 		m.prevView, m.view = m.view, viewHelp
+		m.help.Top()
 		m.layout()
 	case key.Matches(k, km.Pause):
 		return m.togglePause()
