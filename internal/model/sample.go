@@ -117,7 +117,9 @@ type WaitTally struct {
 	// function), so it was looked at only at the refresh: its Reasons then
 	// count its last ten looks that found it asleep, reaching back over
 	// earlier intervals, and Wchan and Syscall may come from one of those.
-	// Looks still counts this interval's looks.
+	// Looks still counts this interval's looks. A thread none of whose
+	// looks in this interval found it asleep has the same: its last asleep
+	// looks of earlier intervals, if any, with Settled false.
 	Settled bool
 }
 

@@ -40,12 +40,15 @@ import (
 // unsettleMisses refreshes in a row whose looks all found it running: the
 // next interval spreads ten looks again. A settled thread's shares are
 // counted over its last WaitLooks asleep looks (model.WaitTally.Settled),
-// so one look at the refresh neither makes nor hides a reason.
+// so one look at the refresh neither makes nor hides a reason; so are those
+// of any thread none of whose looks in the interval found it asleep
+// (fillAsleep). A changed rate unsettles a thread but keeps those looks.
 //
 // A thread that runningLooks looks found on a CPU or waiting for one, and
 // none asleep (a ping-pong pinned to one CPU: each side is preempted by the
-// other it has just woken, and hardly ever sleeps), is settled the same way
-// with nothing to say: only the refresh's looks, until one finds it asleep.
+// other it has just woken, and hardly ever sleeps), is settled the same way:
+// only the refresh's looks, until one finds it asleep. With no asleep look
+// since it became hot it has nothing to say.
 const (
 	WaitLooks   = 10
 	WaitThreads = 8
@@ -141,6 +144,24 @@ func (tw *threadWaits) oneReason() string {
 		}
 	}
 	return tw.window[0]
+}
+
+// fillAsleep gives a tally whose looks all found the thread on a CPU or
+// waiting for one the thread's last asleep looks of earlier intervals, as
+// a settled thread's tally has. Each side of a busy ping-pong is asleep in
+// only a few looks of ten, so an interval often finds one side never
+// asleep while its twin was caught once: without this, identical threads
+// showed "blocking: pipe 100%" and "blocking, wait 25%" side by side. The
+// same holds for a thread settled as running with asleep looks before: 20
+// looks in a row on a CPU are a few percent likely for such a side. The
+// window goes when the thread cools down, so an old reason outlives no
+// change of what it does, only unlucky looks; a thread never found asleep
+// (a pair pinned to one CPU) still says nothing.
+func (tw *threadWaits) fillAsleep(t *model.WaitTally) {
+	if len(t.Reasons) > 0 || len(tw.window) == 0 {
+		return
+	}
+	t.Reasons, t.Wchan, t.Syscall = tw.counts(), tw.wchan, tw.syscall
 }
 
 // counts is the window as reason counts, in order of first appearance.
@@ -255,6 +276,7 @@ func (w *waitSampler) collect(dst []model.WaitTally) []model.WaitTally {
 		if len(tally.Reasons) == 0 {
 			tally.Wchan, tally.Syscall = "", ""
 		}
+		tw.fillAsleep(&tally)
 		dst = append(dst, tally)
 	}
 	w.targets = w.targets[:0]
@@ -346,6 +368,7 @@ func (w *waitSampler) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 		if wasReason {
 			tg.tally.Reasons, tg.tally.Settled = tw.counts(), true
 		}
+		tw.fillAsleep(&tg.tally)
 		cur.Waits = append(cur.Waits, tg.tally)
 		added = true
 	}
@@ -368,7 +391,11 @@ func (w *waitSampler) arm(snap *model.Snapshot) {
 			if t.VoluntaryPerSec <= tw.volPerSec*unsettleRate && t.VoluntaryPerSec*unsettleRate >= tw.volPerSec {
 				continue // looked at by lookNow at the next refresh
 			}
-			delete(w.known, k) // it changed: start over
+			// It changed: spread looks again. Its last asleep looks stay:
+			// a busy host's rates swing twofold while a thread keeps
+			// blocking on the same thing, and forgetting them left it
+			// without a reason its twin still showed (fillAsleep).
+			tw.settled, tw.looks, tw.running, tw.misses = unsettled, 0, 0, 0
 		}
 		w.targets = append(w.targets, waitTarget{pid: t.PID, tid: t.TID, volPerSec: t.VoluntaryPerSec, tally: model.WaitTally{PID: t.PID, TID: t.TID}})
 	}

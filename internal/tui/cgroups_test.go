@@ -10,7 +10,8 @@ import (
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
 )
 
-// H twice shows cgroups; Enter on one lists its threads, Esc shows all again.
+// H twice shows cgroups; Enter on one lists its threads, H its processes,
+// Esc the cgroup list again.
 func TestCgroupRowsOpenTheirThreads(t *testing.T) {
 	m := sampled(t, newRoot(t, &fakeSource{snaps: []model.Snapshot{tuitest.WithCgroups()}}, 120, 40))
 	m, _ = step(t, m, press("H"))
@@ -36,7 +37,37 @@ func TestCgroupRowsOpenTheirThreads(t *testing.T) {
 		t.Errorf("processes of the pod: %d rows, want java alone", len(rows))
 	}
 	m, _ = step(t, m, press("esc"))
-	if m.table.CgroupFilter() != "" || len(m.table.Rows()) != 4 {
-		t.Errorf("Esc should show every process again: filter %q, %d rows", m.table.CgroupFilter(), len(m.table.Rows()))
+	if m.table.CgroupFilter() != "" || !m.table.Cgroups() || len(m.table.Rows()) != 3 {
+		t.Errorf("Esc should list the cgroups again: filter %q, cgroups %v, %d rows", m.table.CgroupFilter(), m.table.Cgroups(), len(m.table.Rows()))
+	}
+}
+
+// Esc from a cgroup's threads goes back where Enter came from: the cgroup
+// list, on that cgroup's row. A filter typed in the list goes first.
+func TestEscFromCgroupThreadsReturnsToCgroups(t *testing.T) {
+	m := sampled(t, newRoot(t, &fakeSource{snaps: []model.Snapshot{tuitest.WithCgroups()}}, 120, 40))
+	m, _ = step(t, m, press("H"))
+	m, _ = step(t, m, press("H"))
+	m, _ = step(t, m, press("down"))
+	m, _ = step(t, m, press("enter"))
+	if m.table.Cgroups() || m.table.CgroupFilter() != tuitest.PodCgroup {
+		t.Fatalf("Enter on the pod should list its threads: cgroups %v, filter %q", m.table.Cgroups(), m.table.CgroupFilter())
+	}
+	m, _ = step(t, m, press("/"))
+	m, _ = step(t, m, press("9"))
+	m, _ = step(t, m, press("enter"))
+	m, _ = step(t, m, press("esc"))
+	if m.table.Filter() != "" || m.table.Cgroups() || m.table.CgroupFilter() != tuitest.PodCgroup {
+		t.Errorf("first Esc should clear the typed filter only: filter %q, cgroups %v, cgroup %q", m.table.Filter(), m.table.Cgroups(), m.table.CgroupFilter())
+	}
+	m, _ = step(t, m, press("esc"))
+	if !m.table.Cgroups() || m.table.CgroupFilter() != "" {
+		t.Fatalf("Esc from the pod's threads: cgroups %v, filter %q, want the cgroup list", m.table.Cgroups(), m.table.CgroupFilter())
+	}
+	if r, _ := m.table.Selected(); r.Cgroup != tuitest.PodCgroup {
+		t.Errorf("selected %q after Esc, want the pod it came from", r.Cgroup)
+	}
+	if screen := ansi.Strip(m.Render()); strings.Contains(screen, " in pod") || !strings.Contains(screen, "pingpong.service") {
+		t.Errorf("the screen should list the cgroups again:\n%s", screen)
 	}
 }

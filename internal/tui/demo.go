@@ -1,12 +1,14 @@
 package tui
 
 import (
+	"fmt"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ctxtop/ctxtop/internal/tui/loadpanel"
+	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 )
 
 type demoStep struct {
@@ -28,7 +30,16 @@ var demoSteps = []demoStep{
 	{"goroutines", "Goroutine hand-offs skip the kernel; the runtime's own threads still switch.", "goroutine", pinNone},
 }
 
+// busyPerCPU is the most switches a second per CPU the baseline may show
+// and still be called idle. An idle CPU switches a few hundred to a couple
+// of thousand times a second (timer ticks, kworkers, RCU); ten thousand a
+// CPU is five times that and more, which is other work running, and then
+// every step's figures include it.
+const busyPerCPU = 10_000
+
 type demoState struct {
+	// now is the clock the step's countdown reads; time.Now but in tests.
+	now  func() time.Time
 	step time.Duration
 	cur  int
 	gen  int
@@ -47,14 +58,14 @@ func newDemoState(o Options) *demoState {
 	if step <= 0 {
 		step = 10 * time.Second
 	}
-	return &demoState{step: step, result: map[int]loadpanel.Result{}}
+	return &demoState{now: time.Now, step: step, result: map[int]loadpanel.Result{}}
 }
 
 func (d *demoState) init() tea.Cmd { return d.timer() }
 
 func (d *demoState) timer() tea.Cmd {
 	d.gen++
-	d.ends = time.Now().Add(d.step)
+	d.ends = d.now().Add(d.step)
 	gen := d.gen
 	return tea.Tick(d.step, func(time.Time) tea.Msg { return demoMsg{gen: gen} })
 }
@@ -167,15 +178,47 @@ func (m Model) demoView() *loadpanel.Demo {
 	}
 	if d.done {
 		v.Title = "finished"
-		v.Caption = "Every step ran; its results are below and nothing of ours runs now. N runs the last step again, q quits."
+		// The keys line says N runs the last step again and q quits.
+		v.Caption = "Every step ran; its results are below, and nothing of ours runs now."
 	}
 	if !d.held && !d.done {
-		v.Remaining = time.Until(d.ends).Round(time.Second).String()
+		v.Remaining = d.ends.Sub(d.now()).Round(time.Second).String()
 	}
+	busy, base := m.busyBaseline()
 	for i := range demoSteps {
 		if r, ok := d.result[i]; ok {
+			if i == 0 && busy {
+				r.Step = "baseline, host busy"
+			}
 			v.Results = append(v.Results, r)
 		}
 	}
+	switch {
+	case busy && d.cur == 0 && !d.done:
+		// Said instead of a caption that calls this the machine's own
+		// idle switching.
+		v.Title = "baseline, host busy"
+		v.Caption = fmt.Sprintf("The host is busy: %s cs/s with nothing of ours running, %s per CPU (an idle CPU does under %s). Every figure below includes that other work.",
+			textutil.Thousands(base), textutil.Thousands(base/float64(m.snap.System.CPUs)), textutil.Thousands(busyPerCPU))
+	case busy:
+		// One line at 80 columns, so every result row still fits 80x24.
+		v.Busy = fmt.Sprintf("The host is busy: baseline %s cs/s; every figure includes other work.", textutil.Thousands(base))
+	}
 	return v
+}
+
+// busyBaseline says whether the baseline step's mean rate (so far, while
+// it runs) is above busyPerCPU per CPU, and the rate.
+func (m Model) busyBaseline() (bool, float64) {
+	d := m.demo
+	base, ok := 0.0, false
+	if r, done := d.result[0]; done && r.Sampled {
+		base, ok = r.SystemCS, true
+	} else if d.cur == 0 && !d.done && d.csN > 0 {
+		base, ok = d.csSum/float64(d.csN), true
+	}
+	if !ok || m.snap == nil || m.snap.System.CPUs <= 0 {
+		return false, 0
+	}
+	return base > busyPerCPU*float64(m.snap.System.CPUs), base
 }

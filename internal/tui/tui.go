@@ -306,6 +306,10 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m.handleFilterKey(k), nil
 	}
 	if m.view == viewHelp {
+		if m.help.Scrolls(k) {
+			m.help, _ = m.help.Update(k)
+			return m, nil
+		}
 		m.view = m.prevView
 		m.layout()
 		return m, nil
@@ -334,6 +338,7 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	case key.Matches(k, km.Help):
 		m.prevView, m.view = m.view, viewHelp
+		m.help.Top()
 		m.layout()
 	case key.Matches(k, km.Pause):
 		return m.togglePause()
@@ -388,7 +393,12 @@ func (m *Model) back() {
 	case m.table.Filter() != "":
 		m.table.SetFilter("")
 	case m.table.CgroupFilter() != "":
+		// Enter on a cgroup row got here: go back to that row, as Esc
+		// from the detail goes back to the thread.
+		cg := m.table.CgroupFilter()
 		m.table.SetCgroupFilter("")
+		m.table.SetCgroups(true)
+		m.table.Select(table.CgroupKey(cg))
 	}
 }
 

@@ -21,19 +21,22 @@ func (m Model) wakeLines() []string {
 	if w.Unavailable != "" {
 		return []string{"", th.Dim.Render(textutil.Truncate(w.Unavailable, m.width))}
 	}
+	// A figure the tracer could not measure is "n/a" after its label; the
+	// wake-up view's table cells say "-", which in a sentence read as
+	// "-% cross-CPU" and "p50 - µs".
 	row := func(tid int, comm string, p model.WakeupPair) string {
 		id := strconv.Itoa(tid)
 		if tid < 0 { // an interrupt: no thread
 			id = "-"
 		}
-		cross, p50 := textutil.Percent(p.CrossCPUPercent), textutil.Micros(p.LatencyP50Micros)
-		if !p.CrossCPUKnown() {
-			cross = "-"
+		cross, p50 := "n/a", "n/a"
+		if p.CrossCPUKnown() {
+			cross = textutil.Percent(p.CrossCPUPercent) + "%"
 		}
-		if !p.LatencyKnown() {
-			p50 = "-"
+		if p.LatencyKnown() {
+			p50 = textutil.Micros(p.LatencyP50Micros) + " µs"
 		}
-		s := fmt.Sprintf("  %7s %-15s %9s/s %5s%% cross-CPU  p50 %s µs", id, textutil.Truncate(comm, 15),
+		s := fmt.Sprintf("  %7s %-15s %9s/s  cross-CPU %6s  p50 %s", id, textutil.Truncate(comm, 15),
 			textutil.Rate(p.PerSec, 9), cross, p50)
 		return textutil.Truncate(s, m.width)
 	}

@@ -50,3 +50,38 @@ func TestWakeupListsAreTopFive(t *testing.T) {
 		t.Errorf("tracer off, yet a woken-by list:\n%s", got)
 	}
 }
+
+// A figure the tracer could not measure reads as a word, not "-% cross-CPU"
+// or "p50 - µs": interrupt wake-ups have no waker CPU, and a wake-up whose
+// wakee never ran within the interval has no latency.
+func TestViewWakeupsUnknownFigures(t *testing.T) {
+	s := tuitest.Snapshot()
+	w := tuitest.Wakeups()
+	for i := range w.Pairs {
+		p := &w.Pairs[i]
+		switch {
+		case p.WakerComm == "timer":
+			p.Resolved, p.Timed = 0, 0
+		case p.WakerTID == 912 && p.WakeeTID == 911:
+			p.Timed = 0
+		}
+	}
+	m := New(theme.New(false, true))
+	m.SetSize(80, 21)
+	m.SetThread(s.Threads[3], true, nil, nil, s.Threads)
+	m.SetWakeups(w)
+	got := tuitest.Render(t, m.View(), colorprofile.Ascii)
+	tuitest.CheckFits(t, got, 80, 21)
+	plain := ansi.Strip(got)
+	for _, bad := range []string{"-%", "p50 - ", "- µs"} {
+		if strings.Contains(plain, bad) {
+			t.Errorf("an unknown figure shows as %q:\n%s", bad, plain)
+		}
+	}
+	for _, want := range []string{"cross-CPU n/a", "p50 n/a"} {
+		if !strings.Contains(strings.Join(strings.Fields(plain), " "), want) {
+			t.Errorf("no %q for an unknown figure:\n%s", want, plain)
+		}
+	}
+	tuitest.Golden(t, "80x24", got)
+}

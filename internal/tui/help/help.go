@@ -2,6 +2,7 @@
 package help
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -18,6 +19,9 @@ type Model struct {
 	th            theme.Theme
 	keys          keys.Map
 	width, height int
+	// offset is the first line shown when the help is taller than the
+	// screen; the arrows move it.
+	offset int
 	// extra is a mode's own keys (a replay's time keys), listed first.
 	extraTitle string
 	extra      []key.Binding
@@ -53,8 +57,49 @@ func (m Model) extraLines() []string {
 	return append(lines, line)
 }
 
-// Update has nothing of its own to handle.
-func (m Model) Update(tea.Msg) (Model, tea.Cmd) { return m, nil }
+// Update pages through a help taller than the screen with the arrows,
+// PgUp/PgDn, Home and End; the root sends it only those keys (Scrolls),
+// any other returns from the help.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return m, nil
+	}
+	page := max(m.height-2, 1)
+	switch {
+	case key.Matches(k, m.keys.Up):
+		m.offset--
+	case key.Matches(k, m.keys.Down):
+		m.offset++
+	case key.Matches(k, m.keys.PageUp):
+		m.offset -= page
+	case key.Matches(k, m.keys.PageDown):
+		m.offset += page
+	case key.Matches(k, m.keys.Home):
+		m.offset = 0
+	case key.Matches(k, m.keys.End):
+		m.offset = len(m.lines())
+	}
+	m.offset = m.clampOffset(len(m.lines()))
+	return m, nil
+}
+
+// Scrolls says whether k pages the help rather than leaving it.
+func (m Model) Scrolls(k tea.KeyPressMsg) bool {
+	return key.Matches(k, m.keys.Up, m.keys.Down, m.keys.PageUp, m.keys.PageDown, m.keys.Home, m.keys.End)
+}
+
+// Top shows the help from its first line, as it opens.
+func (m *Model) Top() { m.offset = 0 }
+
+// clampOffset keeps the offset where the last page is still full; n is the
+// help's length in lines. One line of the screen is the hint below.
+func (m Model) clampOffset(n int) int {
+	if n <= m.height {
+		return 0
+	}
+	return min(max(m.offset, 0), n-(m.height-1))
+}
 
 // SetSize sets the space the view may use.
 func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
@@ -79,10 +124,30 @@ var legend = []string{
 func Legend() []string { return slices.Clone(legend) }
 
 // View lays the bindings out in as many columns as fit, then the legend.
+// When that is taller than the screen, the last line says how much is
+// below and how to see it.
 func (m Model) View() string {
 	if m.width <= 0 || m.height <= 0 {
 		return ""
 	}
+	lines := m.lines()
+	if len(lines) <= m.height || m.height < 2 {
+		return textutil.Fit(strings.Join(lines, "\n"), m.width, m.height)
+	}
+	off := m.clampOffset(len(lines))
+	shown := lines[off : off+m.height-1]
+	var hint string
+	if below := len(lines) - off - len(shown); below > 0 {
+		hint = fmt.Sprintf("↓ %d more lines  ↑/↓ PgUp/PgDn scroll", below)
+	} else {
+		hint = fmt.Sprintf("↑ %d lines above  any other key returns", off)
+	}
+	shown = append(slices.Clone(shown), m.th.Dim.Render(textutil.Truncate(hint, m.width)))
+	return textutil.Fit(strings.Join(shown, "\n"), m.width, m.height)
+}
+
+// lines is the whole help, one screen line each.
+func (m Model) lines() []string {
 	var all []key.Binding
 	for _, g := range m.keys.FullHelp() {
 		all = append(all, g...)
@@ -92,7 +157,8 @@ func (m Model) View() string {
 	cols := max((m.width+1)/cellW, 1)
 	rows := (len(all) + cols - 1) / cols
 	lines := m.extraLines()
-	lines = append(lines, m.th.Title.Render("keys")+m.th.Dim.Render("  (any key returns)"))
+	title := len(lines)
+	lines = append(lines, "")
 	for r := range rows {
 		var b strings.Builder
 		for c := range cols {
@@ -111,7 +177,15 @@ func (m Model) View() string {
 	}
 	lines = append(lines, m.th.Title.Render("columns"))
 	for _, l := range legend {
-		lines = append(lines, m.th.Dim.Render(l))
+		// Wrapped, not cut: paging reaches every word of it.
+		for _, w := range textutil.Wrap(l, m.width) {
+			lines = append(lines, m.th.Dim.Render(w))
+		}
 	}
-	return textutil.Fit(strings.Join(lines, "\n"), m.width, m.height)
+	how := "  (any key returns)"
+	if len(lines) > m.height {
+		how = "  (↑/↓ scroll, other keys return)"
+	}
+	lines[title] = m.th.Title.Render("keys") + m.th.Dim.Render(how)
+	return lines
 }

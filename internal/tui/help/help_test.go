@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ctxtop/ctxtop/internal/tui/keys"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
@@ -58,5 +60,47 @@ func TestEveryKeyAndLegendFit80x24(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("help at 80x24 lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestSmallScreenPages: at 40x10 most of the help is below the fold. The
+// last line says so and how to reach it; ↓ pages on until the legend's
+// last line shows, and nothing is then said to be below.
+func TestSmallScreenPages(t *testing.T) {
+	km := keys.New()
+	m := New(theme.New(true, true), km)
+	m.SetSize(40, 8)
+	first := ansi.Strip(m.View())
+	lines := strings.Split(first, "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "more") || !strings.Contains(last, "↓") {
+		t.Fatalf("help cut at 40x10 does not say there is more:\n%s", first)
+	}
+	// The legend's last words, wrapped at 40 columns.
+	end := "--hot."
+	var screen string
+	for range 100 {
+		m, _ = m.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+		screen = ansi.Strip(m.View())
+		tuitest.CheckFits(t, screen, 40, 8)
+		if strings.Contains(screen, end) {
+			break
+		}
+	}
+	if !strings.Contains(screen, end) {
+		t.Fatalf("↓ never reaches the legend's end:\n%s", screen)
+	}
+	if strings.Contains(screen, "more") {
+		t.Errorf("at the end, still a line says there is more:\n%s", screen)
+	}
+	m, _ = m.Update(tea.KeyPressMsg{Code: tea.KeyHome})
+	if got := ansi.Strip(m.View()); got != first {
+		t.Errorf("Home should show the top again:\n%s", got)
+	}
+	// Roomy: no hint, nothing to scroll.
+	m.SetSize(120, 40)
+	before := m.View()
+	m, _ = m.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	if got := m.View(); got != before || strings.Contains(ansi.Strip(got), "more") {
+		t.Errorf("at 120x40 everything fits; ↓ changed the screen or a hint shows:\n%s", ansi.Strip(got))
 	}
 }

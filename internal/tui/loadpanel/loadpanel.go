@@ -77,6 +77,9 @@ type Demo struct {
 	Finished bool
 	SystemCS float64
 	Results  []Result
+	// Busy warns that the baseline was far above an idle host's rate, so
+	// every figure includes other work; empty when it was not.
+	Busy string
 }
 
 // Model is the panel component.
@@ -147,55 +150,101 @@ func (m Model) loadLines() []string {
 	return lines
 }
 
+// demoLines lays the tour out for the panel's height. Everything an
+// audience reads (the step, its whole caption, every result row) comes
+// before size: the large figures give way to one line first, then the keys
+// reminder, then the caption is cut to one line, and only then the oldest
+// result rows.
 func (m Model) demoLines() []string {
 	th, d, s := m.th, m.demo, m.state
 	hold := ""
 	if d.Held {
 		hold = " " + th.Spike.Render("HELD")
 	}
-	caption := d.Caption
+	title := textutil.Truncate(th.Title.Render(fmt.Sprintf("DEMO %d/%d", d.Step+1, d.Steps))+" "+th.Value.Render(d.Title)+" "+th.Dim.Render(d.Remaining)+hold, m.width)
+	caption := textutil.Wrap(d.Caption, m.width)
 	if s.Err != "" {
-		caption = th.Error.Render("this step's workload did not start: " + s.Err)
-	}
-	lines := []string{
-		textutil.Truncate(th.Title.Render(fmt.Sprintf("DEMO %d/%d", d.Step+1, d.Steps))+" "+th.Value.Render(d.Title)+" "+th.Dim.Render(d.Remaining)+hold, m.width),
-		textutil.Truncate(caption, m.width),
+		caption = []string{th.Error.Render(textutil.Truncate("this step's workload did not start: "+s.Err, m.width))}
 	}
 	nsText := "-"
 	if s.Running && s.NsPerRoundTrip > 0 {
 		nsText = textutil.Thousands(s.NsPerRoundTrip)
 	}
 	csText := textutil.Thousands(d.SystemCS)
+	small := []string{th.Value.Render(nsText) + " ns/round trip   " + th.Value.Render(csText) + " cs/s system-wide"}
+	figures := small
 	if big := m.bigFigures(nsText, csText); big != nil && m.height >= 14 {
-		lines = append(lines, big...)
-	} else {
-		lines = append(lines, th.Value.Render(nsText)+" ns/round trip   "+th.Value.Render(csText)+" cs/s system-wide")
+		figures = big
 	}
+	var extra []string // the wake-ups and the busy host's warning
 	if w := m.wakeLine(); w != "" && s.Running {
-		lines = append(lines, w)
+		extra = append(extra, w)
 	}
-	if len(d.Results) > 0 && m.height-len(lines) >= 3 {
-		head := fmt.Sprintf("%-30s %12s %10s %12s", "step", "ns/round trip", "ns/switch", "cs/s system")
-		lines = append(lines, th.ColumnHeader.Render(textutil.PadRight(head, m.width)))
-		for _, r := range d.Results {
-			ns, sw, cs := "-", "-", "-"
-			if r.Sampled {
-				cs = textutil.Thousands(r.SystemCS)
-			}
-			if r.NsPerRoundTrip > 0 {
-				ns = textutil.Thousands(r.NsPerRoundTrip)
-			}
-			if r.NsPerSwitch > 0 {
-				sw = textutil.Thousands(r.NsPerSwitch)
-			}
-			lines = append(lines, textutil.Truncate(fmt.Sprintf("%-30s %12s %10s %12s", textutil.Truncate(r.Step, 30), ns, sw, cs), m.width))
+	if d.Busy != "" {
+		for _, l := range textutil.Wrap(d.Busy, m.width) {
+			extra = append(extra, th.Error.Render(l))
 		}
 	}
+	results := m.resultLines()
 	keys := "n next  N back  space hold  q quit"
 	if d.Finished {
 		keys = "N run the last step again  q quit"
 	}
-	lines = append(lines, th.Dim.Render(textutil.Truncate(keys, m.width)))
+	keyLines := []string{th.Dim.Render(textutil.Truncate(keys, m.width))}
+
+	total := func() int {
+		return 1 + len(caption) + len(figures) + len(extra) + len(results) + len(keyLines)
+	}
+	if total() > m.height {
+		figures = small
+	}
+	if total() > m.height {
+		keyLines = nil
+	}
+	if total() > m.height && len(caption) > 1 {
+		caption = []string{textutil.Truncate(d.Caption, m.width)}
+	}
+	if over := total() - m.height; over > 0 && len(results) > 0 {
+		// The newest rows stay; a header alone is no use.
+		if keep := len(results) - 1 - over; keep > 0 {
+			results = append(results[:1], results[1+over:]...)
+		} else {
+			results = nil
+		}
+	}
+	if keyLines == nil && total()+1 <= m.height {
+		// No room for a result row, but for the reminder.
+		keyLines = []string{th.Dim.Render(textutil.Truncate(keys, m.width))}
+	}
+	lines := append([]string{title}, caption...)
+	lines = append(lines, figures...)
+	lines = append(lines, extra...)
+	lines = append(lines, results...)
+	return append(lines, keyLines...)
+}
+
+// resultLines are the finished steps' table, header first; none before the
+// first step is done.
+func (m Model) resultLines() []string {
+	d, th := m.demo, m.th
+	if len(d.Results) == 0 {
+		return nil
+	}
+	head := fmt.Sprintf("%-30s %12s %10s %12s", "step", "ns/round trip", "ns/switch", "cs/s system")
+	lines := []string{th.ColumnHeader.Render(textutil.PadRight(head, m.width))}
+	for _, r := range d.Results {
+		ns, sw, cs := "-", "-", "-"
+		if r.Sampled {
+			cs = textutil.Thousands(r.SystemCS)
+		}
+		if r.NsPerRoundTrip > 0 {
+			ns = textutil.Thousands(r.NsPerRoundTrip)
+		}
+		if r.NsPerSwitch > 0 {
+			sw = textutil.Thousands(r.NsPerSwitch)
+		}
+		lines = append(lines, textutil.Truncate(fmt.Sprintf("%-30s %12s %10s %12s", textutil.Truncate(r.Step, 30), ns, sw, cs), m.width))
+	}
 	return lines
 }
 

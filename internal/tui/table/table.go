@@ -239,6 +239,13 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	return m, nil
 }
 
+// Select moves the selection to the row whose Key is key, when it is shown.
+func (m *Model) Select(key string) {
+	if i := slices.IndexFunc(m.rows, func(r Row) bool { return r.Key == key }); i >= 0 {
+		m.moveTo(i)
+	}
+}
+
 func (m *Model) moveTo(i int) {
 	if len(m.rows) == 0 {
 		m.cursor, m.selected = 0, ""

@@ -172,6 +172,33 @@ func Fit(s string, w, h int) string {
 	return strings.Join(lines, "\n")
 }
 
+// Wrap breaks plain text into lines of at most w cells at spaces; a word
+// longer than w is cut with an ellipsis. Unlike ansi.Wrap it never breaks
+// at a hyphen, which would split "--hot" or "cross-CPU".
+func Wrap(s string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	if Width(s) <= w {
+		return []string{s} // its spacing as written
+	}
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		word = Truncate(word, w)
+		switch {
+		case line == "":
+			line = word
+		case Width(line)+1+Width(word) <= w:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	return append(lines, line)
+}
+
 // Lines is the number of lines s occupies.
 func Lines(s string) int {
 	if s == "" {

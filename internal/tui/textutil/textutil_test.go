@@ -3,6 +3,8 @@ package textutil
 import (
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestThousands(t *testing.T) {
@@ -71,5 +73,23 @@ func TestSparklineSpikeKeepsHistoryReadable(t *testing.T) {
 	}
 	if got[len(got)-1] != '█' {
 		t.Errorf("the spike drew %q, want the top row", got[len(got)-1])
+	}
+}
+
+func TestWrap(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		w    int
+		want []string
+	}{
+		{"fits  as written", 20, []string{"fits  as written"}},
+		{"highlighted, stronger at 10× and 100× --hot.", 40, []string{"highlighted, stronger at 10× and 100×", "--hot."}},
+		{"a cross-CPU wake-up", 12, []string{"a cross-CPU", "wake-up"}},
+		{"unbreakable-word-here ok", 10, []string{"unbreakab…", "ok"}},
+		{"x", 0, nil},
+	} {
+		if diff := cmp.Diff(tc.want, Wrap(tc.s, tc.w)); diff != "" {
+			t.Errorf("Wrap(%q, %d) (-want +got):\n%s", tc.s, tc.w, diff)
+		}
 	}
 }
