@@ -22,8 +22,10 @@ func (l loadLoader) Modes() []string {
 	// Every mode, the syscall baseline too: that cs/s does not move while
 	// it runs is the point it makes.
 	var out []string
-	for _, m := range load.Modes() {
-		out = append(out, string(m))
+	for _, i := range load.Modes() {
+		if !i.Threaded {
+			out = append(out, string(i.Mode))
+		}
 	}
 	return out
 }
@@ -37,7 +39,7 @@ func (l loadLoader) Start(mode string, cpus []int) (LoadRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !cfg.Mode.Threaded() {
+	if !cfg.Mode.Info().Threaded {
 		cfg.CPUs = cpus
 	}
 	r, err := load.Start(cfg)
@@ -57,7 +59,7 @@ func (l loadLoader) config(spec string) (load.Config, error) {
 		return load.Config{}, err
 	}
 	cfg := load.Config{Mode: m}
-	if m.Threaded() {
+	if m.Info().Threaded {
 		cfg.Threads = max(len(l.cpus), 1)
 	}
 	for _, opt := range f[1:] {
