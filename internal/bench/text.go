@@ -6,10 +6,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/format"
 )
 
-var thousands = model.Thousands
+var thousands = format.Thousands
 
 // table is one experiment as text and markdown both show it.
 type table struct {

@@ -31,12 +31,11 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 		defer col.Close()
 		col.SetEnabled(true)
 		if err := col.Err(); err != nil {
-			// Everything else still works: say what is missing once.
+			// Everything else still works: say what is missing once;
+			// each report carries the reason too (JSON's wakeups_unavailable).
 			fmt.Fprintln(os.Stderr, "ctxtop: "+err.Error())
-			col.SetEnabled(false)
-		} else {
-			wakeups = col
 		}
+		wakeups = col
 	}
 	src, rec, err := openLive(o, wakeups)
 	if err != nil {

@@ -67,7 +67,7 @@ holds at least one switch (futex, pipe, process); in goroutine and syscall
 modes a round trip is not made of switches and the quotient would mean nothing.`,
 		Example: `  ctxtop load                         futex, unpinned, 10 s
   ctxtop load --cpus 0                both threads on CPU 0
-  ctxtop load --mode process --cpus 0 compare: taskset -c 0 perf bench sched pipe
+  ctxtop load --mode process --cpus 0  compare: taskset -c 0 perf bench sched pipe
   ctxtop load --mode goroutine --cpus 0   the whole Go process on CPU 0
   ctxtop load -o json --duration 2
   ctxtop load --working-set 1M --cpus 0   each side walks 1 MiB per round trip

@@ -31,6 +31,7 @@ type recordOptions struct {
 	hot      float64
 	info     string
 	flush    durationValue
+	force    bool
 }
 
 func newRecordCmd() *cobra.Command {
@@ -45,7 +46,11 @@ file anywhere and open it with ctxtop replay.
 
 The file is written in checksummed chunks at least every --flush: a
 recorder killed, or stopped by a full disk, leaves a file that replays up
-to its last complete chunk.`,
+to its last complete chunk.
+
+An existing FILE (or FILE.1 ... with --rotate) is refused unless --force
+says to replace it; a symbolic link there is replaced, never written
+through.`,
 		Example: `  ctxtop record -o incident.ctxrec                  until Ctrl-C
   ctxtop record -o day.ctxrec --duration 24h
   ctxtop record -o ring.ctxrec --max-size 20MB --rotate 5   a flight recorder
@@ -85,6 +90,7 @@ to its last complete chunk.`,
 	f.Float64Var(&o.hot, "hot", model.DefaultHotThreshold, "switches/s at which a thread is hot, kept for the replay")
 	f.Var(&o.flush, "flush", "write a chunk to the file at least this often: what a crash can lose")
 	f.StringVar(&o.info, "info", "", "describe a recording instead: header, time span, samples, top spikes")
+	f.BoolVar(&o.force, "force", false, "replace FILE (and FILE.1 ... with --rotate) if it exists")
 	return cmd
 }
 
@@ -123,7 +129,7 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	}
 	interval := time.Duration(o.delay)
 	spec := recordSpec{path: o.out, pids: o.pids, procRoot: o.procRoot, interval: interval, hot: o.hot,
-		rotate: o.rotate, writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: time.Duration(o.flush)}}
+		rotate: o.rotate, force: o.force, writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: time.Duration(o.flush)}}
 	src, mr, err := openRecordingLive(pipeline.LiveConfig{
 		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot},
 		Interval: interval,
@@ -162,6 +168,10 @@ func (m *monitorRecorder) done(stderr io.Writer, o recordOptions, why string) er
 	if err := rec.Close(); err != nil {
 		return diskError(err, rec)
 	}
+	if n := rec.Samples(); n < 2 {
+		// One sample has no rate: nothing a replay could show.
+		return fmt.Errorf("%s holds only %d sample, and a replay needs two (%s; -d is %s)", o.out, n, why, o.delay.String())
+	}
 	msg := fmt.Sprintf("ctxtop: recorded %d samples to %s (%s) in %s; %s", rec.Samples(), o.out,
 		formatSize(rec.Size()), time.Since(m.start).Round(time.Second), why)
 	if rec.Rotations > 0 {
@@ -178,6 +188,10 @@ func (m *monitorRecorder) done(stderr io.Writer, o recordOptions, why string) er
 // a failed write one line saying how much of the file replays, and any
 // other error (the sampler's) as it is.
 func recordStop(err error, rec *record.FileRecorder, o recordOptions, done func(string) error) error {
+	if ce := (*record.CapError)(nil); errors.As(err, &ce) {
+		rec.Close()
+		return capError(ce)
+	}
 	if errors.Is(err, record.ErrSizeLimit) {
 		return done("stopped at --max-size " + o.maxSize.String())
 	}
@@ -185,6 +199,29 @@ func recordStop(err error, rec *record.FileRecorder, o recordOptions, done func(
 		return diskError(errors.Unwrap(err), rec)
 	}
 	rec.Close()
+	return err
+}
+
+// capError says which --max-size would work, from the sizes of this
+// host's own samples.
+func capError(ce *record.CapError) error {
+	if ce.Kept == 0 {
+		return fmt.Errorf("--max-size %s is too small: the header and first sample alone take %s (%d B) on this host, and a replay needs a second; give more than that",
+			formatSize(ce.MaxSize), formatSize(ce.Need), ce.Need)
+	}
+	return fmt.Errorf("--max-size %s holds one sample only: a replay needs two, and the first two take %s (%d B) with the header on this host; give at least that",
+		formatSize(ce.MaxSize), formatSize(ce.Need), ce.Need)
+}
+
+// createError adds the flag that replaces an existing file to the error
+// that refused it.
+func createError(err error, force string) error {
+	if ce := (*record.CapError)(nil); errors.As(err, &ce) {
+		return capError(ce)
+	}
+	if errors.Is(err, record.ErrExists) {
+		return fmt.Errorf("%w; %s replaces it", err, force)
+	}
 	return err
 }
 
@@ -246,6 +283,7 @@ type recordSpec struct {
 	interval time.Duration
 	hot      float64
 	rotate   int
+	force    bool
 	writer   record.WriterOptions
 }
 
@@ -261,7 +299,7 @@ func openLive(o options, wakeups pipeline.WakeupReader) (*pipeline.Live, *monito
 		l, err := pipeline.NewLive(cfg)
 		return l, nil, err
 	}
-	l, mr, err := openRecordingLive(cfg, recordSpec{path: o.recordTo, pids: o.pids, procRoot: o.procRoot, interval: time.Duration(o.delay), hot: o.hot})
+	l, mr, err := openRecordingLive(cfg, recordSpec{path: o.recordTo, pids: o.pids, procRoot: o.procRoot, interval: time.Duration(o.delay), hot: o.hot, force: o.force})
 	if err != nil {
 		if isRecordError(err) {
 			return nil, nil, mr.explain(err)
@@ -287,9 +325,9 @@ func openRecordingLive(cfg pipeline.LiveConfig, spec recordSpec) (*pipeline.Live
 		if mr.rec == nil {
 			h := recordHeader(spec.procRoot, spec.pids, spec.interval, spec.hot)
 			h.CPUs = s.System.CPUs
-			rec, err := record.Create(record.FileOptions{Path: spec.path, Header: h, Rotate: spec.rotate, Writer: spec.writer})
+			rec, err := record.Create(record.FileOptions{Path: spec.path, Header: h, Rotate: spec.rotate, Overwrite: spec.force, Writer: spec.writer})
 			if err != nil {
-				return err
+				return createError(err, "--force")
 			}
 			mr.rec, mr.start = rec, time.Now()
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/pipeline"
@@ -43,6 +44,7 @@ live monitor: every view and key works as live, plus time controls:
 With -b or -o json it prints the reports batch mode printed live.`,
 		Example: `  ctxtop replay incident.ctxrec
   ctxtop replay incident.ctxrec --from 10:20 --to 10:25 -b
+  ctxtop replay incident.ctxrec -b --from 10:20 --to +5m
   ctxtop replay --info incident.ctxrec`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,8 +59,8 @@ With -b or -o json it prints the reports batch mode printed live.`,
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	f.StringVar(&ro.from, "from", "", "start at this time: 15:04, 15:04:05, RFC 3339, or +5m from the start")
-	f.StringVar(&ro.to, "to", "", "stop at this time (same forms as --from)")
+	f.StringVar(&ro.from, "from", "", "start at this time: 15:04, 15:04:05, RFC 3339, or +5m from the recording's start (before the recording: its first sample)")
+	f.StringVar(&ro.to, "to", "", "stop at this time: the same forms, +5m counting from --from")
 	f.BoolVar(&ro.info, "info", false, "describe the recording: header, time span, samples, top spikes")
 	f.BoolVarP(&o.batch, "batch", "b", false, "print reports instead of opening the monitor")
 	f.VarP(&o.output, "output", "o", "batch output format: text or json")
@@ -127,35 +129,55 @@ func applyRange(p *record.Player, ro replayOptions) error {
 	if ro.from == "" && ro.to == "" {
 		return nil
 	}
-	first, _ := p.Recording().Span()
-	from, err := parseWhen(ro.from, first)
+	first, last := p.Recording().Span()
+	from, err := parseWhen(ro.from, first, first, last)
 	if err != nil {
 		return fmt.Errorf("--from: %w", err)
 	}
-	to, err := parseWhen(ro.to, first)
+	// --to +5m ends five minutes after the --from given, even where the
+	// recording starts later.
+	base := first
+	if !from.IsZero() {
+		base = from
+	}
+	to, err := parseWhen(ro.to, base, first, last)
 	if err != nil {
 		return fmt.Errorf("--to: %w", err)
 	}
+	// A window that opens before the recording opens with it.
+	asked := from
+	if !from.IsZero() && from.Before(first) {
+		from = first
+	}
 	if !p.SetRange(from, to) {
-		a, b := p.Recording().Span()
-		return fmt.Errorf("no samples between --from and --to; the recording spans %s to %s", a.Format("15:04:05"), b.Format("15:04:05"))
+		return fmt.Errorf("no samples between %s and %s; the recording spans %s to %s", when(asked, first), when(to, last),
+			first.Format("15:04:05"), last.Format("15:04:05"))
 	}
 	return nil
 }
 
-// parseWhen reads a --from/--to time: a clock time on the recording's
-// first day (the next day if that is before the start), an RFC 3339
-// time, or +DURATION from the first sample.
-func parseWhen(s string, first time.Time) (time.Time, error) {
+// when shows a --from/--to time, or the recording's end it stands for.
+func when(t, end time.Time) string {
+	if t.IsZero() {
+		t = end
+	}
+	return t.Format("15:04:05")
+}
+
+// parseWhen reads a --from/--to time: +DURATION after base, an RFC 3339
+// time, or a clock time on the recording's first day, or on the next day
+// when it is before the start there and the recording reaches it the next
+// day (a recording across midnight).
+func parseWhen(s string, base, first, last time.Time) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
 	if strings.HasPrefix(s, "+") {
 		d, err := time.ParseDuration(s[1:])
-		if err != nil {
+		if err != nil || d < 0 {
 			return time.Time{}, fmt.Errorf("%q: want +DURATION such as +5m", s)
 		}
-		return first.Add(d), nil
+		return base.Add(d), nil
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
@@ -167,8 +189,8 @@ func parseWhen(s string, first time.Time) (time.Time, error) {
 		}
 		y, mo, d := first.Date()
 		t := time.Date(y, mo, d, c.Hour(), c.Minute(), c.Second(), c.Nanosecond(), first.Location())
-		if t.Add(time.Second).Before(first) {
-			t = t.AddDate(0, 0, 1)
+		if next := t.AddDate(0, 0, 1); t.Before(first) && !next.After(last) {
+			t = next
 		}
 		return t, nil
 	}
@@ -237,7 +259,7 @@ func printInfo(w io.Writer, path string) error {
 	fmt.Fprintf(w, "file       %s (%s, format %d, part %d)\n", path, formatSize(r.Size), h.Version, h.Part)
 	fmt.Fprintf(w, "host       %s, kernel %s, %d CPUs\n", h.Host, h.Kernel, h.CPUs)
 	fmt.Fprintf(w, "recorder   ctxtop %s, every %s, procfs %s, processes %s, hot at %s/s\n",
-		h.CtxtopVersion, h.Interval, h.ProcRoot, pids, model.Thousands(h.HotThreshold))
+		h.CtxtopVersion, h.Interval, h.ProcRoot, pids, format.Thousands(h.HotThreshold))
 	first, last := r.Span()
 	if r.Samples() == 0 {
 		fmt.Fprintf(w, "span       no samples\n")
@@ -270,9 +292,9 @@ func printInfo(w io.Writer, path string) error {
 		if e.samples == 1 {
 			n = "1 sample"
 		}
-		fmt.Fprintf(w, "  %s  cs/s %s, %s, %s", e.peakAt.Format("15:04:05"), model.Thousands(m.CSPerSec), m.Spike.Reason, n)
+		fmt.Fprintf(w, "  %s  cs/s %s, %s, %s", e.peakAt.Format("15:04:05"), format.Thousands(m.CSPerSec), format.SpikeReason(m.Spike), n)
 		if m.TopComm != "" {
-			fmt.Fprintf(w, "; top: %s %d/%d %s/s", m.TopComm, m.TopPID, m.TopTID, model.Thousands(m.TopPerSec))
+			fmt.Fprintf(w, "; top: %s %d/%d %s/s", m.TopComm, m.TopPID, m.TopTID, format.Thousands(m.TopPerSec))
 		}
 		fmt.Fprintln(w)
 	}

@@ -54,6 +54,8 @@ type options struct {
 	// replayFrom reads samples from one instead of /proc.
 	recordTo   string
 	replayFrom string
+	// force replaces an existing --record file.
+	force bool
 }
 
 func newRootCmd() *cobra.Command {
@@ -77,6 +79,10 @@ terminal, it prints reports like pidstat -w -t.`,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if v, _ := cmd.Flags().GetBool("version"); v {
+				fmt.Fprintln(cmd.OutOrStdout(), versionLine(version, commit, goVersion()))
+				return nil
+			}
 			if err := o.validate(cmd); err != nil {
 				return err
 			}
@@ -110,11 +116,13 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the live monitor (NO_COLOR is honoured too)")
 	f.BoolVar(&o.wakeups, "wakeups", false, "batch: add who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF)")
 	f.StringVar(&o.recordTo, "record", "", "also write the samples behind the reports to this recording")
+	f.BoolVar(&o.force, "force", false, "replace the --record file if it exists")
 	f.StringVar(&o.replayFrom, "replay", "", "read samples from this recording instead of procfs")
 	completeValues(root, "output", "text", "json")
-	// --version prints what `ctxtop version` does, without the host.
-	root.Version = version
-	root.SetVersionTemplate(versionLine(version, commit, goVersion()) + "\n")
+	// --version prints what `ctxtop version` does, without the host. Not
+	// through cobra's Version: its version template is a text/template,
+	// whose reflection keeps every exported method in the binary (3 MB).
+	f.Bool("version", false, "print the version and exit")
 	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd(), newGenManCmd(), newServeCmd(), newRecordCmd(), newReplayCmd())
 	return root
 }
@@ -146,6 +154,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.recordTo != "" && o.replayFrom != "" {
 		return errors.New("--record and --replay do not go together")
+	}
+	if o.force && o.recordTo == "" {
+		return errors.New("--force replaces the --record file: give --record FILE")
 	}
 	if _, ok := os.LookupEnv("NO_COLOR"); ok {
 		o.noColor = true

@@ -117,6 +117,40 @@ func TestBatchWakeupsPIDFilter(t *testing.T) {
 // TestBatchWakeupsWithoutPrivilege runs ctxtop as nobody: one line says
 // what is missing, and the reports go on without wake-ups.
 func TestBatchWakeupsWithoutPrivilege(t *testing.T) {
+	stdout, stderr := runAsNobody(t, "-b", "--wakeups", "-n", "1", "-d", "0.2")
+	msg := strings.TrimSpace(stderr.String())
+	if strings.Count(msg, "\n") != 0 || !strings.Contains(msg, "CAP_BPF") || !strings.Contains(msg, "root") {
+		t.Errorf("stderr = %q, want one line naming root and CAP_BPF", msg)
+	}
+	if !strings.Contains(stdout.String(), "cs/s") || strings.Contains(stdout.String(), "WAKEE") {
+		t.Errorf("report without wake-ups expected:\n%s", stdout.String())
+	}
+}
+
+// TestBatchWakeupsJSONWithoutPrivilege: a JSON report says why it has no
+// wake-ups, as the README promises, not just stderr.
+func TestBatchWakeupsJSONWithoutPrivilege(t *testing.T) {
+	stdout, _ := runAsNobody(t, "-o", "json", "--wakeups", "-n", "1", "-d", "0.2")
+	var r struct {
+		Wakeups     *[]json.RawMessage `json:"wakeups"`
+		Dropped     *uint64            `json:"wakeups_dropped"`
+		Unavailable *string            `json:"wakeups_unavailable"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("report %q: %v", stdout.String(), err)
+	}
+	if r.Unavailable == nil || !strings.Contains(*r.Unavailable, "CAP_BPF") || !strings.Contains(*r.Unavailable, "root") {
+		t.Errorf("wakeups_unavailable = %v, want the reason naming root and CAP_BPF", r.Unavailable)
+	}
+	if r.Wakeups == nil || len(*r.Wakeups) != 0 || r.Dropped != nil {
+		t.Errorf("wakeups %v, wakeups_dropped %v: want an empty array and no drop count without the tracer", r.Wakeups, r.Dropped)
+	}
+}
+
+// runAsNobody runs a copy of the binary as user nobody, which has no
+// privilege for BPF, and returns its output.
+func runAsNobody(t *testing.T, args ...string) (stdout, stderr bytes.Buffer) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run a command as nobody")
 	}
@@ -137,20 +171,13 @@ func TestBatchWakeupsWithoutPrivilege(t *testing.T) {
 	if err := os.WriteFile(bin, src, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-b", "--wakeups", "-n", "1", "-d", "0.2")
+	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("ctxtop as nobody: %v\n%s", err, stderr.String())
+		t.Fatalf("ctxtop %v as nobody: %v\n%s", args, err, stderr.String())
 	}
-	msg := strings.TrimSpace(stderr.String())
-	if strings.Count(msg, "\n") != 0 || !strings.Contains(msg, "CAP_BPF") || !strings.Contains(msg, "root") {
-		t.Errorf("stderr = %q, want one line naming root and CAP_BPF", msg)
-	}
-	if !strings.Contains(stdout.String(), "cs/s") || strings.Contains(stdout.String(), "WAKEE") {
-		t.Errorf("report without wake-ups expected:\n%s", stdout.String())
-	}
+	return stdout, stderr
 }
 
 // bpfProgIDs are the IDs of the BPF programs a process holds, from the

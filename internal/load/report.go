@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/format"
 )
 
 // Pinning names a Config's CPUs as the reports show them.
@@ -125,17 +125,17 @@ func printLine(w io.Writer, a, b lineMark, pairs int) {
 	trips := b.roundTrips - a.roundTrips
 	ns := "-"
 	if trips > 0 {
-		ns = model.Thousands(float64(b.at-a.at) * float64(pairs) / float64(trips))
+		ns = format.Thousands(float64(b.at-a.at) * float64(pairs) / float64(trips))
 	}
 	vol, invol, migr := "-", "-", "-"
 	if a.ok && b.ok && b.c.Voluntary >= a.c.Voluntary && b.c.Involuntary >= a.c.Involuntary {
-		vol = model.Thousands(float64(b.c.Voluntary-a.c.Voluntary) / dt)
-		invol = model.Thousands(float64(b.c.Involuntary-a.c.Involuntary) / dt)
+		vol = format.Thousands(float64(b.c.Voluntary-a.c.Voluntary) / dt)
+		invol = format.Thousands(float64(b.c.Involuntary-a.c.Involuntary) / dt)
 		if a.c.HasMigrations && b.c.HasMigrations && b.c.Migrations >= a.c.Migrations {
-			migr = model.Thousands(float64(b.c.Migrations-a.c.Migrations) / dt)
+			migr = format.Thousands(float64(b.c.Migrations-a.c.Migrations) / dt)
 		}
 	}
-	fmt.Fprintf(w, "%7.1fs %13s %10s %12s %13s %9s\n", b.at.Seconds(), model.Thousands(float64(trips)/dt), ns, vol, invol, migr)
+	fmt.Fprintf(w, "%7.1fs %13s %10s %12s %13s %9s\n", b.at.Seconds(), format.Thousands(float64(trips)/dt), ns, vol, invol, migr)
 }
 
 // WriteSummary prints a finished run's summary as ctxtop load ends with it.
@@ -144,25 +144,25 @@ func WriteSummary(w io.Writer, s Summary) {
 		writeThreaded(w, s)
 		return
 	}
-	fmt.Fprintf(w, "\n%s, %s, %s, %.2fs: %s round trips\n", s.Mode, Pinning(s.CPUs), plural(s.Pairs, "pair"), s.DurationS, model.Thousands(float64(s.RoundTrips)))
+	fmt.Fprintf(w, "\n%s, %s, %s, %.2fs: %s round trips\n", s.Mode, Pinning(s.CPUs), plural(s.Pairs, "pair"), s.DurationS, format.Thousands(float64(s.RoundTrips)))
 	if s.RoundTrips == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  %s ns per round trip\n", model.Thousands(s.NsPerRoundTrip))
+	fmt.Fprintf(w, "  %s ns per round trip\n", format.Thousands(s.NsPerRoundTrip))
 	if s.SwitchesCounted == CountedProcess {
-		fmt.Fprintf(w, "  %s switches/s, kernel-counted over every thread of the workload process\n", model.Thousands(s.SwitchesPerSecond()))
+		fmt.Fprintf(w, "  %s switches/s, kernel-counted over every thread of the workload process\n", format.Thousands(s.SwitchesPerSecond()))
 		fmt.Fprintf(w, "    (%s voluntary, %s involuntary; %.4f per round trip): the Go runtime's\n",
-			model.Thousands(float64(s.SwitchesVoluntary)), model.Thousands(float64(s.SwitchesInvoluntary)), s.SwitchesPerRoundTrip)
+			format.Thousands(float64(s.SwitchesVoluntary)), format.Thousands(float64(s.SwitchesInvoluntary)), s.SwitchesPerRoundTrip)
 		fmt.Fprintln(w, "    idle Ps parking and being woken; the hand-offs never enter the kernel")
 	} else {
 		fmt.Fprintf(w, "  %.2f switches per round trip (kernel-counted: %s voluntary, %s involuntary)\n",
-			s.SwitchesPerRoundTrip, model.Thousands(float64(s.SwitchesVoluntary)), model.Thousands(float64(s.SwitchesInvoluntary)))
+			s.SwitchesPerRoundTrip, format.Thousands(float64(s.SwitchesVoluntary)), format.Thousands(float64(s.SwitchesInvoluntary)))
 	}
 	if s.NsPerSwitch > 0 {
-		fmt.Fprintf(w, "  %s ns per switch (round trip ÷ kernel-counted switches per round trip)\n", model.Thousands(s.NsPerSwitch))
+		fmt.Fprintf(w, "  %s ns per switch (round trip ÷ kernel-counted switches per round trip)\n", format.Thousands(s.NsPerSwitch))
 	}
 	if s.Migrations != nil {
-		fmt.Fprintf(w, "  %s CPU migrations\n", model.Thousands(float64(*s.Migrations)))
+		fmt.Fprintf(w, "  %s CPU migrations\n", format.Thousands(float64(*s.Migrations)))
 	} else {
 		fmt.Fprintln(w, "  CPU migrations: unknown (no se.nr_migrations in /proc/PID/task/TID/sched, or a thread's file could not be read)")
 	}

@@ -19,6 +19,11 @@ type Options struct {
 	// Partial says the samples hold only some processes (--pid), so the
 	// switches outside the rows are not unexplained and are not reported.
 	Partial bool
+	// ShortReason is the WHY column's word for a wait reason ("futex" for
+	// "futex wait"): package wait's table, which the pipeline passes in so
+	// that the model needs no knowledge of system calls; nil keeps the
+	// reason whole.
+	ShortReason func(reason string) string
 }
 
 // Compute derives the rates between two samples. It is pure: the same two
@@ -114,7 +119,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 			wi++
 		}
 		if wi < len(cur.Waits) && cur.Waits[wi].PID == c.PID && cur.Waits[wi].TID == c.TID {
-			attachWaits(&t, &cur.Waits[wi])
+			attachWaits(&t, &cur.Waits[wi], opts.ShortReason)
 		}
 		pr.VoluntaryPerSec += t.VoluntaryPerSec
 		pr.InvoluntaryPerSec += t.InvoluntaryPerSec

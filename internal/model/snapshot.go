@@ -117,11 +117,15 @@ func (c CgroupRates) TotalPerSec() float64 { return c.VoluntaryPerSec + c.Involu
 // recent baseline.
 type Spike struct {
 	Active bool
-	// Reason is a short human explanation, empty when not active.
-	Reason string
 	// Baseline is the cs/s the rate was judged against, the median of the
 	// recent window; 0 while there is too little history to judge.
 	Baseline float64
+	// Factor is the rate over the baseline, for an active spike over a
+	// baseline above 0; 0 otherwise.
+	Factor float64
+	// Window is how far back the baseline looks (format.SpikeReason
+	// words it).
+	Window time.Duration
 }
 
 // Snapshot is everything derived from two Samples.

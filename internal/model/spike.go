@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -95,21 +94,14 @@ func (d *SpikeDetector) judge(cs float64, cpus int) Spike {
 		return Spike{}
 	}
 	base := median(d.sorted)
-	s := Spike{Baseline: base}
+	s := Spike{Baseline: base, Window: d.window}
 	if cs < spikeFloorPerCPU*float64(max(cpus, 1)) || cs < spikeMinJump*base ||
 		cs < base+spikeMADs*madToSigma*mad(d.sorted, base) {
 		return s
 	}
 	s.Active = true
-	if f := cs / base; base > 0 {
-		// 3.1× tells a small jump from a big one; 2294.0× is noise.
-		times := fmt.Sprintf("%.1f", f)
-		if f >= 10 {
-			times = Thousands(f)
-		}
-		s.Reason = fmt.Sprintf("%s× the %s baseline %s (median)", times, windowName(d.window), Thousands(base))
-	} else {
-		s.Reason = fmt.Sprintf("up from the %s baseline 0 (median)", windowName(d.window))
+	if base > 0 {
+		s.Factor = cs / base
 	}
 	return s
 }
@@ -147,36 +139,4 @@ func mad(sorted []float64, med float64) float64 {
 		return cur
 	}
 	return (prev + cur) / 2
-}
-
-func windowName(w time.Duration) string {
-	if w%time.Minute == 0 {
-		return fmt.Sprintf("%d-min", int(w/time.Minute))
-	}
-	return w.String()
-}
-
-// Thousands formats a rate rounded to an integer with comma separators; "-"
-// for a value that is not a number. Batch text and the TUI share it.
-func Thousands(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
-	}
-	n := int64(math.Round(v))
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	s := fmt.Sprint(n)
-	out := make([]byte, 0, len(s)+len(s)/3+1)
-	if neg {
-		out = append(out, '-')
-	}
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
 }

@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/ctxtop/ctxtop/internal/wait"
 )
 
 // waitShown is how many reasons the WHY column lists at most, and
@@ -17,7 +15,7 @@ const (
 
 // attachWaits gives t its wait shares, and a hot blocking thread the reason
 // "blocking: futex 80%, pipe 20%" instead of the bare "blocking".
-func attachWaits(t *ThreadRates, w *WaitTally) {
+func attachWaits(t *ThreadRates, w *WaitTally, short func(string) string) {
 	t.Wchan, t.Syscall = w.Wchan, w.Syscall
 	asleep := 0
 	for _, r := range w.Reasons {
@@ -42,35 +40,23 @@ func attachWaits(t *ThreadRates, w *WaitTally) {
 		return strings.Compare(a.Reason, b.Reason)
 	})
 	if t.HotBlocking() {
-		t.Reason = blockingReason(t.WaitOn)
-	}
-}
-
-// AttachWaits applies tallies taken after Compute (a first look at a
-// thread that just became hot) to the matching threads of s, as Compute
-// applies Sample.Waits.
-func AttachWaits(s *Snapshot, tallies []WaitTally) {
-	for i := range tallies {
-		w := &tallies[i]
-		for j := range s.Threads {
-			if t := &s.Threads[j]; t.PID == w.PID && t.TID == w.TID {
-				attachWaits(t, w)
-				break
-			}
-		}
+		t.Reason = blockingReason(t.WaitOn, short)
 	}
 }
 
 // blockingReason formats shares in the WHY column's short words, adding up
 // reasons that share one ("pipe read" and "pipe write" are both "pipe").
-func blockingReason(shares []WaitShare) string {
+func blockingReason(shares []WaitShare, short func(string) string) string {
 	type word struct {
 		w string
 		s float64
 	}
 	var words []word
 	for _, s := range shares {
-		w := wait.Short(s.Reason)
+		w := s.Reason
+		if short != nil {
+			w = short(s.Reason)
+		}
 		if i := slices.IndexFunc(words, func(x word) bool { return x.w == w }); i >= 0 {
 			words[i].s += s.Share
 			continue

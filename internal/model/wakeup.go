@@ -48,6 +48,24 @@ type WakeupSample struct {
 	Dropped uint64
 }
 
+// Wakers that are no thread. A wake-up in an interrupt runs in the context
+// of whatever task the interrupt came upon, so it is counted for the
+// interrupt instead: a timer's callback (an hrtimer or the timer wheel, in
+// a hard interrupt or a softirq), another hard interrupt (a device's
+// completion, an IPI's work), or another softirq (network receive, block
+// completion, tasklets). Their WakerPID and WakerTID are these negative
+// numbers, never a thread to look up; WakerComm is the name shown. The
+// idle task's wake-ups outside interrupts keep TID 0 and swapper/N.
+const (
+	WakerIRQ     = -1
+	WakerSoftIRQ = -2
+	WakerTimer   = -3
+
+	WakerIRQComm     = "irq"
+	WakerSoftIRQComm = "softirq"
+	WakerTimerComm   = "timer"
+)
+
 // WakeupPair is one pair's rates over an interval.
 type WakeupPair struct {
 	WakerPID, WakerTID int
@@ -70,6 +88,10 @@ type WakeupPair struct {
 	Resolved, Timed uint64
 }
 
+// WakerIsInterrupt tells whether the waker is an interrupt (WakerIRQ,
+// WakerSoftIRQ or WakerTimer) rather than a thread.
+func (p *WakeupPair) WakerIsInterrupt() bool { return p.WakerTID < 0 }
+
 // CrossCPUKnown tells whether CrossCPUPercent is over any wake-up.
 func (p *WakeupPair) CrossCPUKnown() bool { return p.Resolved > 0 }
 
@@ -85,7 +107,8 @@ type CPUSchedRates struct {
 // Wakeups is the wake-up graph over one interval.
 type Wakeups struct {
 	Interval time.Duration
-	// Pairs are sorted busiest first, then by waker and wakee TID.
+	// Pairs are sorted busiest first, then by waker and wakee TID, then
+	// by waker name.
 	Pairs []WakeupPair
 	// PerCPU is empty on the first read, which has no previous one.
 	PerCPU []CPUSchedRates
@@ -164,7 +187,9 @@ func ComputeWakeups(prev *WakeupSample, since time.Time, cur *WakeupSample) Wake
 		w.Pairs = append(w.Pairs, wp)
 	}
 	slices.SortFunc(w.Pairs, func(a, b WakeupPair) int {
-		return cmp.Or(cmp.Compare(b.PerSec, a.PerSec), cmp.Compare(a.WakerTID, b.WakerTID), cmp.Compare(a.WakeeTID, b.WakeeTID))
+		// Every CPU's idle task is TID 0: its name (swapper/N) tells them apart.
+		return cmp.Or(cmp.Compare(b.PerSec, a.PerSec), cmp.Compare(a.WakerTID, b.WakerTID), cmp.Compare(a.WakeeTID, b.WakeeTID),
+			cmp.Compare(a.WakerComm, b.WakerComm))
 	})
 	return w
 }

@@ -90,3 +90,22 @@ func TestComputeWakeupsFirstRead(t *testing.T) {
 		t.Errorf("zero interval gave rates: %+v", got)
 	}
 }
+
+// TestIdleWakersOfTwoCPUsInOrder: every CPU's idle task is thread 0, so
+// two pairs can tie on rate and both TIDs; their names order them, so a
+// refresh does not swap them by the order the kernel's map gave.
+func TestIdleWakersOfTwoCPUsInOrder(t *testing.T) {
+	t0 := time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
+	cur := WakeupSample{Time: t0.Add(time.Second), Pairs: []WakeupPairCount{
+		{WakerComm: "swapper/1", WakeePID: 10, WakeeTID: 12, WakeeComm: "pong", Wakeups: 5},
+		{WakerComm: "swapper/0", WakeePID: 10, WakeeTID: 12, WakeeComm: "pong", Wakeups: 5},
+	}}
+	w := ComputeWakeups(nil, t0, &cur)
+	var got []string
+	for _, p := range w.Pairs {
+		got = append(got, p.WakerComm)
+	}
+	if diff := cmp.Diff([]string{"swapper/0", "swapper/1"}, got); diff != "" {
+		t.Errorf("wakers (-want +got):\n%s", diff)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/sanitize"
@@ -63,7 +64,7 @@ func (t *Text) Write(s *model.Snapshot) error {
 		fmt.Fprintf(w, "  %d tasks unreadable", s.Unreadable)
 	}
 	if s.Spike.Active {
-		fmt.Fprintf(w, "  SPIKE: %s", s.Spike.Reason)
+		fmt.Fprintf(w, "  SPIKE: %s", format.SpikeReason(s.Spike))
 	}
 	w.WriteByte('\n')
 	if t.opts.Cgroups {
@@ -152,7 +153,11 @@ func (t *Text) writeWakeups(wk *model.Wakeups) {
 		if t.opts.Top > 0 && i >= t.opts.Top {
 			break
 		}
-		line(w, "%8d %8d %s %8d %8d %s %11s %7s %9s %9s", p.WakerPID, p.WakerTID, pad(clip(p.WakerComm), commWidth),
+		wpid, wtid := strconv.Itoa(p.WakerPID), strconv.Itoa(p.WakerTID)
+		if p.WakerIsInterrupt() { // no thread: timer, irq, softirq
+			wpid, wtid = "-", "-"
+		}
+		line(w, "%8s %8s %s %8d %8d %s %11s %7s %9s %9s", wpid, wtid, pad(clip(p.WakerComm), commWidth),
 			p.WakeePID, p.WakeeTID, pad(clip(p.WakeeComm), commWidth), dec(p.PerSec), known(p.CrossCPUPercent, p.CrossCPUKnown()),
 			known(p.LatencyP50Micros, p.LatencyKnown()), known(p.LatencyP99Micros, p.LatencyKnown()))
 	}
@@ -209,7 +214,7 @@ func cpus(t model.ThreadRates) string {
 	return s
 }
 
-func num(v float64) string { return model.Thousands(v) }
+func num(v float64) string { return format.Thousands(v) }
 
 // JSON writes one object per report per line.
 type JSON struct {
@@ -264,8 +269,9 @@ type jsonHost struct {
 }
 
 type jsonWakeup struct {
-	WakerPID  int     `json:"waker_pid"`
-	WakerTID  int     `json:"waker_tid"`
+	// null when the waker is an interrupt (waker_comm timer, irq, softirq).
+	WakerPID  *int    `json:"waker_pid"`
+	WakerTID  *int    `json:"waker_tid"`
 	WakerComm string  `json:"waker_comm"`
 	WakeePID  int     `json:"wakee_pid"`
 	WakeeTID  int     `json:"wakee_tid"`
@@ -366,7 +372,7 @@ func (j *JSON) Write(s *model.Snapshot) error {
 		r.System.Baseline = &v
 	}
 	if s.Spike.Active {
-		r.System.Spike = s.Spike.Reason
+		r.System.Spike = format.SpikeReason(s.Spike)
 	}
 	if h := j.opts.Host; h != nil {
 		r.Host = &jsonHost{h.Hostname, h.Kernel, h.CPUModel, h.CPUs, h.MemTotal, math.Floor(h.Uptime(s.Time).Seconds())}
@@ -409,11 +415,19 @@ func (j *JSON) Write(s *model.Snapshot) error {
 			if j.opts.Top > 0 && i >= j.opts.Top {
 				break
 			}
-			pairs = append(pairs, jsonWakeup{p.WakerPID, p.WakerTID, p.WakerComm, p.WakeePID, p.WakeeTID, p.WakeeComm,
-				round2(p.PerSec), knownJSON(p.CrossCPUPercent, p.CrossCPUKnown()), knownJSON(p.LatencyP50Micros, p.LatencyKnown()), knownJSON(p.LatencyP99Micros, p.LatencyKnown())})
+			jp := jsonWakeup{nil, nil, p.WakerComm, p.WakeePID, p.WakeeTID, p.WakeeComm,
+				round2(p.PerSec), knownJSON(p.CrossCPUPercent, p.CrossCPUKnown()), knownJSON(p.LatencyP50Micros, p.LatencyKnown()), knownJSON(p.LatencyP99Micros, p.LatencyKnown())}
+			if !p.WakerIsInterrupt() {
+				jp.WakerPID, jp.WakerTID = &p.WakerPID, &p.WakerTID
+			}
+			pairs = append(pairs, jp)
 		}
-		dropped := wk.Dropped
-		r.Wakeups, r.WakeupsDropped, r.WakeupsUnavailable = &pairs, &dropped, wk.Unavailable
+		r.Wakeups, r.WakeupsUnavailable = &pairs, wk.Unavailable
+		// Without the tracer there is no count of dropped wake-ups either.
+		if wk.Unavailable == "" {
+			dropped := wk.Dropped
+			r.WakeupsDropped = &dropped
+		}
 	}
 	return j.enc.Encode(&r)
 }

@@ -71,7 +71,7 @@ func snapshot() *model.Snapshot {
 			{Path: "/system.slice/ctxtop.service", Name: "ctxtop.service", Processes: 2, Threads: 8, VoluntaryPerSec: 196000.956, InvoluntaryPerSec: 22.5,
 				CPUPercent: 121.25, Hot: true, Reason: "blocking"},
 		},
-		Spike:      model.Spike{Active: true, Reason: "3.5× the 5-min baseline 60,412 (median)", Baseline: 60412.25},
+		Spike:      model.Spike{Active: true, Baseline: 60412.25, Factor: 3.5, Window: 5 * time.Minute},
 		Tasks:      120,
 		Unreadable: 2,
 	}

@@ -23,6 +23,11 @@ func wakeups() *model.Wakeups {
 			{WakerPID: 0, WakerTID: 0, WakerComm: "swapper/1", WakeePID: 812, WakeeTID: 830, WakeeComm: "esc\x1b[2Jname",
 				// None of its wake-ups resolved yet: no cross-CPU share.
 				PerSec: 12.5, LatencyP50Micros: 3.2, LatencyP99Micros: 9.9, Timed: 100},
+			// Wake-ups in interrupts: no thread to name.
+			{WakerPID: model.WakerTimer, WakerTID: model.WakerTimer, WakerComm: model.WakerTimerComm, WakeePID: 900, WakeeTID: 901, WakeeComm: "poll-sleeper",
+				PerSec: 999.91, CrossCPUPercent: 0, LatencyP50Micros: 4, LatencyP99Micros: 30, Resolved: 100, Timed: 100},
+			{WakerPID: model.WakerSoftIRQ, WakerTID: model.WakerSoftIRQ, WakerComm: model.WakerSoftIRQComm, WakeePID: 7, WakeeTID: 7, WakeeComm: "rcu_preempt",
+				PerSec: 5, CrossCPUPercent: 0, LatencyP50Micros: 4, LatencyP99Micros: 30, Resolved: 5, Timed: 5},
 		},
 		Dropped: 17,
 	}
@@ -76,11 +81,24 @@ func TestJSONWakeups(t *testing.T) {
 		t.Errorf("report without --wakeups has a wakeups key")
 	}
 	pairs, _ := with["wakeups"].([]any)
-	if len(pairs) != 3 {
-		t.Fatalf("wakeups = %v, want 3 pairs", with["wakeups"])
+	if len(pairs) != 5 {
+		t.Fatalf("wakeups = %v, want 5 pairs", with["wakeups"])
 	}
 	if v, ok := pairs[2].(map[string]any)["cross_cpu_pct"]; !ok || v != nil {
 		t.Errorf("cross_cpu_pct of a pair with nothing resolved = %v, want null", v)
+	}
+	// An interrupt is no thread: no PID or TID a script could look up.
+	for _, p := range pairs[3:] {
+		m := p.(map[string]any)
+		if pid, ok := m["waker_pid"]; !ok || pid != nil {
+			t.Errorf("%v: waker_pid = %v, want null", m["waker_comm"], pid)
+		}
+		if tid, ok := m["waker_tid"]; !ok || tid != nil {
+			t.Errorf("%v: waker_tid = %v, want null", m["waker_comm"], tid)
+		}
+	}
+	if got := pairs[2].(map[string]any)["waker_tid"]; got != float64(0) {
+		t.Errorf("the idle task's waker_tid = %v, want 0", got)
 	}
 	var keys []string
 	for k := range pairs[0].(map[string]any) {
@@ -93,5 +111,27 @@ func TestJSONWakeups(t *testing.T) {
 	}
 	if got := with["wakeups_dropped"]; got != float64(17) {
 		t.Errorf("wakeups_dropped = %v, want 17", got)
+	}
+}
+
+// TestJSONWakeupsUnavailable: without the tracer a report says why, and
+// gives no figure it could not measure.
+func TestJSONWakeupsUnavailable(t *testing.T) {
+	var b bytes.Buffer
+	s := snapshot()
+	const why = "wake-ups unavailable: needs root, or CAP_BPF and CAP_PERFMON"
+	s.Wakeups = &model.Wakeups{Unavailable: why}
+	if err := NewJSON(&b, Options{}).Write(s); err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(b.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if got := r["wakeups_unavailable"]; got != why {
+		t.Errorf("wakeups_unavailable = %v, want %q", got, why)
+	}
+	if got, ok := r["wakeups_dropped"]; ok {
+		t.Errorf("wakeups_dropped = %v without a tracer, want none", got)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/wait"
 )
 
 // Source yields one Snapshot per call: a live sampler or a recording.
@@ -47,6 +48,9 @@ type Pipeline struct {
 // New is a pipeline for samples taken every interval (0: any interval
 // counts, for tests that make their own samples).
 func New(opts model.Options, interval time.Duration) *Pipeline {
+	if opts.ShortReason == nil {
+		opts.ShortReason = wait.Short
+	}
 	return &Pipeline{opts: opts, min: MinInterval(interval), spikes: model.NewSpikeDetector(SpikeWindow)}
 }
 

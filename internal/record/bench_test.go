@@ -106,7 +106,7 @@ func rawChunks(b *testing.B) (chunks [][]byte, samples int) {
 		b.Fatal(err)
 	}
 	for i := range r.chunks {
-		raw, err := r.decompress(i)
+		raw, err := r.decompress(i, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/record/recordtest"
+	"github.com/ctxtop/ctxtop/internal/wait"
 )
 
 // live is what sampler.Monitor computes from the same samples.
@@ -22,7 +23,7 @@ func live(in []model.Sample) []model.Snapshot {
 	spikes := model.NewSpikeDetector(5 * time.Minute)
 	var out []model.Snapshot
 	for i := 1; i < len(in); i++ {
-		s := model.Compute(&in[i-1], &in[i], model.Options{HotThreshold: 1000})
+		s := model.Compute(&in[i-1], &in[i], model.Options{HotThreshold: 1000, ShortReason: wait.Short})
 		s.Spike = spikes.Observe(s.Time, s.System.ContextSwitchesPerSec, s.System.CPUs)
 		out = append(out, s)
 	}

@@ -3,9 +3,11 @@ package record
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -33,7 +35,15 @@ type Recording struct {
 	// Size is the file's length in bytes.
 	Size int64
 
-	data   []byte
+	// src holds the file's bytes, read a chunk at a time: what a
+	// recording costs in memory is its index and one chunk, not its size.
+	src io.ReaderAt
+	// size is Size as an offset; bytes appended after opening are not
+	// read.
+	size int
+	file *os.File
+	// comp holds the compressed bytes of the chunk last read.
+	comp   []byte
 	chunks []chunkRef
 	frames []frameRef
 	checks []checkpoint
@@ -60,29 +70,29 @@ type checkpoint struct {
 	st  state
 }
 
-// Open reads a recording file. The file must be a regular file: a FIFO or
-// device would block the read.
+// Open reads a recording file's header and index; frames are read from
+// the file when played, so it stays open until Close. The file must be a
+// regular file: a FIFO or device would block the read.
 func Open(path string) (*Recording, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
+		f.Close()
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	data, err := io.ReadAll(f)
+	r, err := read(f, fi.Size())
 	if err != nil {
-		return nil, err
-	}
-	r, err := Parse(data)
-	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	r.file = f
 	return r, nil
 }
 
@@ -90,12 +100,28 @@ func Open(path string) (*Recording, error) {
 // an error: what can be read is kept and Notes say what was not. The error
 // is for input that is not a recording at all, or one too new to read.
 func Parse(data []byte) (*Recording, error) {
-	if len(data) == 0 {
+	return read(bytes.NewReader(data), int64(len(data)))
+}
+
+// read parses the size bytes of src: the magic first, so a file that is
+// not a recording costs a few bytes read, whatever its size.
+func read(src io.ReaderAt, size int64) (*Recording, error) {
+	if size == 0 {
 		return nil, fmt.Errorf("%w: the file is empty", ErrNotRecording)
 	}
-	if len(data) < len(magic)+1 || !bytes.Equal(data[:len(magic)], []byte(magic)) {
+	if size > math.MaxInt {
+		return nil, fmt.Errorf("%w: %d bytes", ErrCorrupt, size)
+	}
+	total := int(size)
+	// The magic, the version and the header's length.
+	p := len(magic) + 1
+	data := make([]byte, min(total, p+4))
+	if _, err := src.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if len(data) < p || !bytes.Equal(data[:len(magic)], []byte(magic)) {
 		if bytes.HasPrefix([]byte(magic), data) {
-			return nil, fmt.Errorf("%w: the file ends inside its header (%d bytes)", ErrCorrupt, len(data))
+			return nil, fmt.Errorf("%w: the file ends inside its header (%d bytes)", ErrCorrupt, total)
 		}
 		return nil, ErrNotRecording
 	}
@@ -106,23 +132,26 @@ func Parse(data []byte) (*Recording, error) {
 	if ver < 1 {
 		return nil, fmt.Errorf("%w: format version %d", ErrCorrupt, ver)
 	}
-	p := len(magic) + 1
 	if len(data) < p+4 {
-		return nil, fmt.Errorf("%w: the file ends inside its header (%d bytes)", ErrCorrupt, len(data))
+		return nil, fmt.Errorf("%w: the file ends inside its header (%d bytes)", ErrCorrupt, total)
 	}
 	hl := int(binary.LittleEndian.Uint32(data[p:]))
 	p += 4
 	if hl > maxHeader {
 		return nil, fmt.Errorf("%w: header claims %d bytes", ErrCorrupt, hl)
 	}
-	if len(data) < p+hl+4 {
-		return nil, fmt.Errorf("%w: the file ends inside its header (%d bytes)", ErrCorrupt, len(data))
+	if total < p+hl+4 {
+		return nil, fmt.Errorf("%w: the file ends inside its header (%d bytes)", ErrCorrupt, total)
 	}
-	body := data[p : p+hl]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[p+hl:]) {
+	hb := make([]byte, hl+4)
+	if _, err := src.ReadAt(hb, int64(p)); err != nil {
+		return nil, err
+	}
+	body := hb[:hl]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(hb[hl:]) {
 		return nil, fmt.Errorf("%w: header checksum mismatch", ErrCorrupt)
 	}
-	r := &Recording{data: data, Size: int64(len(data)), cacheChunk: -1}
+	r := &Recording{src: src, size: total, Size: size, cacheChunk: -1}
 	if err := r.Header.unmarshal(body); err != nil {
 		return nil, err
 	}
@@ -142,56 +171,105 @@ func Parse(data []byte) (*Recording, error) {
 	return r, nil
 }
 
-// Close releases the decompressor.
-func (r *Recording) Close() { r.zd.Close() }
+// Close releases the decompressor and the file.
+func (r *Recording) Close() {
+	r.zd.Close()
+	if r.file != nil {
+		r.file.Close()
+	}
+}
 
 // Location is the zone the recording's clock is shown in.
 func (r *Recording) Location() *time.Location { return r.loc }
 
-// readChunk parses the chunk header at off; ok is false when the bytes
-// there are not a whole, intact chunk, and why says what is wrong.
+// readChunk parses the chunk header at off and reads the chunk into
+// r.comp; ok is false when the bytes there are not a whole, intact chunk,
+// and why says what is wrong.
 func (r *Recording) readChunk(off int) (c chunkRef, ok bool, truncated bool, why string) {
-	d := r.data
-	if len(d)-off < chunkHeaderSize {
+	var hdr [chunkHeaderSize]byte
+	if r.size-off < chunkHeaderSize {
 		return c, false, true, "the last chunk's header is incomplete"
 	}
-	if !bytes.Equal(d[off:off+4], chunkSync[:]) {
+	if _, err := r.src.ReadAt(hdr[:], int64(off)); err != nil {
+		return c, false, true, "cannot read: " + err.Error()
+	}
+	if !bytes.Equal(hdr[:4], chunkSync[:]) {
 		return c, false, false, "no chunk marker"
 	}
 	// The frame count at off+12 is not needed: the frames are counted
 	// as they are decoded.
-	compLen := int(binary.LittleEndian.Uint32(d[off+4:]))
-	rawLen := int(binary.LittleEndian.Uint32(d[off+8:]))
+	compLen := int(binary.LittleEndian.Uint32(hdr[4:]))
+	rawLen := int(binary.LittleEndian.Uint32(hdr[8:]))
 	if compLen > maxChunkCompressed || rawLen > maxChunkRaw {
 		return c, false, false, "chunk length out of range"
 	}
-	if len(d)-off-chunkHeaderSize < compLen {
+	if r.size-off-chunkHeaderSize < compLen {
 		return c, false, true, "the last chunk is incomplete"
 	}
-	comp := d[off+chunkHeaderSize : off+chunkHeaderSize+compLen]
-	crc := crc32.Update(crc32.Checksum(d[off+4:off+16], castagnoli), castagnoli, comp)
-	if crc != binary.LittleEndian.Uint32(d[off+16:]) {
+	comp, err := r.readComp(off, compLen)
+	if err != nil {
+		return c, false, true, "cannot read: " + err.Error()
+	}
+	crc := crc32.Update(crc32.Checksum(hdr[4:16], castagnoli), castagnoli, comp)
+	if crc != binary.LittleEndian.Uint32(hdr[16:]) {
 		return c, false, false, "checksum mismatch"
 	}
 	return chunkRef{off: off, compLen: compLen, rawLen: rawLen}, true, false, ""
 }
 
-// nextSync finds the next chunk marker after off, or -1.
-func (r *Recording) nextSync(off int) int {
-	i := bytes.Index(r.data[off:], chunkSync[:])
-	if i < 0 {
-		return -1
+// readComp reads the compressed bytes of the chunk at off into r.comp,
+// which grows to the largest chunk read and no further.
+func (r *Recording) readComp(off, compLen int) ([]byte, error) {
+	if cap(r.comp) < compLen {
+		r.comp = make([]byte, compLen)
 	}
-	return off + i
+	comp := r.comp[:compLen]
+	if _, err := r.src.ReadAt(comp, int64(off+chunkHeaderSize)); err != nil {
+		return nil, err
+	}
+	return comp, nil
 }
 
-func (r *Recording) decompress(ci int) ([]byte, error) {
+// syncWindow is how much of the file nextSync reads at a time.
+const syncWindow = 64 << 10
+
+// nextSync finds the next chunk marker after off, or -1, reading a window
+// at a time.
+func (r *Recording) nextSync(off int) int {
+	buf := make([]byte, syncWindow)
+	for off < r.size {
+		n, err := r.src.ReadAt(buf[:min(len(buf), r.size-off)], int64(off))
+		if i := bytes.Index(buf[:n], chunkSync[:]); i >= 0 {
+			return off + i
+		}
+		if err != nil || n < len(chunkSync) {
+			return -1
+		}
+		// A marker may straddle two windows.
+		off += n - len(chunkSync) + 1
+	}
+	return -1
+}
+
+// decompress returns chunk ci's frames; comp, when not nil, is its
+// compressed bytes, already read.
+func (r *Recording) decompress(ci int, comp []byte) ([]byte, error) {
 	if ci == r.cacheChunk {
 		return r.cache, nil
 	}
 	c := r.chunks[ci]
-	comp := r.data[c.off+chunkHeaderSize : c.off+chunkHeaderSize+c.compLen]
+	if comp == nil {
+		var err error
+		if comp, err = r.readComp(c.off, c.compLen); err != nil {
+			return nil, err
+		}
+	}
+	// A new buffer each time: a frame's bytes stay valid after the next
+	// chunk is read.
 	out, err := r.zd.DecodeAll(comp, make([]byte, 0, c.rawLen))
+	if err != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +313,7 @@ func (r *Recording) scan(off int) {
 		skipping = true
 		d.synced = false
 	}
-	for off < len(r.data) {
+	for off < r.size {
 		c, ok, truncated, why := r.readChunk(off)
 		if !ok {
 			next := r.nextSync(off + 1)
@@ -247,7 +325,7 @@ func (r *Recording) scan(off int) {
 						end = "the recording ends at " + time.Unix(0, lastGood.wall).In(r.loc).Format("15:04:05")
 					}
 					r.Notes = append(r.Notes, fmt.Sprintf("stopped at byte %d of %d: %s, as a recorder killed mid-write or a full disk leaves it; %s",
-						off, len(r.data), why, end))
+						off, r.size, why, end))
 				} else {
 					damage(off, why)
 					report(nil)
@@ -261,7 +339,7 @@ func (r *Recording) scan(off int) {
 		ci := len(r.chunks)
 		r.chunks = append(r.chunks, c)
 		off = c.off + chunkHeaderSize + c.compLen
-		raw, err := r.decompress(ci)
+		raw, err := r.decompress(ci, r.comp[:c.compLen])
 		if err != nil {
 			damage(c.off, "cannot decompress: "+err.Error())
 			continue
@@ -328,7 +406,7 @@ func (r *Recording) Span() (first, last time.Time) {
 // frameBytes returns frame i's encoded bytes.
 func (r *Recording) frameBytes(i int) ([]byte, error) {
 	f := r.frames[i]
-	raw, err := r.decompress(f.chunk)
+	raw, err := r.decompress(f.chunk, nil)
 	if err != nil {
 		return nil, err
 	}

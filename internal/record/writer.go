@@ -47,8 +47,13 @@ type Writer struct {
 
 	raw    []byte
 	frames int
-	out    []byte
-	size   int64
+	// written counts the frames in chunks on disk.
+	written int
+	// need is the size the file would have needed for the chunk that
+	// met the cap.
+	need int64
+	out  []byte
+	size int64
 	// lastLen is the size of the last chunk that did not start with a
 	// keyframe: the usual size, which NearFull projects from.
 	lastLen  int
@@ -85,7 +90,7 @@ func NewWriter(w io.Writer, h Header, o WriterOptions) (*Writer, error) {
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(body, castagnoli))
 	wr := &Writer{w: w, opts: o, z: z}
 	if o.MaxSize > 0 && int64(len(b)) > o.MaxSize {
-		return nil, ErrSizeLimit
+		return nil, &CapError{MaxSize: o.MaxSize, Need: int64(len(b))}
 	}
 	if _, err := w.Write(b); err != nil {
 		return nil, err
@@ -158,6 +163,7 @@ func (w *Writer) Flush() error {
 	b = binary.LittleEndian.AppendUint32(b, crc)
 	n := int64(len(b) + len(comp))
 	if w.opts.MaxSize > 0 && w.size+n > w.opts.MaxSize {
+		w.need = w.size + n
 		w.err = ErrSizeLimit
 		return w.err
 	}
@@ -173,6 +179,7 @@ func (w *Writer) Flush() error {
 	if !w.chunkKey {
 		w.lastLen = len(chunk)
 	}
+	w.written += w.frames
 	w.raw, w.frames, w.chunkKey = w.raw[:0], 0, false
 	return nil
 }

@@ -1,6 +1,9 @@
 package sampler
 
-import "github.com/ctxtop/ctxtop/internal/model"
+import (
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/wait"
+)
 
 // testMonitor takes a sample, the looks of the interval and the rates in
 // the order the live source does (pipeline.Live), for the sampler's own
@@ -18,7 +21,7 @@ func NewMonitor(cfg Config) (*testMonitor, error) {
 		return nil, err
 	}
 	m := &testMonitor{s: s, waits: newWaitSampler(s.rootFD), prev: new(model.Sample), cur: new(model.Sample),
-		opts: model.Options{HotThreshold: cfg.HotThreshold, Partial: len(cfg.PIDs) > 0}}
+		opts: model.Options{HotThreshold: cfg.HotThreshold, Partial: len(cfg.PIDs) > 0, ShortReason: wait.Short}}
 	if err := s.Sample(m.prev); err != nil {
 		s.Close()
 		return nil, err

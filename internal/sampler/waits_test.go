@@ -363,22 +363,29 @@ func TestWaitLooksCostAboutOneSwitch(t *testing.T) {
 	w.arm(&model.Snapshot{Interval: 110 * time.Millisecond, Threads: snap.Threads})
 	time.Sleep(150 * time.Millisecond)
 	w.collect(nil)
+	// On a busy machine this process switches without any look too (its
+	// runtime's threads are preempted and hand off): the same interval
+	// with nothing armed, just before, is the baseline taken off.
+	before := ownSwitches(t)
+	time.Sleep(snap.Interval)
+	idle := ownSwitches(t) - before
 	// Those looks settled the thread (one reason); spread looks again.
 	clear(w.known)
-	before := ownSwitches(t)
+	before = ownSwitches(t)
 	w.arm(snap)
 	time.Sleep(snap.Interval)
-	got := ownSwitches(t) - before
+	got := ownSwitches(t) - before - idle
 	tallies := w.collect(nil)
 	if len(tallies) != 1 || tallies[0].Looks != WaitLooks {
 		t.Fatalf("tallies %+v, want %d looks at thread %d", tallies, WaitLooks, target)
 	}
 	// The sleep, the reads above and a busy machine cost a few more
-	// (13–26 measured, 33 under -race; 74–78 with a Go timer).
+	// (13–26 measured on a quiet box, 33 under -race; 74–78 with a Go
+	// timer; beside CPU hogs the idle interval alone cost up to 50).
 	if limit := 4 * WaitLooks; got > limit {
-		t.Errorf("%d looks cost %d switches, want at most %d", WaitLooks, got, limit)
+		t.Errorf("%d looks cost %d switches over an idle interval's %d, want at most %d", WaitLooks, got, idle, limit)
 	}
-	t.Logf("%d looks: %d switches", WaitLooks, got)
+	t.Logf("%d looks: %d switches over an idle interval's %d", WaitLooks, got, idle)
 }
 
 // TestSettledThreadIsLookedAtOnlyAtTheRefresh: a thread whose asleep looks

@@ -38,6 +38,16 @@ const PairMapSize = 16384
 // note of the one that lost it goes unresolved (its wake-up stays counted).
 const NoteSlots = 16384
 
+// The pair map's keys for wakers that are no thread (WAKER_* in the BPF
+// source): wake-ups in a hard interrupt, in a softirq, or by a timer's
+// callback in either; and the idle task, keyed by CPU.
+const (
+	keyIRQ     = 0xfffffff1
+	keySoftIRQ = 0xfffffff2
+	keyTimer   = 0xfffffff3
+	keyIdle    = 0x80000000
+)
+
 // ErrUnavailable wraps every reason the programs cannot run here; its
 // message says what is missing and how to get it, in one line.
 var ErrUnavailable = errors.New("wake-ups unavailable")
@@ -127,6 +137,9 @@ func open(pairs uint32) (t *Tracer, err error) {
 		return nil, fmt.Errorf("%w: pair map holds %d entries, Go expects %d", ErrUnavailable, m.MaxEntries, PairMapSize)
 	}
 	spec.Maps[wakeupMapPairMap].MaxEntries = pairs
+	if err := setPerCPULayout(spec); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
 	t = &Tracer{}
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
 		return nil, fmt.Errorf("%w: kernel %s cannot load the programs (BTF tracepoint programs need Linux 5.5 or later): %s", ErrUnavailable, kernelRelease(), firstLine(err))
@@ -226,10 +239,10 @@ func (t *Tracer) Read(s *model.WakeupSample) error {
 		for i := range n {
 			k, v := &t.keys[i], &t.vals[i]
 			p := model.WakeupPairCount{
-				WakerPID: int(v.WakerPid), WakerTID: int(k.WakerTid), WakerComm: comm(&v.WakerComm),
 				WakeePID: int(v.WakeePid), WakeeTID: int(k.WakeeTid), WakeeComm: comm(&v.WakeeComm),
 				Wakeups: v.Wakeups, Resolved: v.Resolved, CrossCPU: v.CrossCpu,
 			}
+			p.WakerPID, p.WakerTID, p.WakerComm = wakerOf(k.WakerTid, v.WakerPid, &v.WakerComm)
 			for b, c := range v.Latency {
 				p.Latency[b] = uint64(c)
 			}
@@ -256,6 +269,23 @@ func (t *Tracer) Read(s *model.WakeupSample) error {
 		s.Dropped += c.Dropped
 	}
 	return nil
+}
+
+// wakerOf is who a pair map key's waker is: a thread, the idle task (thread
+// 0, keyed by CPU in the map), or a pseudo-waker, whose TID and PID are
+// negative so nothing takes them for a thread to look up.
+func wakerOf(key, pid uint32, c *[16]int8) (int, int, string) {
+	switch {
+	case key == keyIRQ:
+		return model.WakerIRQ, model.WakerIRQ, model.WakerIRQComm
+	case key == keySoftIRQ:
+		return model.WakerSoftIRQ, model.WakerSoftIRQ, model.WakerSoftIRQComm
+	case key == keyTimer:
+		return model.WakerTimer, model.WakerTimer, model.WakerTimerComm
+	case key&keyIdle != 0:
+		return 0, 0, comm(c)
+	}
+	return int(pid), int(key), comm(c)
 }
 
 // comm turns a kernel task name into a string safe for a terminal: a name

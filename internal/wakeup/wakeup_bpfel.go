@@ -66,12 +66,16 @@ type wakeupPairKey struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	wakeupMapCpuStatMap     = "cpu_stat_map"
-	wakeupMapNotes          = "notes"
-	wakeupMapPairMap        = "pair_map"
-	wakeupProgCtxtopMigrate = "ctxtop_migrate"
-	wakeupProgCtxtopSwitch  = "ctxtop_switch"
-	wakeupProgCtxtopWaking  = "ctxtop_waking"
+	wakeupMapCpuStatMap         = "cpu_stat_map"
+	wakeupMapNotes              = "notes"
+	wakeupMapPairMap            = "pair_map"
+	wakeupProgCtxtopMigrate     = "ctxtop_migrate"
+	wakeupProgCtxtopSwitch      = "ctxtop_switch"
+	wakeupProgCtxtopWaking      = "ctxtop_waking"
+	wakeupVarHrtimerBasesFromRq = "hrtimer_bases_from_rq"
+	wakeupVarPreemptCountFromRq = "preempt_count_from_rq"
+	wakeupVarTimerBasesFromRq   = "timer_bases_from_rq"
+	wakeupVarTimerBasesN        = "timer_bases_n"
 )
 
 // loadWakeup returns the embedded CollectionSpec for wakeup.
@@ -134,6 +138,10 @@ type wakeupMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type wakeupVariableSpecs struct {
+	HrtimerBasesFromRq *ebpf.VariableSpec `ebpf:"hrtimer_bases_from_rq"`
+	PreemptCountFromRq *ebpf.VariableSpec `ebpf:"preempt_count_from_rq"`
+	TimerBasesFromRq   *ebpf.VariableSpec `ebpf:"timer_bases_from_rq"`
+	TimerBasesN        *ebpf.VariableSpec `ebpf:"timer_bases_n"`
 }
 
 // wakeupObjects contains all objects after they have been loaded into the kernel.
@@ -173,6 +181,10 @@ func (m *wakeupMaps) Close() error {
 //
 // It can be passed to loadWakeupObjects or ebpf.CollectionSpec.LoadAndAssign.
 type wakeupVariables struct {
+	HrtimerBasesFromRq *ebpf.Variable `ebpf:"hrtimer_bases_from_rq"`
+	PreemptCountFromRq *ebpf.Variable `ebpf:"preempt_count_from_rq"`
+	TimerBasesFromRq   *ebpf.Variable `ebpf:"timer_bases_from_rq"`
+	TimerBasesN        *ebpf.Variable `ebpf:"timer_bases_n"`
 }
 
 // wakeupPrograms contains all programs after they have been loaded into the kernel.

@@ -2,6 +2,7 @@ package detail
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
@@ -21,6 +22,10 @@ func (m Model) wakeLines() []string {
 		return []string{"", th.Dim.Render(textutil.Truncate(w.Unavailable, m.width))}
 	}
 	row := func(tid int, comm string, p model.WakeupPair) string {
+		id := strconv.Itoa(tid)
+		if tid < 0 { // an interrupt: no thread
+			id = "-"
+		}
 		cross, p50 := textutil.Percent(p.CrossCPUPercent), textutil.Micros(p.LatencyP50Micros)
 		if !p.CrossCPUKnown() {
 			cross = "-"
@@ -28,7 +33,7 @@ func (m Model) wakeLines() []string {
 		if !p.LatencyKnown() {
 			p50 = "-"
 		}
-		s := fmt.Sprintf("  %7d %-15s %9s/s %5s%% cross-CPU  p50 %s µs", tid, textutil.Truncate(comm, 15),
+		s := fmt.Sprintf("  %7s %-15s %9s/s %5s%% cross-CPU  p50 %s µs", id, textutil.Truncate(comm, 15),
 			textutil.Rate(p.PerSec, 9), cross, p50)
 		return textutil.Truncate(s, m.width)
 	}

@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
@@ -220,7 +221,7 @@ func (m Model) rateLine(label string, hist []float64, spikeLine bool) string {
 	spike := ""
 	if spikeLine && m.snap != nil && m.snap.Spike.Active {
 		lab = t.Spike.Render(textutil.PadRight(label, 5))
-		spike = " " + t.Spike.Render(" SPIKE ") + " " + m.snap.Spike.Reason
+		spike = " " + t.Spike.Render(" SPIKE ") + " " + format.SpikeReason(m.snap.Spike)
 	}
 	head := lab + " " + t.Value.Render(textutil.PadLeft(val, 11)) + spike + " "
 	if textutil.Width(head) > m.width-8 {

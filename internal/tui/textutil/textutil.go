@@ -9,12 +9,12 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/format"
 )
 
 // Thousands formats v rounded to an integer with comma separators, the way
 // the rates are easiest to compare at a glance.
-func Thousands(v float64) string { return model.Thousands(v) }
+func Thousands(v float64) string { return format.Thousands(v) }
 
 // Rate formats a per-second rate into at most width cells: thousands
 // separators when they fit, otherwise k/M/G so a narrow column never spills.

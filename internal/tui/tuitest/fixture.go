@@ -46,7 +46,7 @@ func Snapshot() model.Snapshot {
 		},
 		Threads:   threads,
 		Processes: procs,
-		Spike:     model.Spike{Active: true, Reason: "cs/s 12× its recent median"},
+		Spike:     model.Spike{Active: true, Baseline: 16_750, Factor: 12, Window: 5 * time.Minute},
 		Tasks:     212,
 		// The header's cs/s less the sum over the threads above.
 		UnattributedPerSec: 27_125.4,

@@ -214,7 +214,8 @@ func matches(p *model.WakeupPair, filter, lower string) bool {
 		return true
 	}
 	for _, id := range [...]int{p.WakerPID, p.WakerTID, p.WakeePID, p.WakeeTID} {
-		if strings.HasPrefix(strconv.Itoa(id), filter) {
+		// An interrupt's negative number is no ID anyone types.
+		if id >= 0 && strings.HasPrefix(strconv.Itoa(id), filter) {
 			return true
 		}
 	}
@@ -408,6 +409,15 @@ func (m Model) align(c Column, s string, w int) string {
 	return textutil.PadLeft(s, w)
 }
 
+// wakerID is the waker's PID or TID as shown: "-" for an interrupt, which
+// is no thread.
+func wakerID(p *model.WakeupPair, id int) string {
+	if p.WakerIsInterrupt() {
+		return "-"
+	}
+	return strconv.Itoa(id)
+}
+
 // sep follows a column: an arrow from the waker's side to the wakee's.
 func sep(c Column) string {
 	if c == ColWaker {
@@ -423,9 +433,9 @@ func (m Model) rowLine(p *model.WakeupPair, cols []Column, widths []int) string 
 		var s string
 		switch c {
 		case ColWakerPID:
-			s = strconv.Itoa(p.WakerPID)
+			s = wakerID(p, p.WakerPID)
 		case ColWakerTID:
-			s = strconv.Itoa(p.WakerTID)
+			s = wakerID(p, p.WakerTID)
 		case ColWaker:
 			s = p.WakerComm
 		case ColWakeePID:

@@ -93,7 +93,7 @@ func TestFilterSortAndOpen(t *testing.T) {
 		t.Fatal("typing a filter: Filtering() = false")
 	}
 	m, _ = press(m, "enter")
-	if diff := cmp.Diff([][2]int{{911, 912}, {912, 911}, {0, 913}, {0, 912}}, tids(m.Rows())); diff != "" {
+	if diff := cmp.Diff([][2]int{{911, 912}, {912, 911}, {model.WakerTimer, 912}, {0, 913}}, tids(m.Rows())); diff != "" {
 		t.Errorf("filter pool (-want +got):\n%s", diff)
 	}
 	// Sort by cross-CPU share: the column right of WAKE/s.
@@ -101,11 +101,11 @@ func TestFilterSortAndOpen(t *testing.T) {
 	if c, _ := m.Sort(); c != ColCross {
 		t.Errorf("sort column %v, want ColCross", c)
 	}
-	if diff := cmp.Diff([][2]int{{911, 912}, {912, 911}, {0, 912}, {0, 913}}, tids(m.Rows())); diff != "" {
+	if diff := cmp.Diff([][2]int{{911, 912}, {912, 911}, {model.WakerTimer, 912}, {0, 913}}, tids(m.Rows())); diff != "" {
 		t.Errorf("sorted by XCPU%% (-want +got):\n%s", diff)
 	}
 	m, _ = press(m, "r")
-	if diff := cmp.Diff([][2]int{{0, 912}, {0, 913}, {912, 911}, {911, 912}}, tids(m.Rows())); diff != "" {
+	if diff := cmp.Diff([][2]int{{model.WakerTimer, 912}, {0, 913}, {912, 911}, {911, 912}}, tids(m.Rows())); diff != "" {
 		t.Errorf("reversed (-want +got):\n%s", diff)
 	}
 	// Enter on the third row opens its wakee.
@@ -131,6 +131,11 @@ func TestFilterSortAndOpen(t *testing.T) {
 	}
 	if got := m.View(); !strings.Contains(got, "/777 1 shown") {
 		t.Errorf("status does not show the filter:\n%s", got)
+	}
+	// An interrupt is found by its name.
+	m, _ = press(m, "esc", "/", "t", "i", "m", "e", "r", "enter")
+	if diff := cmp.Diff([][2]int{{model.WakerTimer, 912}}, tids(m.Rows())); diff != "" {
+		t.Errorf("filter timer (-want +got):\n%s", diff)
 	}
 }
 

@@ -20,6 +20,7 @@ typedef __u8 u8;
 typedef __u16 u16;
 typedef __u32 u32;
 typedef __u64 u64;
+typedef __s64 s64;
 typedef __u16 __be16;
 typedef __u32 __be32;
 typedef __u32 __wsum;
@@ -49,8 +50,34 @@ enum {
 
 #define TASK_COMM_LEN 16
 
+struct rq {
+	int cpu;
+} __attribute__((preserve_access_index));
+
+/* CONFIG_FAIR_GROUP_SCHED: the group run queue the entity is on, and its CPU's rq. */
+struct cfs_rq {
+	struct rq *rq;
+} __attribute__((preserve_access_index));
+
 struct sched_entity {
 	unsigned char sched_delayed;
+	struct cfs_rq *cfs_rq;
+} __attribute__((preserve_access_index));
+
+/*
+ * Timers: the callback running now on a CPU, if any. Per CPU, clock_base[]
+ * holds the hard (interrupt) bases first, then as many soft (softirq) ones.
+ */
+struct hrtimer;
+struct hrtimer_clock_base {
+	struct hrtimer *running;
+} __attribute__((preserve_access_index));
+struct hrtimer_cpu_base {
+	struct hrtimer_clock_base clock_base[8];
+} __attribute__((preserve_access_index));
+struct timer_list;
+struct timer_base {
+	struct timer_list *running_timer;
 } __attribute__((preserve_access_index));
 
 /* CONFIG_SCHED_INFO (selected by SCHEDSTATS or TASK_DELAY_ACCT). */

@@ -32,6 +32,12 @@
  * wake-ups go untimed (an estimate from the table's size); none goes
  * uncounted.
  *
+ * A wake-up in an interrupt (a timer expiring, a packet or a disk request
+ * completing) runs in the context of whichever task the interrupt came
+ * upon, which has nothing to do with it: such a wake-up is counted for a
+ * pseudo-waker (hard interrupt, softirq or timer, see waker_of), never for
+ * current.
+ *
  * Programs are tp_btf (BTF-typed raw tracepoints): the cheapest attachment,
  * and the task pointers they get are read with CO-RE relocations.
  */
@@ -157,6 +163,112 @@ static __always_inline u32 log2_u64(u64 v)
 /* Not a thread ID: 0 is every CPU's idle task, a waker like any other. */
 #define NO_TID 0xffffffffu
 
+/*
+ * Wakers that are no thread, as the pair key's waker; above any thread ID
+ * (PID_MAX_LIMIT is 2^22). Keep in step with Go (tracer.go).
+ */
+#define WAKER_IRQ 0xfffffff1u		/* a hard interrupt, not a timer's */
+#define WAKER_SOFTIRQ 0xfffffff2u	/* a softirq, not a timer's: network, block, tasklets */
+#define WAKER_TIMER 0xfffffff3u		/* an hrtimer or timer_list callback */
+/*
+ * The idle task is thread 0 on every CPU: keyed by its CPU, or swapper/1's
+ * wake-ups would be counted and named as swapper/0's.
+ */
+#define WAKER_IDLE 0x80000000u		/* | CPU */
+
+/* include/linux/preempt.h: the preempt count's interrupt bits. */
+#define SOFTIRQ_OFFSET (1u << 8)	/* serving a softirq (not just bh disabled) */
+#define HARDIRQ_MASK (0xfu << 16)
+#define NMI_MASK (0xfu << 20)
+#define HRTIMER_HARD_BASES 4		/* clock_base[0..3]; [4..7] are the soft ones */
+#define MAX_TIMER_BASES 4
+
+/*
+ * Where this CPU's preempt count, hrtimer bases and timer wheel bases lie,
+ * in bytes from its run queue. All are per-CPU variables, laid out alike
+ * for every CPU, so their distances are those of their offsets in the
+ * kernel's BTF (.data..percpu), which user space sets here before loading;
+ * 0 where this kernel has no such variable (interrupts are then not told
+ * apart, and the waker is current). Not __ksym variables: the kernel finds
+ * those in kallsyms, which lists no data without CONFIG_KALLSYMS_ALL.
+ */
+volatile const s64 preempt_count_from_rq = 0;
+volatile const s64 hrtimer_bases_from_rq = 0;
+volatile const s64 timer_bases_from_rq = 0;
+volatile const u32 timer_bases_n = 0;
+
+/* running_at tells whether the pointer at addr is set. */
+static __always_inline bool running_at(u64 addr)
+{
+	void *p = 0;
+
+	return !bpf_probe_read_kernel(&p, sizeof(p), (void *)addr) && p;
+}
+
+/*
+ * in_timer tells whether a timer callback is running on this CPU: an
+ * hrtimer of the hard bases in a hard interrupt; in a softirq, one of the
+ * soft bases or of the timer wheel (timer_list). Only a wake-up in an
+ * interrupt comes here, so its reads cost a task's wake-up nothing.
+ */
+static __always_inline bool in_timer(u64 rq, bool hard)
+{
+	u64 at = rq + hrtimer_bases_from_rq + bpf_core_field_offset(struct hrtimer_cpu_base, clock_base) +
+		 bpf_core_field_offset(struct hrtimer_clock_base, running);
+	u64 size = bpf_core_type_size(struct hrtimer_clock_base);
+	int i;
+
+	if (hrtimer_bases_from_rq) {
+		if (!hard)
+			at += HRTIMER_HARD_BASES * size;
+		for (i = 0; i < HRTIMER_HARD_BASES; i++)
+			if (running_at(at + i * size))
+				return true;
+	}
+	if (hard || !timer_bases_from_rq)
+		return false;
+	at = rq + timer_bases_from_rq + bpf_core_field_offset(struct timer_base, running_timer);
+	size = bpf_core_type_size(struct timer_base);
+	for (i = 0; i < MAX_TIMER_BASES && i < timer_bases_n; i++)
+		if (running_at(at + i * size))
+			return true;
+	return false;
+}
+
+/*
+ * waker_of is the waker's key in the pair map: current's thread ID, but a
+ * pseudo-waker when the wake-up runs in an interrupt, in which current is
+ * only the task the interrupt came upon, and the idle task keyed by CPU.
+ * The preempt count says which: the hard interrupt bits, or the bit of a
+ * softirq being served (run at an interrupt's end, by ksoftirqd or when a
+ * task enables bottom halves again; a task that merely disabled them
+ * still wakes as itself). x86 keeps it per CPU, found from this CPU's run
+ * queue, which current's fair-class entity points to (every task's, the
+ * idle task's too, under CONFIG_FAIR_GROUP_SCHED).
+ */
+static __always_inline u32 waker_of(u32 tid, u32 cpu)
+{
+	struct task_struct *cur;
+	struct cfs_rq *cfs;
+	u32 pc = 0;
+	u64 rq;
+
+	if (preempt_count_from_rq && bpf_core_field_exists(struct sched_entity, cfs_rq)) {
+		cur = bpf_get_current_task_btf();
+		cfs = cur->se.cfs_rq;
+		rq = cfs ? (u64)cfs->rq : 0;
+		if (rq && !bpf_probe_read_kernel(&pc, sizeof(pc), (void *)(rq + preempt_count_from_rq))) {
+			if (pc & (HARDIRQ_MASK | NMI_MASK))
+				return in_timer(rq, true) ? WAKER_TIMER : WAKER_IRQ;
+			if (pc & SOFTIRQ_OFFSET)
+				return in_timer(rq, false) ? WAKER_TIMER : WAKER_SOFTIRQ;
+		}
+	}
+	if (tid == 0)
+		return WAKER_IDLE | cpu;
+	return tid;
+}
+
 static __always_inline u32 slot_of(u32 tid)
 {
 	return (tid * 2654435761u) >> (32 - NOTE_SLOTS_LOG2);
@@ -229,7 +341,7 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(ctxtop_waking, struct task_struct *p)
 {
 	u64 id, pcount = 0;
-	u32 idx, wakee, tid, j;
+	u32 idx, wakee, tid, cpu, j;
 	bool new_jiffy = false;
 	struct note *n;
 
@@ -248,7 +360,8 @@ int BPF_PROG(ctxtop_waking, struct task_struct *p)
 	if (!n)
 		return 0;
 	id = bpf_get_current_pid_tgid();
-	tid = (u32)id;
+	cpu = bpf_get_smp_processor_id();
+	tid = waker_of((u32)id, cpu);
 	j = (u32)bpf_jiffies64();
 	if (n->owner != wakee) {
 		/*
@@ -303,8 +416,14 @@ int BPF_PROG(ctxtop_waking, struct task_struct *p)
 		flush(n);
 		if (tid != n->cw_tid) {
 			n->cw_tid = tid;
-			n->cw_pid = id >> 32;
-			bpf_get_current_comm(n->cw_comm, sizeof(n->cw_comm));
+			/* User space names the pseudo-wakers; current is not one. */
+			if (tid >= WAKER_IRQ) {
+				n->cw_pid = tid;
+				n->cw_comm[0] = 0;
+			} else {
+				n->cw_pid = id >> 32;
+				bpf_get_current_comm(n->cw_comm, sizeof(n->cw_comm));
+			}
 			/* The wakee may have renamed itself since. */
 			bpf_probe_read_kernel_str(n->owner_comm, sizeof(n->owner_comm), p->comm);
 		}
@@ -312,7 +431,7 @@ int BPF_PROG(ctxtop_waking, struct task_struct *p)
 	n->cw_wakeups++;
 	n->in_jif++;
 	n->pending = 1;
-	n->waker_cpu = bpf_get_smp_processor_id();
+	n->waker_cpu = cpu;
 	n->pcount = pcount;
 	/*
 	 * A wakee that is not busy has its counts in the map at once: a rare

@@ -1,0 +1,41 @@
+package format
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+)
+
+func TestSpikeReason(t *testing.T) {
+	for _, c := range []struct {
+		s    model.Spike
+		want string
+	}{
+		{model.Spike{}, ""},
+		{model.Spike{Baseline: 60_000, Window: 5 * time.Minute}, ""},
+		{model.Spike{Active: true, Baseline: 60_000, Factor: 3, Window: 5 * time.Minute}, "3.0× the 5-min baseline 60,000 (median)"},
+		// Past 10× a tenth is no news.
+		{model.Spike{Active: true, Baseline: 60_000, Factor: 2295, Window: 5 * time.Minute}, "2,295× the 5-min baseline 60,000 (median)"},
+		{model.Spike{Active: true, Window: 90 * time.Second}, "up from the 1m30s baseline 0 (median)"},
+	} {
+		if got := SpikeReason(c.s); got != c.want {
+			t.Errorf("SpikeReason(%+v) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{
+		{0, "0"}, {999.4, "999"}, {1000, "1,000"}, {1234567.5, "1,234,568"}, {-1234, "-1,234"},
+		{math.NaN(), "-"}, {math.Inf(1), "-"},
+	} {
+		if got := Thousands(c.v); got != c.want {
+			t.Errorf("Thousands(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
