@@ -44,13 +44,14 @@ const DefaultRepeats = 3
 
 // Plan is the matrix, in the order the tables show it: each mode unpinned,
 // with both sides on the first allowed CPU, and with one side on each of
-// the first two. Goroutine mode pins the whole process, so it takes one
-// CPU, not two; the syscall baseline, one thread, never takes two.
+// the first two. A mode that pins its whole process (goroutine) takes one
+// CPU, not two; one with a single thread (the syscall baseline) never
+// takes two.
 func Plan(modes []load.Mode, allowed []int, d time.Duration) []*Cell {
 	var plan []*Cell
 	add := func(m load.Mode, cpus []int) {
 		e := Switches
-		if m == load.ModeSyscall || m == load.ModeGoroutine {
+		if m.Info().NoSwitch {
 			e = NoSwitch
 		}
 		plan = append(plan, &Cell{Experiment: e, Config: load.Config{Mode: m, CPUs: cpus, Duration: d}})
@@ -61,7 +62,7 @@ func Plan(modes []load.Mode, allowed []int, d time.Duration) []*Cell {
 			continue
 		}
 		add(m, []int{allowed[0]})
-		if m != load.ModeSyscall && m != load.ModeGoroutine && len(allowed) >= 2 {
+		if i := m.Info(); i.MaxCPUs >= 2 && !i.Goroutines && len(allowed) >= 2 {
 			add(m, []int{allowed[0], allowed[1]})
 		}
 	}

@@ -6,6 +6,23 @@ import (
 	"github.com/ctxtop/ctxtop/internal/load"
 )
 
+// modesWhere are the modes that have a property, in the registry's order.
+func modesWhere(has func(load.Info) bool) []load.Mode {
+	var out []load.Mode
+	for _, i := range load.Modes() {
+		if has(i) {
+			out = append(out, i.Mode)
+		}
+	}
+	return out
+}
+
+// switchingPairs are the modes whose round trip is a pair of context
+// switches (futex, pipe, process): the ones pinning speaks to.
+func switchingPairs() []load.Mode {
+	return modesWhere(func(i load.Info) bool { return !i.NoSwitch && !i.Threaded })
+}
+
 // find is the cell of mode with ncpus CPUs pinned that has a figure.
 func find(cells []*Cell, mode load.Mode, ncpus int) *Cell {
 	for _, c := range cells {
@@ -56,7 +73,7 @@ func Conclusions(cells []*Cell, e Experiment) []string {
 	}
 	switch e {
 	case Switches:
-		for _, m := range []load.Mode{load.ModeFutex, load.ModePipe, load.ModeProcess} {
+		for _, m := range switchingPairs() {
 			u, one, two := find(cells, m, 0), find(cells, m, 1), find(cells, m, 2)
 			if u != nil && one != nil {
 				out = append(out, compare(fmt.Sprintf("pinning both %s sides to one CPU", m), "made a round trip", u.Trip(), one.Trip(), "ns", "faster", "slower"))

@@ -28,7 +28,7 @@ func PlanWorkingSet(modes []load.Mode, sizes []int64, allowed []int, d time.Dura
 		cpus = []int{allowed[0]}
 	}
 	for _, m := range modes {
-		if !m.Walks() {
+		if !m.Info().Walks {
 			continue
 		}
 		for _, ws := range sizes {
@@ -51,11 +51,12 @@ func PoolSizes(cpus int) []int {
 	return out
 }
 
-// PlanPool is the pool experiment on this many CPUs.
-func PlanPool(cpus int, d time.Duration) []*Cell {
+// PlanPool is the pool experiment on this many CPUs: threaded mode m
+// (pool) at each of PoolSizes.
+func PlanPool(m load.Mode, cpus int, d time.Duration) []*Cell {
 	var plan []*Cell
 	for _, n := range PoolSizes(cpus) {
-		plan = append(plan, &Cell{Experiment: Pool, Config: load.Config{Mode: load.ModePool, Threads: n, Duration: d}})
+		plan = append(plan, &Cell{Experiment: Pool, Config: load.Config{Mode: m, Threads: n, Duration: d}})
 	}
 	return plan
 }
@@ -253,7 +254,7 @@ func poolTable(group []*Cell) ([]string, [][]string) {
 // findPool is the pool cell with n threads.
 func findPool(cells []*Cell, n int) *Cell {
 	for _, c := range cells {
-		if c.Config.Mode == load.ModePool && c.Config.Threads == n && c.Items().OK() {
+		if c.Experiment == Pool && c.Config.Threads == n && c.Items().OK() {
 			return c
 		}
 	}
@@ -336,7 +337,7 @@ func cpusWord(n int) string {
 // working set.
 func workingSetConclusions(cells []*Cell) []string {
 	var out []string
-	for _, m := range []load.Mode{load.ModeFutex, load.ModePipe, load.ModeProcess} {
+	for _, m := range modesWhere(func(i load.Info) bool { return i.Walks }) {
 		var big *Cell
 		for _, c := range cells {
 			if c.Experiment == WorkingSet && c.Config.Mode == m && c.Net().OK() && (big == nil || c.Config.WorkingSet > big.Config.WorkingSet) {
@@ -368,7 +369,7 @@ func workingSetConclusions(cells []*Cell) []string {
 // crossing CPUs, so no rescheduling IPI is sent.
 func ipiConclusion(cells []*Cell) []string {
 	var out []string
-	for _, m := range []load.Mode{load.ModeFutex, load.ModePipe, load.ModeProcess} {
+	for _, m := range switchingPairs() {
 		u, one := find(cells, m, 0), find(cells, m, 1)
 		if u == nil || one == nil || !u.IPIs().OK() || !one.IPIs().OK() {
 			continue

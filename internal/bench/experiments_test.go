@@ -33,7 +33,7 @@ func TestPlanWorkingSetAndPool(t *testing.T) {
 			t.Errorf("PoolSizes(%d) (-want +got):\n%s", c.cpus, diff)
 		}
 	}
-	for _, c := range PlanPool(2, d) {
+	for _, c := range PlanPool(load.ModePool, 2, d) {
 		if c.Experiment != Pool || c.Config.Mode != load.ModePool || c.Config.Duration != d {
 			t.Errorf("pool cell %+v", c)
 		}

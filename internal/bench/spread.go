@@ -108,8 +108,8 @@ func (c *Cell) MedianRun() (load.Summary, bool) {
 // Label is the cell's row name, "futex, unpinned".
 func (c *Cell) Label() string {
 	switch {
-	case c.Config.Mode == load.ModePool:
-		return fmt.Sprintf("pool, %d threads", c.Config.Threads)
+	case c.Config.Mode.Info().Threaded:
+		return fmt.Sprintf("%s, %d threads", c.Config.Mode, c.Config.Threads)
 	case c.Experiment == WorkingSet:
 		return fmt.Sprintf("%s, %s, working set %s", c.Config.Mode, load.Pinning(c.Config.CPUs), load.FormatSize(c.Config.WorkingSet))
 	}

@@ -90,7 +90,12 @@ ns per round trip per mode and pinning, whiskers spanning the runs.`,
 			if o.repeats < 1 || o.repeats > 100 {
 				return fmt.Errorf("--repeats must be 1 to 100, got %d", o.repeats)
 			}
-			modes := append(load.Modes(), load.ModePool)
+			var modes []load.Mode
+			for _, i := range load.Modes() {
+				if i.Bench {
+					modes = append(modes, i.Mode)
+				}
+			}
 			if o.modes != "" {
 				modes = nil
 				for s := range strings.SplitSeq(o.modes, ",") {
@@ -98,8 +103,8 @@ ns per round trip per mode and pinning, whiskers spanning the runs.`,
 					if err != nil {
 						return fmt.Errorf("--modes: %w", err)
 					}
-					if m == load.ModePoll {
-						return errors.New("--modes: poll is not a bench experiment; run ctxtop load --mode poll")
+					if !m.Info().Bench {
+						return fmt.Errorf("--modes: %s is not a bench experiment; run ctxtop load --mode %s", m, m)
 					}
 					modes = append(modes, m)
 				}
@@ -145,13 +150,12 @@ ns per round trip per mode and pinning, whiskers spanning the runs.`,
 }
 
 // benchPlan is the ping-pong matrix of the modes, then the working-set axis
-// when sizes are given, then the pool when asked for.
+// when sizes are given, then the threaded modes (pool) when asked for.
 func benchPlan(modes []load.Mode, sizes []int64, allowed []int, d time.Duration) []*bench.Cell {
-	var pingPong []load.Mode
-	pool := false
+	var pingPong, threaded []load.Mode
 	for _, m := range modes {
-		if m == load.ModePool {
-			pool = true
+		if m.Info().Threaded {
+			threaded = append(threaded, m)
 			continue
 		}
 		pingPong = append(pingPong, m)
@@ -164,8 +168,8 @@ func benchPlan(modes []load.Mode, sizes []int64, allowed []int, d time.Duration)
 		}
 		plan = append(plan, bench.PlanWorkingSet(walkers, sizes, allowed, d)...)
 	}
-	if pool {
-		plan = append(plan, bench.PlanPool(len(allowed), d)...)
+	for _, m := range threaded {
+		plan = append(plan, bench.PlanPool(m, len(allowed), d)...)
 	}
 	return plan
 }

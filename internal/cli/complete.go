@@ -28,8 +28,8 @@ func completeValues(cmd *cobra.Command, flag string, words ...string) {
 // modeNames are every mode `ctxtop load --mode` takes.
 func modeNames() []string {
 	var names []string
-	for _, m := range load.AllModes() {
-		names = append(names, string(m))
+	for _, i := range load.Modes() {
+		names = append(names, string(i.Mode))
 	}
 	return names
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,22 +44,7 @@ the workload threads' voluntary and involuntary switches and CPU migrations;
 then a summary.
 
 Modes:
-  futex      two OS threads, FUTEX_WAIT/FUTEX_WAKE on a shared word (Java's park/unpark)
-  pipe       two OS threads over a pair of pipes (perf bench sched pipe -T)
-  process    two processes over a pair of pipes (perf bench sched pipe)
-  goroutine  two goroutines over unbuffered channels: the hand-off never enters
-             the kernel, but the Go runtime's own threads still switch (a
-             goroutine made runnable wakes an idle P's thread to look for work;
-             it finds none and parks again in futex). Those are counted over
-             every thread of the process and shown as switches/s.
-  syscall    one thread calling getppid: a mode switch, no context switch
-  pool       --threads CPU-bound threads doing fixed --work items: items/s,
-             involuntary switches/s and run-queue wait as the pool outgrows
-             the CPUs; --cpu-quota runs it in a cgroup with that CPU limit
-             (root), as a container's limit, and gives the throttled share
-  poll       --threads threads each sleeping --period and waking: wake-ups/s
-             and voluntary switches/s per thread, which match 1/period
-
+` + modeHelp() + `
 Every mode runs in a process of its own (this binary, re-executed), so a
 monitor that starts a load keeps its own threads quiet. Every summary gives
 rescheduling IPIs (/proc/interrupts RES, system-wide) and migrations per round
@@ -99,7 +85,7 @@ modes a round trip is not made of switches and the quotient would mean nothing.`
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	f.StringVar(&o.mode, "mode", o.mode, "goroutine, futex, pipe, process, syscall, pool or poll")
+	f.StringVar(&o.mode, "mode", o.mode, orList(modeNames()))
 	f.StringVar(&o.cpus, "cpus", "", "pin: one CPU for both sides (0) or one each (0,1); default unpinned")
 	f.Var(&o.duration, "duration", "seconds (2) or a duration (500ms); 0 runs until interrupted")
 	f.Uint64Var(&o.roundTrips, "round-trips", 0, "stop after this many round trips (over all pairs)")
@@ -120,24 +106,31 @@ modes a round trip is not made of switches and the quotient would mean nothing.`
 // experiments into cfg; every error is one line naming the flag.
 func (o *loadOptions) experimentConfig(cmd *cobra.Command, cfg *load.Config) error {
 	fl := cmd.Flags()
-	m := cfg.Mode
+	m, info := cfg.Mode, cfg.Mode.Info()
 	if fl.Changed("working-set") {
 		ws, err := parseWorkingSet(o.workingSet)
 		if err != nil {
 			return err
 		}
-		if ws > 0 && !m.Walks() {
-			return fmt.Errorf("--working-set applies to futex, pipe and process modes, not %s", m)
+		if ws > 0 && !info.Walks {
+			return fmt.Errorf("--working-set applies to %s, not %s", load.ModeList(func(i load.Info) bool { return i.Walks }), m)
 		}
 		cfg.WorkingSet = ws
 	}
-	threaded := m.Threaded()
-	for _, name := range []string{"threads", "work", "period", "cpu-quota"} {
-		if fl.Changed(name) && !threaded {
-			return fmt.Errorf("--%s applies to pool and poll modes, not %s", name, m)
+	for _, f := range []struct {
+		name  string
+		takes func(load.Info) bool
+	}{
+		{"threads", func(i load.Info) bool { return i.Threaded }},
+		{"work", func(i load.Info) bool { return i.TakesWork }},
+		{"period", func(i load.Info) bool { return i.TakesPeriod }},
+		{"cpu-quota", func(i load.Info) bool { return i.TakesCPUQuota }},
+	} {
+		if fl.Changed(f.name) && !f.takes(info) {
+			return fmt.Errorf("--%s applies to %s, not %s", f.name, load.ModeList(f.takes), m)
 		}
 	}
-	if !threaded {
+	if !info.Threaded {
 		return nil
 	}
 	if fl.Changed("pairs") || fl.Changed("round-trips") || fl.Changed("cpus") {
@@ -155,33 +148,54 @@ func (o *loadOptions) experimentConfig(cmd *cobra.Command, cfg *load.Config) err
 		return fmt.Errorf("--threads must be 1 to %d, got %d", load.MaxThreads, cfg.Threads)
 	}
 	if fl.Changed("work") {
-		if m != load.ModePool {
-			return errors.New("--work applies to pool mode")
-		}
 		if d := time.Duration(o.work); d < load.MinWork || d > load.MaxWork {
 			return fmt.Errorf("--work must be %v to %v, got %v", load.MinWork, load.MaxWork, d)
 		}
 		cfg.Work = time.Duration(o.work)
 	}
 	if fl.Changed("period") {
-		if m != load.ModePoll {
-			return errors.New("--period applies to poll mode")
-		}
 		if d := time.Duration(o.period); d < load.MinPeriod || d > load.MaxPeriod {
 			return fmt.Errorf("--period must be %v to %v, got %v", load.MinPeriod, load.MaxPeriod, d)
 		}
 		cfg.Period = time.Duration(o.period)
 	}
 	if fl.Changed("cpu-quota") {
-		if m != load.ModePool {
-			return errors.New("--cpu-quota applies to pool mode")
-		}
 		if !(o.cpuQuota >= load.MinCPUQuota && o.cpuQuota <= load.MaxCPUQuota) {
 			return fmt.Errorf("--cpu-quota must be %g to %d CPUs, got %g", load.MinCPUQuota, load.MaxCPUQuota, o.cpuQuota)
 		}
 		cfg.CPUQuota = o.cpuQuota
 	}
 	return nil
+}
+
+// modeHelp is the modes' paragraphs for --help, each wrapped beside its
+// name.
+func modeHelp() string {
+	const indent, width = 13, 79
+	var b strings.Builder
+	for _, i := range load.Modes() {
+		line := fmt.Sprintf("  %-*s", indent-2, i.Mode)
+		for _, word := range strings.Fields(i.Help) {
+			if len(line) > indent && len(line)+1+len(word) > width {
+				b.WriteString(line + "\n")
+				line = strings.Repeat(" ", indent)
+			}
+			if len(line) > indent {
+				line += " "
+			}
+			line += word
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// orList is "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // parseWorkingSet reads one --working-set size and checks its range.
@@ -218,8 +232,8 @@ func (o *loadOptions) config(cmd *cobra.Command) (load.Config, error) {
 		if cfg.CPUs, err = parseCPUsFlag(o.cpus); err != nil {
 			return cfg, err
 		}
-		if m == load.ModeSyscall && len(cfg.CPUs) > 1 {
-			return cfg, errors.New("--cpus: syscall mode runs one thread, so it takes one CPU (--cpus 0), not two")
+		if m.Info().MaxCPUs == 1 && len(cfg.CPUs) > 1 {
+			return cfg, fmt.Errorf("--cpus: %s mode runs one thread, so it takes one CPU (--cpus 0), not two", m)
 		}
 	}
 	if o.gomaxprocs < 0 || o.gomaxprocs > load.MaxThreads {

@@ -63,7 +63,9 @@ const (
 
 // normalize fills defaults and checks cfg; every error is one line.
 func (cfg *Config) normalize() error {
-	if _, err := ParseMode(string(cfg.Mode)); err != nil {
+	info, ok := Lookup(cfg.Mode)
+	if !ok {
+		_, err := ParseMode(string(cfg.Mode))
 		return err
 	}
 	m := cfg.Mode
@@ -79,10 +81,10 @@ func (cfg *Config) normalize() error {
 	if cfg.WorkingSet < 0 || cfg.WorkingSet > MaxWorkingSet {
 		return fmt.Errorf("working set must be 0 to %s, got %s", FormatSize(MaxWorkingSet), FormatSize(cfg.WorkingSet))
 	}
-	if cfg.WorkingSet > 0 && !m.Walks() {
-		return fmt.Errorf("a working set applies to futex, pipe and process modes, not %s", m)
+	if cfg.WorkingSet > 0 && !info.Walks {
+		return fmt.Errorf("a working set applies to %s, not %s", ModeList(func(i Info) bool { return i.Walks }), m)
 	}
-	if m.threaded() {
+	if info.Threaded {
 		if cfg.Threads < 1 || cfg.Threads > MaxThreads {
 			return fmt.Errorf("%s mode needs 1 to %d threads, got %d", m, MaxThreads, cfg.Threads)
 		}
@@ -96,29 +98,29 @@ func (cfg *Config) normalize() error {
 			return fmt.Errorf("%s mode runs for a duration, not a number of round trips", m)
 		}
 	} else if cfg.Threads != 0 {
-		return fmt.Errorf("threads apply to pool and poll modes, not %s (use pairs)", m)
+		return fmt.Errorf("threads apply to %s, not %s (use pairs)", ModeList(func(i Info) bool { return i.Threaded }), m)
 	}
-	if cfg.Work != 0 && m != ModePool {
-		return fmt.Errorf("work applies to pool mode, not %s", m)
+	if cfg.Work != 0 && !info.TakesWork {
+		return fmt.Errorf("work applies to %s, not %s", ModeList(func(i Info) bool { return i.TakesWork }), m)
 	}
-	if m == ModePool && cfg.Work == 0 {
+	if info.TakesWork && cfg.Work == 0 {
 		cfg.Work = DefaultWork
 	}
 	if cfg.Work != 0 && (cfg.Work < MinWork || cfg.Work > MaxWork) {
 		return fmt.Errorf("work must be %v to %v, got %v", MinWork, MaxWork, cfg.Work)
 	}
-	if cfg.Period != 0 && m != ModePoll {
-		return fmt.Errorf("period applies to poll mode, not %s", m)
+	if cfg.Period != 0 && !info.TakesPeriod {
+		return fmt.Errorf("period applies to %s, not %s", ModeList(func(i Info) bool { return i.TakesPeriod }), m)
 	}
-	if m == ModePoll && cfg.Period == 0 {
+	if info.TakesPeriod && cfg.Period == 0 {
 		cfg.Period = DefaultPeriod
 	}
 	if cfg.Period != 0 && (cfg.Period < MinPeriod || cfg.Period > MaxPeriod) {
 		return fmt.Errorf("period must be %v to %v, got %v", MinPeriod, MaxPeriod, cfg.Period)
 	}
 	if cfg.CPUQuota != 0 {
-		if m != ModePool {
-			return fmt.Errorf("a CPU quota applies to pool mode, not %s", m)
+		if !info.TakesCPUQuota {
+			return fmt.Errorf("a CPU quota applies to %s, not %s", ModeList(func(i Info) bool { return i.TakesCPUQuota }), m)
 		}
 		if math.IsNaN(cfg.CPUQuota) || cfg.CPUQuota < MinCPUQuota || cfg.CPUQuota > MaxCPUQuota {
 			return fmt.Errorf("CPU quota must be %g to %d CPUs, got %g", MinCPUQuota, MaxCPUQuota, cfg.CPUQuota)

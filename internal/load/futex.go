@@ -2,6 +2,23 @@ package load
 
 import "sync/atomic"
 
+// ModeFutex: two OS threads waking each other with FUTEX_WAIT and
+// FUTEX_WAKE on a shared word, as Java's LockSupport.park/unpark does.
+const ModeFutex Mode = "futex"
+
+func futexInfo() Info {
+	return Info{
+		Mode:    ModeFutex,
+		Title:   "two threads waking each other with a futex",
+		Help:    "two OS threads, FUTEX_WAIT/FUTEX_WAKE on a shared word (Java's park/unpark)",
+		MaxCPUs: 2, Walks: true, Bench: true,
+		Unit: roundTrip(), count: roundTrips, threadsPerUnit: 2,
+		prepare: func(cfg Config) unitMaker {
+			return func(p *pair) (pairImpl, error) { return newFutexPair(cfg, p), nil }
+		},
+	}
+}
+
 // The futex word: whose turn it is, or that the pair is over.
 const (
 	turnPing = 0

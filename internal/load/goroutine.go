@@ -1,5 +1,28 @@
 package load
 
+// ModeGoroutine: two goroutines over unbuffered channels; the Go
+// scheduler hands off without a kernel context switch.
+const ModeGoroutine Mode = "goroutine"
+
+func goroutineInfo() Info {
+	return Info{
+		Mode:  ModeGoroutine,
+		Title: "two goroutines over channels: no kernel switch",
+		Help: "two goroutines over unbuffered channels: the hand-off never enters the kernel, " +
+			"but the Go runtime's own threads still switch (a goroutine made runnable wakes an " +
+			"idle P's thread to look for work; it finds none and parks again in futex). Those " +
+			"are counted over every thread of the process and shown as switches/s.",
+		NoSwitch: true, Goroutines: true, MaxCPUs: 2, Bench: true,
+		Unit:  roundTrip(),
+		count: roundTrips,
+		note: "(switches: every thread of the workload process, the Go runtime's own;\n" +
+			" the hand-offs themselves never enter the kernel)",
+		prepare: func(Config) unitMaker {
+			return func(p *pair) (pairImpl, error) { return newGoroutinePair(p), nil }
+		},
+	}
+}
+
 // goroutinePair hands a token between two goroutines over unbuffered
 // channels: the Go scheduler switches goroutines without entering the
 // kernel when both sit on one P.

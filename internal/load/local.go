@@ -49,8 +49,6 @@ type localRun struct {
 	ipi0, ipi1 ipiCounts
 	ipiOK      bool
 	hwErr      error
-	// spinIters is one pool work item, calibrated before the start.
-	spinIters uint64
 }
 
 // pair is one ping-pong pair, or one thread of a pool or poller.
@@ -63,8 +61,8 @@ type pair struct {
 
 // pairImpl is a mode's two sides.
 type pairImpl interface {
-	// sides are the thread bodies run on locked OS threads; goroutine mode
-	// returns none and runs in start.
+	// sides are the thread bodies run on locked OS threads; a goroutineUnit
+	// returns none.
 	sides() []sideSpec
 	// wake unblocks both sides after stop is set; called more than once.
 	wake()
@@ -72,6 +70,12 @@ type pairImpl interface {
 	force()
 	// close releases fds after both sides returned.
 	close()
+}
+
+// goroutineUnit is a pair whose sides are goroutines (Info.Goroutines):
+// it has no threads of its own and runs from start.
+type goroutineUnit interface {
+	run(p *pair, gate <-chan struct{})
 }
 
 // walker is a pair whose sides walk a working set.
@@ -103,7 +107,7 @@ type thread struct {
 
 // units is how many independent counters a run of cfg needs.
 func (cfg Config) units() int {
-	if cfg.Mode.threaded() {
+	if cfg.Mode.Info().Threaded {
 		return cfg.Threads
 	}
 	return max(cfg.Pairs, 1)
@@ -122,15 +126,14 @@ func startLocal(cfg Config, counts []*atomic.Uint64) (*localRun, error) {
 		return nil, fmt.Errorf("%d progress counters for %d pairs or threads", len(counts), cfg.units())
 	}
 	r := &localRun{cfg: cfg, counts: counts, done: make(chan struct{})}
-	if cfg.Mode == ModePool {
-		r.spinIters = calibrateSpin(cfg.Work)
-	}
+	info := cfg.Mode.Info()
+	newUnit := info.prepare(cfg)
 	for i := range cfg.units() {
 		p := &pair{count: counts[i]}
-		if !cfg.Mode.threaded() {
+		if !info.Threaded {
 			p.quota = share(cfg.RoundTrips, cfg.Pairs, i)
 		}
-		impl, err := r.newPairImpl(p)
+		impl, err := newUnit(p)
 		if err != nil {
 			r.abort()
 			return nil, err
@@ -169,7 +172,7 @@ func startLocal(cfg Config, counts []*atomic.Uint64) (*localRun, error) {
 		return nil, errs[0]
 	}
 	r.openHW()
-	if cfg.Mode == ModeGoroutine {
+	if info.Goroutines {
 		if len(cfg.CPUs) > 0 {
 			// Before the goroutines start, so that no thread the runtime
 			// wakes for them runs elsewhere.
@@ -185,7 +188,7 @@ func startLocal(cfg Config, counts []*atomic.Uint64) (*localRun, error) {
 			r.wg.Add(1)
 			go func() {
 				defer r.wg.Done()
-				p.impl.(*goroutinePair).run(p, gate.ch)
+				p.impl.(goroutineUnit).run(p, gate.ch)
 				r.markEnd()
 			}()
 		}
@@ -320,27 +323,6 @@ func share(n uint64, k, i int) uint64 {
 		q = 1
 	}
 	return q
-}
-
-func (r *localRun) newPairImpl(p *pair) (pairImpl, error) {
-	cfg := r.cfg
-	switch cfg.Mode {
-	case ModeGoroutine:
-		return newGoroutinePair(p), nil
-	case ModeFutex:
-		return newFutexPair(cfg, p), nil
-	case ModePipe:
-		return newPipePair(cfg, p)
-	case ModeProcess:
-		return newProcessPair(cfg, p)
-	case ModeSyscall:
-		return newSyscallPair(cfg, p), nil
-	case ModePool:
-		return &poolThread{p: p, iters: r.spinIters}, nil
-	case ModePoll:
-		return &pollThread{p: p, period: cfg.Period}, nil
-	}
-	return nil, fmt.Errorf("unknown mode %q", cfg.Mode)
 }
 
 // runSide runs one side on its own OS thread. The goroutine never unlocks
@@ -509,19 +491,12 @@ func (r *localRun) summarize() Summary {
 		Pairs:     cfg.Pairs,
 		DurationS: wall.Seconds(),
 	}
-	n := r.total()
-	switch cfg.Mode {
-	case ModePool:
-		s.Items, s.Threads, s.WorkNs = n, cfg.Threads, float64(cfg.Work.Nanoseconds())
-	case ModePoll:
-		s.Wakeups, s.Threads, s.PeriodNs = n, cfg.Threads, float64(cfg.Period.Nanoseconds())
-	default:
-		s.RoundTrips = n
-	}
+	info := cfg.Mode.Info()
+	*info.count(&s) = r.total()
 	s.SwitchesCounted = CountedWorkload
 	var d Counters
 	d.HasMigrations, d.HasSchedstat = true, true
-	if cfg.Mode == ModeGoroutine {
+	if info.Goroutines {
 		s.SwitchesCounted = CountedProcess
 		c1, err := readProcessCounters(os.Getpid())
 		if err != nil {
@@ -600,21 +575,8 @@ func (r *localRun) summarize() Summary {
 	}
 	s.NsPerSwitch = NsPerSwitch(s.NsPerRoundTrip, s.SwitchesPerRoundTrip)
 	r.summarizeWalk(&s)
-	secs := wall.Seconds()
-	if secs > 0 && cfg.Mode == ModePool {
-		s.ItemsPerSec = float64(s.Items) / secs
-		s.InvoluntaryPerSec = float64(s.SwitchesInvoluntary) / secs
-		if d.HasSchedstat && d.RunNs+d.WaitNs > 0 {
-			v := float64(d.WaitNs) / float64(d.RunNs+d.WaitNs)
-			s.RunQueueWaitShare = &v
-			s.CPUS = float64(d.RunNs) / 1e9
-		}
-	}
-	if secs > 0 && cfg.Mode == ModePoll {
-		s.WakeupsPerSec = float64(s.Wakeups) / secs
-		s.WakeupsPerSecPerThread = s.WakeupsPerSec / float64(cfg.Threads)
-		s.ExpectedWakeupsPerSec = float64(cfg.Threads) / cfg.Period.Seconds()
-		s.VoluntaryPerSecPerThread = float64(s.SwitchesVoluntary) / secs / float64(cfg.Threads)
+	if info.figures != nil {
+		info.figures(&s, cfg, wall.Seconds(), &d)
 	}
 	return s
 }

@@ -6,6 +6,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// ModePipe: two OS threads over a pair of pipes (perf bench sched pipe -T).
+const ModePipe Mode = "pipe"
+
+func pipeInfo() Info {
+	return Info{
+		Mode:    ModePipe,
+		Title:   "two threads passing a byte over pipes",
+		Help:    "two OS threads over a pair of pipes (perf bench sched pipe -T)",
+		MaxCPUs: 2, Walks: true, Bench: true,
+		Unit: roundTrip(), count: roundTrips, threadsPerUnit: 2,
+		prepare: func(cfg Config) unitMaker {
+			return func(p *pair) (pairImpl, error) { return newPipePair(cfg, p) }
+		},
+	}
+}
+
 // pipePair is perf bench sched pipe -T: two threads passing a byte back
 // and forth over two pipes, blocking in read(2) on plain blocking fds.
 type pipePair struct {

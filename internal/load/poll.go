@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -8,6 +9,47 @@ import (
 
 	"golang.org/x/sys/unix"
 )
+
+// ModePoll: N threads each sleeping one period and waking, the polling
+// service whose switch rate never drops.
+const ModePoll Mode = "poll"
+
+func pollInfo() Info {
+	return Info{
+		Mode:  ModePoll,
+		Title: "threads each sleeping a period and waking",
+		Help: "--threads threads each sleeping --period and waking: wake-ups/s and voluntary " +
+			"switches/s per thread, which match 1/period",
+		Threaded: true, TakesPeriod: true,
+		Unit:  Unit{One: "wake-up", Many: "wake-ups", Short: "wake"},
+		count: func(s *Summary) *uint64 { return &s.Wakeups }, threadsPerUnit: 1,
+		prepare: func(cfg Config) unitMaker {
+			return func(p *pair) (pairImpl, error) { return &pollThread{p: p, period: cfg.Period}, nil }
+		},
+		headline: func(cfg Config) string {
+			return fmt.Sprintf("poll, %s, each waking every %v", plural(cfg.Threads, "thread"), cfg.Period)
+		},
+		figures:      pollFigures,
+		writeFigures: writePollFigures,
+	}
+}
+
+// pollFigures are the wake-ups' rates, what the period promises (threads
+// / period), and the kernel's voluntary switches per thread, which should
+// match it.
+func pollFigures(s *Summary, cfg Config, secs float64, d *Counters) {
+	s.Threads, s.PeriodNs = cfg.Threads, float64(cfg.Period.Nanoseconds())
+	if secs <= 0 {
+		return
+	}
+	s.WakeupsPerSec = float64(s.Wakeups) / secs
+	s.WakeupsPerSecPerThread = s.WakeupsPerSec / float64(cfg.Threads)
+	s.ExpectedWakeupsPerSec = float64(cfg.Threads) / cfg.Period.Seconds()
+	if d == nil {
+		return
+	}
+	s.VoluntaryPerSecPerThread = float64(s.SwitchesVoluntary) / secs / float64(cfg.Threads)
+}
 
 // From linux/futex.h: wait with an absolute CLOCK_MONOTONIC deadline.
 const (

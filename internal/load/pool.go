@@ -1,9 +1,57 @@
 package load
 
 import (
+	"fmt"
 	"runtime"
 	"time"
 )
+
+// ModePool: N CPU-bound threads doing fixed work items, the thread pool
+// sized past the core count.
+const ModePool Mode = "pool"
+
+func poolInfo() Info {
+	return Info{
+		Mode:  ModePool,
+		Title: "CPU-bound threads doing fixed work items",
+		Help: "--threads CPU-bound threads doing fixed --work items: items/s, involuntary " +
+			"switches/s and run-queue wait as the pool outgrows the CPUs; --cpu-quota runs it " +
+			"in a cgroup with that CPU limit (root), as a container's limit, and gives the " +
+			"throttled share",
+		Threaded: true, TakesWork: true, TakesCPUQuota: true, Bench: true,
+		Unit:  Unit{One: "item", Many: "items", Short: "item"},
+		count: func(s *Summary) *uint64 { return &s.Items }, threadsPerUnit: 1,
+		prepare: func(cfg Config) unitMaker {
+			// Once per run, before any thread spins.
+			iters := calibrateSpin(cfg.Work)
+			return func(p *pair) (pairImpl, error) { return &poolThread{p: p, iters: iters}, nil }
+		},
+		headline: func(cfg Config) string {
+			return fmt.Sprintf("pool, %s, %v work items%s", plural(cfg.Threads, "thread"), cfg.Work, quotaText(cfg.CPUQuota))
+		},
+		figures:      poolFigures,
+		writeFigures: writePoolFigures,
+	}
+}
+
+// poolFigures are the pool's rates: items, involuntary switches, and the
+// share of the threads' time spent runnable but waiting for a CPU.
+func poolFigures(s *Summary, cfg Config, secs float64, d *Counters) {
+	s.Threads, s.WorkNs = cfg.Threads, float64(cfg.Work.Nanoseconds())
+	if secs <= 0 {
+		return
+	}
+	s.ItemsPerSec = float64(s.Items) / secs
+	if d == nil {
+		return
+	}
+	s.InvoluntaryPerSec = float64(s.SwitchesInvoluntary) / secs
+	if d.HasSchedstat && d.RunNs+d.WaitNs > 0 {
+		v := float64(d.WaitNs) / float64(d.RunNs+d.WaitNs)
+		s.RunQueueWaitShare = &v
+		s.CPUS = float64(d.RunNs) / 1e9
+	}
+}
 
 // poolThread is one thread of a CPU-bound pool: it does fixed work items,
 // never blocking, so the kernel switches it only to share the CPUs

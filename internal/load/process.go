@@ -16,6 +16,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// ModeProcess: two processes over a pair of pipes (perf bench sched pipe).
+const ModeProcess Mode = "process"
+
+func processInfo() Info {
+	return Info{
+		Mode:    ModeProcess,
+		Title:   "two processes passing a byte over pipes",
+		Help:    "two processes over a pair of pipes (perf bench sched pipe)",
+		MaxCPUs: 2, Walks: true, Bench: true,
+		// The partner process holds the other side.
+		Unit: roundTrip(), count: roundTrips, threadsPerUnit: 1,
+		prepare: func(cfg Config) unitMaker {
+			return func(p *pair) (pairImpl, error) { return newProcessPair(cfg, p) }
+		},
+	}
+}
+
 // childFD and parentFD are where the child finds its pipe ends.
 const (
 	childReadFD  = 3

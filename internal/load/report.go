@@ -39,11 +39,11 @@ func Report(ctx context.Context, w io.Writer, cfg Config, asJSON bool) error {
 	}
 	if !asJSON {
 		fmt.Fprintln(w, headline(run.Progress().Config)) // normalized: defaults filled in
-		if cfg.Mode == ModeGoroutine {
-			fmt.Fprintln(w, "(switches: every thread of the workload process, the Go runtime's own;")
-			fmt.Fprintln(w, " the hand-offs themselves never enter the kernel)")
+		unit := cfg.Mode.Info().Unit
+		if note := cfg.Mode.Info().note; note != "" {
+			fmt.Fprintln(w, note)
 		}
-		fmt.Fprintf(w, "%8s %13s %10s %12s %13s %9s\n", "elapsed", unitName(cfg.Mode)+"/s", "ns/"+unitShort(cfg.Mode), "voluntary/s", "involuntary/s", "migr/s")
+		fmt.Fprintf(w, "%8s %13s %10s %12s %13s %9s\n", "elapsed", unit.Many+"/s", "ns/"+unit.Short, "voluntary/s", "involuntary/s", "migr/s")
 	}
 	// JSON prints the summary alone: no per-second reads of the workload's
 	// threads, and no wake-up every second to skip them.
@@ -104,7 +104,7 @@ func (m *lineMark) read(p Progress, mode Mode) {
 		}
 		m.c = m.c.add(c)
 	}
-	if mode == ModeGoroutine {
+	if mode.Info().Goroutines {
 		for _, pid := range p.PIDs {
 			add(ProcessCounters(pid))
 		}
@@ -140,7 +140,7 @@ func printLine(w io.Writer, a, b lineMark, pairs int) {
 
 // WriteSummary prints a finished run's summary as ctxtop load ends with it.
 func WriteSummary(w io.Writer, s Summary) {
-	if s.Mode.threaded() {
+	if s.Mode.Info().Threaded {
 		writeThreaded(w, s)
 		return
 	}

@@ -11,11 +11,8 @@ import (
 
 // headline is the first line ctxtop load prints: what runs.
 func headline(cfg Config) string {
-	switch cfg.Mode {
-	case ModePool:
-		return fmt.Sprintf("pool, %s, %v work items%s", plural(cfg.Threads, "thread"), cfg.Work, quotaText(cfg.CPUQuota))
-	case ModePoll:
-		return fmt.Sprintf("poll, %s, each waking every %v", plural(cfg.Threads, "thread"), cfg.Period)
+	if f := cfg.Mode.Info().headline; f != nil {
+		return f(cfg)
 	}
 	h := fmt.Sprintf("%s, %s, %s", cfg.Mode, Pinning(cfg.CPUs), plural(max(cfg.Pairs, 1), "pair"))
 	if cfg.WorkingSet > 0 {
@@ -31,70 +28,54 @@ func quotaText(q float64) string {
 	return ", CPU quota " + strconv.FormatFloat(q, 'g', -1, 64) + " CPUs"
 }
 
-// unitName is what a mode counts, plural; unitShort for a column.
-func unitName(m Mode) string {
-	switch m {
-	case ModePool:
-		return "items"
-	case ModePoll:
-		return "wake-ups"
-	}
-	return "round trips"
-}
-
-func unitShort(m Mode) string {
-	switch m {
-	case ModePool:
-		return "item"
-	case ModePoll:
-		return "wake"
-	}
-	return "trip"
-}
-
 // writeThreaded is the summary of a pool or a poller.
 func writeThreaded(w io.Writer, s Summary) {
 	cfg := Config{Mode: s.Mode, Threads: s.Threads, Work: time.Duration(s.WorkNs), Period: time.Duration(s.PeriodNs), CPUQuota: s.CPUQuota}
-	fmt.Fprintf(w, "\n%s, %.2fs: %s %s\n", headline(cfg), s.DurationS, format.Thousands(float64(s.Units())), unitName(s.Mode))
+	info := s.Mode.Info()
+	fmt.Fprintf(w, "\n%s, %.2fs: %s %s\n", headline(cfg), s.DurationS, format.Thousands(float64(s.Units())), info.Unit.Many)
 	secs := s.DurationS
 	if secs <= 0 {
 		writeErr(w, s)
 		return
 	}
-	switch s.Mode {
-	case ModePool:
-		fmt.Fprintf(w, "  %s items/s (%s per thread)\n", format.Thousands(s.ItemsPerSec), format.Thousands(s.ItemsPerSec/float64(max(s.Threads, 1))))
-		fmt.Fprintf(w, "  %s involuntary switches/s over the pool's threads (kernel-counted; %s voluntary/s)\n",
-			format.Thousands(s.InvoluntaryPerSec), format.Thousands(float64(s.SwitchesVoluntary)/secs))
-		if s.RunQueueWaitShare != nil {
-			fmt.Fprintf(w, "  run-queue wait: %.1f%% of the threads' time runnable but waiting for a CPU (schedstat)\n", 100**s.RunQueueWaitShare)
-		}
-		if s.CPUQuota > 0 {
-			if s.ThrottledShare != nil {
-				fmt.Fprintf(w, "  CPU quota %s CPUs: throttled in %.0f%% of %s periods of 100 ms, %.2f s held back (cgroup cpu.stat)\n",
-					strconv.FormatFloat(s.CPUQuota, 'g', -1, 64), 100**s.ThrottledShare, format.Thousands(float64(s.CgroupPeriods)), s.ThrottledS)
-			} else {
-				fmt.Fprintln(w, "  CPU quota: the cgroup's cpu.stat could not be read")
-			}
-		}
-	case ModePoll:
-		fmt.Fprintf(w, "  %s wake-ups/s, %s per thread (the period promises %s, %s per thread)\n",
-			format.Thousands(s.WakeupsPerSec), format.Thousands(s.WakeupsPerSecPerThread),
-			format.Thousands(s.ExpectedWakeupsPerSec), format.Thousands(s.ExpectedWakeupsPerSec/float64(max(s.Threads, 1))))
-		perWake := 0.0
-		if s.Wakeups > 0 {
-			perWake = float64(s.SwitchesVoluntary) / float64(s.Wakeups)
-		}
-		fmt.Fprintf(w, "  %s voluntary switches/s per thread (kernel-counted), %.2f per wake-up; %s involuntary/s in all\n",
-			format.Thousands(s.VoluntaryPerSecPerThread), perWake, format.Thousands(float64(s.SwitchesInvoluntary)/secs))
+	if info.writeFigures != nil {
+		info.writeFigures(w, s, secs)
 	}
-	unit := unitShort(s.Mode)
-	if s.Mode == ModePoll {
-		unit = "wake-up"
-	}
+	unit := info.Unit.One
 	writeCrossCPU(w, s, unit)
 	writeHW(w, s, unit)
 	writeErr(w, s)
+}
+
+// writePoolFigures is the pool's part of its summary.
+func writePoolFigures(w io.Writer, s Summary, secs float64) {
+	fmt.Fprintf(w, "  %s items/s (%s per thread)\n", format.Thousands(s.ItemsPerSec), format.Thousands(s.ItemsPerSec/float64(max(s.Threads, 1))))
+	fmt.Fprintf(w, "  %s involuntary switches/s over the pool's threads (kernel-counted; %s voluntary/s)\n",
+		format.Thousands(s.InvoluntaryPerSec), format.Thousands(float64(s.SwitchesVoluntary)/secs))
+	if s.RunQueueWaitShare != nil {
+		fmt.Fprintf(w, "  run-queue wait: %.1f%% of the threads' time runnable but waiting for a CPU (schedstat)\n", 100**s.RunQueueWaitShare)
+	}
+	if s.CPUQuota > 0 {
+		if s.ThrottledShare != nil {
+			fmt.Fprintf(w, "  CPU quota %s CPUs: throttled in %.0f%% of %s periods of 100 ms, %.2f s held back (cgroup cpu.stat)\n",
+				strconv.FormatFloat(s.CPUQuota, 'g', -1, 64), 100**s.ThrottledShare, format.Thousands(float64(s.CgroupPeriods)), s.ThrottledS)
+		} else {
+			fmt.Fprintln(w, "  CPU quota: the cgroup's cpu.stat could not be read")
+		}
+	}
+}
+
+// writePollFigures is the poller's part of its summary.
+func writePollFigures(w io.Writer, s Summary, secs float64) {
+	fmt.Fprintf(w, "  %s wake-ups/s, %s per thread (the period promises %s, %s per thread)\n",
+		format.Thousands(s.WakeupsPerSec), format.Thousands(s.WakeupsPerSecPerThread),
+		format.Thousands(s.ExpectedWakeupsPerSec), format.Thousands(s.ExpectedWakeupsPerSec/float64(max(s.Threads, 1))))
+	perWake := 0.0
+	if s.Wakeups > 0 {
+		perWake = float64(s.SwitchesVoluntary) / float64(s.Wakeups)
+	}
+	fmt.Fprintf(w, "  %s voluntary switches/s per thread (kernel-counted), %.2f per wake-up; %s involuntary/s in all\n",
+		format.Thousands(s.VoluntaryPerSecPerThread), perWake, format.Thousands(float64(s.SwitchesInvoluntary)/secs))
 }
 
 // writeWalk gives the working set's figures: the walk alone, and the round

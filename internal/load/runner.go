@@ -57,7 +57,10 @@ type runnerMsg struct {
 // blocking calls, no preemption signals). Its methods are safe from any
 // goroutine.
 type Run struct {
-	cfg     Config
+	cfg Config
+	// units is cfg.units(), kept: Progress runs every frame and should not
+	// look the mode up each time.
+	units   int
 	cmd     *exec.Cmd
 	mem     []byte
 	counts  []*atomic.Uint64
@@ -102,7 +105,7 @@ func Start(cfg Config) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding this executable to run the workload: %w", err)
 	}
-	r := &Run{cfg: cfg, done: make(chan struct{}), waited: make(chan struct{})}
+	r := &Run{cfg: cfg, units: cfg.units(), done: make(chan struct{}), waited: make(chan struct{})}
 	if cfg.CPUQuota > 0 {
 		if r.cg, err = newCgroup(cfg.CPUQuota); err != nil {
 			return nil, err
@@ -114,7 +117,7 @@ func Start(cfg Config) (*Run, error) {
 			r.release()
 		}
 	}()
-	memFile, err := r.mapMemory(cfg.units())
+	memFile, err := r.mapMemory(r.units)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +331,7 @@ func (r *Run) Progress() Progress {
 	}
 	from := r.win[0]
 	if n > from.n {
-		pr.NsPerRoundTrip = float64(now.Sub(from.t).Nanoseconds()) * float64(r.cfg.units()) / float64(n-from.n)
+		pr.NsPerRoundTrip = float64(now.Sub(from.t).Nanoseconds()) * float64(r.units) / float64(n-from.n)
 	}
 	return pr
 }
@@ -372,25 +375,13 @@ func (r *Run) partial() Summary {
 	p := r.Progress()
 	s := Summary{Mode: r.cfg.Mode, CPUs: append([]int{}, r.cfg.CPUs...), Pairs: r.cfg.Pairs, DurationS: p.Elapsed.Seconds(),
 		Err: "the workload process ended without a summary: " + r.childErr(errors.New("killed"))}
-	secs := p.Elapsed.Seconds()
-	switch r.cfg.Mode {
-	case ModePool:
-		s.Items, s.Threads, s.WorkNs = p.RoundTrips, r.cfg.Threads, float64(r.cfg.Work.Nanoseconds())
-		if secs > 0 {
-			s.ItemsPerSec = float64(s.Items) / secs
-		}
-	case ModePoll:
-		s.Wakeups, s.Threads, s.PeriodNs = p.RoundTrips, r.cfg.Threads, float64(r.cfg.Period.Nanoseconds())
-		if secs > 0 {
-			s.WakeupsPerSec = float64(s.Wakeups) / secs
-			s.WakeupsPerSecPerThread = s.WakeupsPerSec / float64(r.cfg.Threads)
-			s.ExpectedWakeupsPerSec = float64(r.cfg.Threads) / r.cfg.Period.Seconds()
-		}
-	default:
-		s.RoundTrips = p.RoundTrips
-		if s.RoundTrips > 0 {
-			s.NsPerRoundTrip = float64(p.Elapsed.Nanoseconds()) * float64(s.Pairs) / float64(s.RoundTrips)
-		}
+	info := r.cfg.Mode.Info()
+	*info.count(&s) = p.RoundTrips
+	if info.figures != nil {
+		info.figures(&s, r.cfg, p.Elapsed.Seconds(), nil)
+	}
+	if s.RoundTrips > 0 {
+		s.NsPerRoundTrip = float64(p.Elapsed.Nanoseconds()) * float64(s.Pairs) / float64(s.RoundTrips)
 	}
 	return s
 }
@@ -494,18 +485,14 @@ func runRunner() error {
 // that blocks (or spins) holding one, and two for everything else (the
 // control pipe, the duration timer). Goroutine mode takes what it is given.
 func runnerProcs(cfg Config) int {
-	switch cfg.Mode {
-	case ModeGoroutine:
+	info := cfg.Mode.Info()
+	if info.Goroutines {
 		if cfg.GoMaxProcs > 0 {
 			return cfg.GoMaxProcs
 		}
 		return runtime.GOMAXPROCS(0)
-	case ModeFutex, ModePipe:
-		return 2*cfg.Pairs + 2
-	case ModeProcess, ModeSyscall:
-		return cfg.Pairs + 2
 	}
-	return cfg.Threads + 2
+	return info.threadsPerUnit*cfg.units() + 2
 }
 
 type lockedWriter struct {

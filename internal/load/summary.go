@@ -149,11 +149,8 @@ func (s Summary) Switches() uint64 { return s.SwitchesVoluntary + s.SwitchesInvo
 
 // Units are what the run counted: round trips, work items or wake-ups.
 func (s Summary) Units() uint64 {
-	switch s.Mode {
-	case ModePool:
-		return s.Items
-	case ModePoll:
-		return s.Wakeups
+	if count := s.Mode.Info().count; count != nil {
+		return *count(&s)
 	}
 	return s.RoundTrips
 }

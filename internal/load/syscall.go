@@ -6,6 +6,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// ModeSyscall: one thread calling getppid in a loop: a mode switch, no
+// context switch; the baseline.
+const ModeSyscall Mode = "syscall"
+
+func syscallInfo() Info {
+	return Info{
+		Mode:     ModeSyscall,
+		Title:    "one thread calling getppid: no context switch",
+		Help:     "one thread calling getppid: a mode switch, no context switch",
+		NoSwitch: true, MaxCPUs: 1, Bench: true,
+		Unit: roundTrip(), count: roundTrips, threadsPerUnit: 1,
+		prepare: func(cfg Config) unitMaker {
+			return func(p *pair) (pairImpl, error) { return newSyscallPair(cfg, p), nil }
+		},
+	}
+}
+
 // syscallPair is one thread calling getppid(2) in a loop: it enters and
 // leaves the kernel (a mode switch) but never blocks, so the kernel should
 // count next to no context switches. Its "round trip" is one system call.

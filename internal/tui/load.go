@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -15,12 +16,37 @@ import (
 // Loader runs ctxtop's own ping-pong workloads.
 type Loader interface {
 	// Modes are the workload kinds, in the order m cycles through them.
-	Modes() []string
+	Modes() []LoadMode
 	// AllowedCPUs are the CPUs this process may pin to.
 	AllowedCPUs() []int
 	// Start runs mode with its two sides on cpus: nil unpinned, [c] both
 	// on c, [a, b] one on each.
 	Start(mode string, cpus []int) (LoadRun, error)
+}
+
+// LoadMode is what the panel shows of a workload kind and how p pins it.
+type LoadMode struct {
+	Name string
+	// Title is a few words on what runs.
+	Title string
+	// Threads is how many threads a threaded mode runs (pool, poll): its
+	// figures are units per second, not a round trip's cost. 0 for a mode
+	// of ping-pong pairs.
+	Threads int
+	// MaxCPUs is how many CPUs p may pin it to: 0 (it takes no pinning),
+	// 1 (one thread) or 2 (one per side).
+	MaxCPUs int
+	// Unit and Units name what it counts: "round trip", "round trips".
+	Unit, Units string
+}
+
+// label is the mode as the panel names it: a threaded mode with its
+// threads.
+func (md LoadMode) label() string {
+	if md.Threads > 0 {
+		return fmt.Sprintf("%s, %d threads", md.Name, md.Threads)
+	}
+	return md.Name
 }
 
 // LoadRun is one running workload.
@@ -60,7 +86,7 @@ const (
 
 type loadState struct {
 	loader   Loader
-	modes    []string
+	modes    []LoadMode
 	cpus     []int
 	mode     int
 	pin      int
@@ -69,6 +95,9 @@ type loadState struct {
 	progress LoadProgress
 	tids     map[int]bool
 	err      string
+	// note says why the last key did nothing (p on a mode that takes no
+	// pinning); the next load key clears it.
+	note     string
 	switches float64
 	// wake is the run's own wake-up figures from the last snapshot (see
 	// loadWake), worked out once a sample rather than at every frame.
@@ -81,7 +110,7 @@ func newLoadState(o Options) *loadState {
 	}
 	l := &loadState{loader: o.Load, modes: o.Load.Modes(), cpus: o.Load.AllowedCPUs()}
 	for i, md := range l.modes {
-		if md == "futex" {
+		if md.Name == "futex" {
 			l.mode = i
 		}
 	}
@@ -90,45 +119,72 @@ func newLoadState(o Options) *loadState {
 
 func (l *loadState) running() bool { return l != nil && l.run != nil }
 
-func (l *loadState) modeName() string {
+func (l *loadState) modeName() string { return l.current().Name }
+
+// current is the mode m has selected.
+func (l *loadState) current() LoadMode {
 	if len(l.modes) == 0 {
-		return "-"
+		return LoadMode{Name: "-"}
 	}
 	return l.modes[l.mode]
 }
 
-// pinCPUs is the CPU set for a pinning level, limited by what is allowed.
-func (l *loadState) pinCPUs(pin int) []int {
+// lookup is the mode a spec ("pool threads=4x") runs; one the loader does
+// not list is pinned as asked, and the loader may refuse it.
+func (l *loadState) lookup(spec string) LoadMode {
+	name, _, _ := strings.Cut(spec, " ")
+	for _, md := range l.modes {
+		if md.Name == name {
+			return md
+		}
+	}
+	return LoadMode{Name: name, MaxCPUs: 2}
+}
+
+// pinCPUs is the CPU set for a pinning level, limited by what is allowed
+// and what md takes.
+func (l *loadState) pinCPUs(md LoadMode, pin int) []int {
 	switch {
-	case pin == pinNone || len(l.cpus) == 0:
+	case pin == pinNone || len(l.cpus) == 0 || md.MaxCPUs == 0:
 		return nil
-	case pin == pinTwo && len(l.cpus) >= 2:
+	case pin == pinTwo && len(l.cpus) >= 2 && md.MaxCPUs >= 2:
 		return []int{l.cpus[0], l.cpus[1]}
 	}
 	return []int{l.cpus[0]}
 }
 
-func pinLabel(cpus []int) string {
-	switch len(cpus) {
-	case 0:
+func pinLabel(md LoadMode, cpus []int) string {
+	switch {
+	case md.MaxCPUs == 0:
+		return "no pinning"
+	case len(cpus) == 0:
 		return "unpinned"
-	case 1:
+	case len(cpus) == 1 && md.MaxCPUs == 1:
+		return fmt.Sprintf("on CPU %d", cpus[0]) // one thread: no "both"
+	case len(cpus) == 1:
 		return fmt.Sprintf("both on CPU %d", cpus[0])
 	}
 	return fmt.Sprintf("CPUs %d and %d", cpus[0], cpus[1])
 }
 
-// nextPin is the level after pin; two CPUs only when two are allowed.
-func (l *loadState) nextPin(pin int) int {
+// nextPin is the level after pin for md: two CPUs only when md has a
+// side for each and two are allowed.
+func (l *loadState) nextPin(md LoadMode, pin int) int {
 	switch pin {
 	case pinNone:
 		return pinOne
 	case pinOne:
-		if len(l.cpus) >= 2 {
+		if len(l.cpus) >= 2 && md.MaxCPUs >= 2 {
 			return pinTwo
 		}
 	}
 	return pinNone
+}
+
+// noPinning is what p says on a mode that takes no pinning, in the words
+// ctxtop load refuses --cpus with.
+func noPinning(md LoadMode) string {
+	return md.Name + " mode cannot be pinned: it shows what the scheduler does with its threads"
 }
 
 // ownRates are the load threads' CPU% and switches/s inside this process,
@@ -150,7 +206,7 @@ func (m *Model) startLoad(mode string, pin int) {
 	m.stopLoad()
 	// The workload runs in a process of its own: the monitor keeps its one
 	// P, and its threads stay as quiet as when idle.
-	run, err := l.loader.Start(mode, l.pinCPUs(pin))
+	run, err := l.loader.Start(mode, l.pinCPUs(l.lookup(mode), pin))
 	if err != nil {
 		l.err = err.Error()
 		return
@@ -222,12 +278,19 @@ func (m Model) handleLoad(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m Model) handleLoadKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd, bool) {
 	l := m.load
+	note := ""
 	switch {
 	case key.Matches(k, m.keys.Load):
 		l.visible = !l.visible
 	case key.Matches(k, m.keys.Pin) && (l.visible || l.running()):
+		md := l.current()
+		if md.MaxCPUs == 0 {
+			// Say so: a p that silently did nothing reads as a broken key.
+			note = noPinning(md)
+			break
+		}
 		// Live: a speaker shows the jump without leaving the screen.
-		l.pin = l.nextPin(l.pin)
+		l.pin = l.nextPin(md, l.pin)
 		if l.running() {
 			m.startLoad(l.modeName(), l.pin)
 		}
@@ -246,6 +309,7 @@ func (m Model) handleLoadKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd, bool) {
 	default:
 		return m, nil, false
 	}
+	l.note = note
 	m.layout()
 	return m, nil, true
 }
@@ -282,11 +346,13 @@ func (m Model) panelModel() loadpanel.Model {
 	l := m.load
 	var st loadpanel.State
 	if l != nil {
+		md := l.current()
 		st = loadpanel.State{
-			Mode: l.modeName(), Pinning: pinLabel(l.pinCPUs(l.pin)), Running: l.running(),
+			Mode: md.label(), Title: md.Title, Pinning: pinLabel(md, l.pinCPUs(md, l.pin)), Running: l.running(),
 			Elapsed:        l.progress.Elapsed.Truncate(100 * time.Millisecond).String(),
 			NsPerRoundTrip: l.progress.NsPerRoundTrip, RoundTrips: l.progress.RoundTrips,
-			LoadSwitches: l.switches, Err: l.err, Wake: l.wake,
+			Threads: md.Threads, Unit: md.Unit, Units: md.Units,
+			LoadSwitches: l.switches, Err: l.err, Note: l.note, Wake: l.wake,
 		}
 	}
 	p.SetState(st, m.demoView())

@@ -30,7 +30,9 @@ func (r *fakeRun) Done() <-chan struct{} { return r.done }
 
 type fakeLoader struct{ runs []*fakeRun }
 
-func (f *fakeLoader) Modes() []string    { return []string{"goroutine", "futex", "pipe", "process"} }
+func (f *fakeLoader) Modes() []LoadMode {
+	return []LoadMode{{Name: "goroutine", MaxCPUs: 2}, {Name: "futex", MaxCPUs: 2}, {Name: "pipe", MaxCPUs: 2}, {Name: "process", MaxCPUs: 2}}
+}
 func (f *fakeLoader) AllowedCPUs() []int { return []int{0, 1} }
 func (f *fakeLoader) Start(mode string, cpus []int) (LoadRun, error) {
 	r := &fakeRun{cpus: cpus, done: make(chan struct{})}

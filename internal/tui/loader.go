@@ -18,15 +18,23 @@ func NewLoader() Loader {
 	return loadLoader{cpus: cpus}
 }
 
-func (l loadLoader) Modes() []string {
+func (l loadLoader) Modes() []LoadMode {
 	// Every mode, the syscall baseline too: that cs/s does not move while
 	// it runs is the point it makes.
-	var out []string
-	for _, m := range load.Modes() {
-		out = append(out, string(m))
+	var out []LoadMode
+	for _, i := range load.Modes() {
+		md := LoadMode{Name: string(i.Mode), Title: i.Title, MaxCPUs: i.MaxCPUs, Unit: i.Unit.One, Units: i.Unit.Many}
+		if i.Threaded {
+			md.Threads = l.threads()
+		}
+		out = append(out, md)
 	}
 	return out
 }
+
+// threads is how many threads a threaded mode runs unless told: one per
+// allowed CPU, as ctxtop load does.
+func (l loadLoader) threads() int { return max(len(l.cpus), 1) }
 
 func (l loadLoader) AllowedCPUs() []int { return l.cpus }
 
@@ -37,9 +45,9 @@ func (l loadLoader) Start(mode string, cpus []int) (LoadRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !cfg.Mode.Threaded() {
-		cfg.CPUs = cpus
-	}
+	// A mode that cannot be pinned refuses cpus rather than ignore them:
+	// the panel asks for none.
+	cfg.CPUs = cpus
 	r, err := load.Start(cfg)
 	if err != nil {
 		return nil, err
@@ -57,8 +65,8 @@ func (l loadLoader) config(spec string) (load.Config, error) {
 		return load.Config{}, err
 	}
 	cfg := load.Config{Mode: m}
-	if m.Threaded() {
-		cfg.Threads = max(len(l.cpus), 1)
+	if m.Info().Threaded {
+		cfg.Threads = l.threads()
 	}
 	for _, opt := range f[1:] {
 		k, v, _ := strings.Cut(opt, "=")

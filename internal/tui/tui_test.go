@@ -410,9 +410,13 @@ func TestFooterSaysTheModeItSwitchesTo(t *testing.T) {
 func TestLoadPanelReachesEveryMode(t *testing.T) {
 	var want []string
 	for _, md := range load.Modes() {
-		want = append(want, string(md))
+		want = append(want, string(md.Mode))
 	}
-	if diff := cmp.Diff(want, NewLoader().Modes()); diff != "" {
+	var got []string
+	for _, md := range NewLoader().Modes() {
+		got = append(got, md.Name)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("modes m cycles through (-want +got)\n%s", diff)
 	}
 	m := New(Options{Source: &fakeSource{}, Interval: time.Second, NoColor: true, FixedBackground: true, Load: NewLoader()}, "h", "k").handleResize(100, 30)

@@ -15,16 +15,27 @@ import (
 
 // State is what the panel shows; the root model owns it.
 type State struct {
+	// Mode names the workload ("pool, 2 threads"); Title says what runs.
 	Mode    string
+	Title   string
 	Pinning string
 	Running bool
 	Elapsed string
-	// NsPerRoundTrip is the run's recent cost; 0 before the first figure.
+	// NsPerRoundTrip is the run's recent cost, one pair's round trip (one
+	// thread's unit); 0 before the first figure.
 	NsPerRoundTrip float64
 	RoundTrips     uint64
+	// Threads is a threaded mode's thread count, 0 for ping-pong pairs: its
+	// figures are then units per second, as ctxtop load gives them, since
+	// it makes no round trips.
+	Threads int
+	// Unit and Units name what the mode counts; "" reads as round trips.
+	Unit, Units string
 	// LoadSwitches is its threads' switches/s in the last interval.
 	LoadSwitches float64
 	Err          string
+	// Note says why the last key did nothing.
+	Note string
 	// Wake is the run's own wake-ups, when the tracer can see them.
 	Wake *Wake
 }
@@ -130,20 +141,34 @@ func (m Model) loadLines() []string {
 	}
 	line1 := th.Title.Render("LOAD") + " " + th.Dim.Render("m") + " " + s.Mode + "  " + th.Dim.Render("p") + " " + s.Pinning + "  " + status +
 		"  " + th.Dim.Render("s start/stop  L hide")
+	unit, units := s.Unit, s.Units
+	if unit == "" {
+		unit, units = "round trip", "round trips"
+	}
 	var line2 string
 	switch {
 	case s.Err != "":
 		line2 = th.Error.Render(s.Err)
+	case s.Running && s.NsPerRoundTrip > 0 && s.Threads > 0:
+		// One thread's time per unit, over all the threads.
+		rate := float64(s.Threads) * 1e9 / s.NsPerRoundTrip
+		line2 = th.Value.Render(textutil.Thousands(rate)) + " " + units + "/s (" + textutil.Thousands(rate/float64(s.Threads)) + " per thread)  " +
+			th.Value.Render(textutil.Thousands(s.LoadSwitches)) + " cs/s from its threads"
 	case s.Running && s.NsPerRoundTrip > 0:
-		line2 = th.Value.Render(textutil.Thousands(s.NsPerRoundTrip)) + " ns/round trip  " +
+		line2 = th.Value.Render(textutil.Thousands(s.NsPerRoundTrip)) + " ns/" + unit + "  " +
 			th.Value.Render(textutil.Thousands(s.LoadSwitches)) + " cs/s from its threads  " +
-			th.Dim.Render(textutil.Thousands(float64(s.RoundTrips))+" round trips")
+			th.Dim.Render(textutil.Thousands(float64(s.RoundTrips))+" "+units)
 	case s.Running:
 		line2 = th.Dim.Render("measuring…")
+	case s.Title != "":
+		line2 = th.Dim.Render(s.Title + "; s starts it, m another mode")
 	default:
 		line2 = th.Dim.Render("press s to start it, m for another mode")
 	}
 	lines := []string{textutil.Truncate(line1, m.width), textutil.Truncate(line2, m.width)}
+	if s.Note != "" {
+		lines = append(lines, textutil.Truncate(th.Spike.Render(s.Note), m.width))
+	}
 	if w := m.wakeLine(); w != "" && s.Running {
 		lines = append(lines, w)
 	}

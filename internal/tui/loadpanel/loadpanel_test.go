@@ -31,6 +31,25 @@ func TestView(t *testing.T) {
 	}
 }
 
+// TestViewThreaded: a threaded mode (pool) makes no round trips, so it
+// shows its units per second, in all and per thread, as ctxtop load does;
+// a note on the last key takes the third line.
+func TestViewThreaded(t *testing.T) {
+	st := State{Mode: "pool, 2 threads", Pinning: "no pinning", Running: true, Elapsed: "3.0s", NsPerRoundTrip: 100_000, RoundTrips: 60_000,
+		Threads: 2, Unit: "item", Units: "items", LoadSwitches: 812,
+		Note: "pool mode cannot be pinned: it shows what the scheduler does with its threads"}
+	for _, sz := range tuitest.Sizes {
+		t.Run(sz.Name, func(t *testing.T) {
+			m := New(theme.New(false, true))
+			m.SetSize(sz.Width, 3)
+			m.SetState(st, nil)
+			got := tuitest.Render(t, m.View(), colorprofile.Ascii)
+			tuitest.CheckFits(t, got, sz.Width, 3)
+			tuitest.Golden(t, sz.Name, got)
+		})
+	}
+}
+
 func TestBigDigits(t *testing.T) {
 	b := Big("1,0")
 	want := [3]string{"▀█    █▀█", " █    █ █", "▄█▄ ▄ █▄█"}
