@@ -29,7 +29,9 @@ func (r *demoRun) Done() <-chan struct{} { return r.done }
 
 type demoLoader struct{}
 
-func (demoLoader) Modes() []string    { return []string{"goroutine", "futex", "pipe", "process"} }
+func (demoLoader) Modes() []LoadMode {
+	return []LoadMode{{Name: "goroutine", MaxCPUs: 2}, {Name: "futex", MaxCPUs: 2}, {Name: "pipe", MaxCPUs: 2}, {Name: "process", MaxCPUs: 2}}
+}
 func (demoLoader) AllowedCPUs() []int { return []int{0, 1} }
 func (demoLoader) Start(mode string, cpus []int) (LoadRun, error) {
 	ns := map[string]float64{"futex": 10_081, "process": 25_303, "pool": 1_870, "goroutine": 412}[strings.Fields(mode)[0]]
