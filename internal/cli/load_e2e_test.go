@@ -575,3 +575,47 @@ func TestBenchAxes(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadSIGTERMToTheGroup: `timeout -s TERM 3 ctxtop load` signals the
+// whole process group, the workload process included. The summary must
+// carry the kernel's real counts, or say they are unknown; never zeros
+// that pass for a run without switches.
+func TestLoadSIGTERMToTheGroup(t *testing.T) {
+	for _, mode := range []string{"futex", "process"} {
+		cmd := exec.Command(testutil.Binary(t), "load", "--mode", mode, "--duration", "30s")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		child := waitChild(t, cmd.Process.Pid)
+		if mode == "process" {
+			waitChild(t, child)
+		}
+		// Past the headline: the pairs are running.
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(stdout.String(), "elapsed") && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond)
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("%s: ctxtop load after SIGTERM to its group: %v (stderr %q)", mode, err, stderr.String())
+		}
+		out := stdout.String()
+		if !strings.Contains(out, "round trips\n") {
+			t.Errorf("%s: no summary after SIGTERM to the group:\n%s", mode, out)
+		}
+		for _, zero := range []string{"0.00 switches per round trip", "kernel-counted: 0 voluntary, 0 involuntary"} {
+			if strings.Contains(out, zero) {
+				t.Errorf("%s: summary after SIGTERM to the group prints %q:\n%s", mode, zero, out)
+			}
+		}
+		if !strings.Contains(out, "switches per round trip (kernel-counted") && !strings.Contains(out, "switches: unknown") {
+			t.Errorf("%s: summary gives neither the switches nor that they are unknown:\n%s", mode, out)
+		}
+	}
+}

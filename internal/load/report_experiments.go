@@ -64,8 +64,12 @@ func writeThreaded(w io.Writer, s Summary) {
 	switch s.Mode {
 	case ModePool:
 		fmt.Fprintf(w, "  %s items/s (%s per thread)\n", model.Thousands(s.ItemsPerSec), model.Thousands(s.ItemsPerSec/float64(max(s.Threads, 1))))
-		fmt.Fprintf(w, "  %s involuntary switches/s over the pool's threads (kernel-counted; %s voluntary/s)\n",
-			model.Thousands(s.InvoluntaryPerSec), model.Thousands(float64(s.SwitchesVoluntary)/secs))
+		if s.SwitchesUnknown != "" {
+			writeSwitchesUnknown(w, s)
+		} else {
+			fmt.Fprintf(w, "  %s involuntary switches/s over the pool's threads (kernel-counted; %s voluntary/s)\n",
+				model.Thousands(s.InvoluntaryPerSec), model.Thousands(float64(s.SwitchesVoluntary)/secs))
+		}
 		if s.RunQueueWaitShare != nil {
 			fmt.Fprintf(w, "  run-queue wait: %.1f%% of the threads' time runnable but waiting for a CPU (schedstat)\n", 100**s.RunQueueWaitShare)
 		}
@@ -81,6 +85,10 @@ func writeThreaded(w io.Writer, s Summary) {
 		fmt.Fprintf(w, "  %s wake-ups/s, %s per thread (the period promises %s, %s per thread)\n",
 			model.Thousands(s.WakeupsPerSec), model.Thousands(s.WakeupsPerSecPerThread),
 			model.Thousands(s.ExpectedWakeupsPerSec), model.Thousands(s.ExpectedWakeupsPerSec/float64(max(s.Threads, 1))))
+		if s.SwitchesUnknown != "" {
+			writeSwitchesUnknown(w, s)
+			break
+		}
 		perWake := 0.0
 		if s.Wakeups > 0 {
 			perWake = float64(s.SwitchesVoluntary) / float64(s.Wakeups)
