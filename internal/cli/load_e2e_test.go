@@ -619,3 +619,74 @@ func TestLoadSIGTERMToTheGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUQuotaKilledLeavesNoCgroup: ctxtop load --cpu-quota killed with
+// SIGKILL cannot remove its cgroup; the next --cpu-quota run removes it.
+func TestCPUQuotaKilledLeavesNoCgroup(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("--cpu-quota needs root")
+	}
+	bin := testutil.Binary(t)
+	cmd := exec.Command(bin, "load", "--mode", "pool", "--threads", "1", "--cpu-quota", "0.5", "--duration", "60s")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child := waitChild(t, cmd.Process.Pid)
+	var stale string
+	deadline := time.Now().Add(10 * time.Second)
+	for stale == "" && time.Now().Before(deadline) {
+		stale = poolCgroup(t, cmd.Process.Pid)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if stale == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("no ctxtop-pool-%d-* cgroup appeared (stderr %q)", cmd.Process.Pid, stderr.String())
+	}
+	t.Cleanup(func() { os.Remove(stale) })
+	cmd.Process.Kill()
+	cmd.Wait()
+	for alive(child) {
+		if time.Now().After(deadline.Add(5 * time.Second)) {
+			t.Fatalf("workload process %d outlived a killed ctxtop", child)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(stale); err != nil {
+		t.Fatalf("the killed run's cgroup %s is already gone (%v): nothing to test", stale, err)
+	}
+	out, err := exec.Command(bin, "load", "--mode", "pool", "--threads", "1", "--cpu-quota", "0.5", "--duration", "0.2").CombinedOutput()
+	if err != nil {
+		t.Fatalf("second --cpu-quota run: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("the killed run's cgroup %s is still there after the next --cpu-quota run", stale)
+	}
+}
+
+// poolCgroup finds the cgroup ctxtop process pid made for its pool, by the
+// name it gives it, in the hierarchies under /sys/fs/cgroup.
+func poolCgroup(t *testing.T, pid int) string {
+	t.Helper()
+	prefix := fmt.Sprintf("ctxtop-pool-%d-", pid)
+	var found string
+	filepath.WalkDir("/sys/fs/cgroup", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), prefix) {
+			found = path
+			return filepath.SkipAll
+		}
+		if strings.Count(path, "/") > 6 {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return found
+}
