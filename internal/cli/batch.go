@@ -27,8 +27,9 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 
 	mon, rec, err := openMonitor(o)
 	if err != nil {
-		return procError(err)
+		return procError(err, o.procRoot)
 	}
+	o.hidepid = hidepidMode(o.procRoot)
 	defer mon.Close()
 	var src interface {
 		Next() (model.Snapshot, error)
@@ -81,7 +82,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 // reportWriter prints batch reports, live or replayed, as o asks: text,
 // or JSON lines naming the host facts returns, read only for JSON.
 func reportWriter(w io.Writer, o options, facts func() hostinfo.Facts) func(*model.Snapshot) error {
-	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups}
+	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups, HidePID: o.hidepid}
 	if o.output != "json" {
 		return output.NewText(w, oo).Write
 	}

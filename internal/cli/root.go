@@ -52,6 +52,10 @@ type options struct {
 	// replayFrom reads samples from one instead of /proc.
 	recordTo   string
 	replayFrom string
+	// hidepid is the live --proc mount's hidepid mode when it hides other
+	// users' processes from this user (hidepidMode); "" otherwise and in
+	// a replay.
+	hidepid string
 }
 
 func newRootCmd() *cobra.Command {

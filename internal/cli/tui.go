@@ -15,7 +15,7 @@ import (
 func runTUI(o options) error {
 	mon, rec, err := openMonitor(o)
 	if err != nil {
-		return procError(err)
+		return procError(err, o.procRoot)
 	}
 	defer mon.Close()
 	// Attached only while a view shows its figures; closed on any return.
@@ -29,6 +29,7 @@ func runTUI(o options) error {
 		NoColor:      o.noColor,
 		Version:      version,
 		ProcRoot:     o.procRoot,
+		HidePID:      hidepidMode(o.procRoot),
 		// A vanished target or a failed --record write ends the
 		// monitor; anything else (a transient read error) is shown and
 		// the next tick retries.
