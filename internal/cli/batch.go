@@ -50,8 +50,9 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	}
 	src, rec, err := openLive(o, wakeups, stackReader)
 	if err != nil {
-		return procError(err)
+		return procError(err, o.procRoot)
 	}
+	o.hidepid = hidepidMode(o.procRoot)
 	defer src.Close()
 	defer rec.close()
 
@@ -73,7 +74,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 // reportWriter prints batch reports, live or replayed, as o asks: text,
 // or JSON lines naming the host facts returns, read only for JSON.
 func reportWriter(w io.Writer, o options, facts func() hostinfo.Facts) func(*model.Snapshot) error {
-	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups}
+	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups, HidePID: o.hidepid}
 	if o.output == "folded" {
 		return output.NewFolded(w).Write
 	}

@@ -575,3 +575,118 @@ func TestBenchAxes(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadSIGTERMToTheGroup: `timeout -s TERM 3 ctxtop load` signals the
+// whole process group, the workload process included. The summary must
+// carry the kernel's real counts, or say they are unknown; never zeros
+// that pass for a run without switches.
+func TestLoadSIGTERMToTheGroup(t *testing.T) {
+	for _, mode := range []string{"futex", "process"} {
+		cmd := exec.Command(testutil.Binary(t), "load", "--mode", mode, "--duration", "30s")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		child := waitChild(t, cmd.Process.Pid)
+		if mode == "process" {
+			waitChild(t, child)
+		}
+		// Past the headline: the pairs are running.
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(stdout.String(), "elapsed") && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond)
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("%s: ctxtop load after SIGTERM to its group: %v (stderr %q)", mode, err, stderr.String())
+		}
+		out := stdout.String()
+		if !strings.Contains(out, "round trips\n") {
+			t.Errorf("%s: no summary after SIGTERM to the group:\n%s", mode, out)
+		}
+		for _, zero := range []string{"0.00 switches per round trip", "kernel-counted: 0 voluntary, 0 involuntary"} {
+			if strings.Contains(out, zero) {
+				t.Errorf("%s: summary after SIGTERM to the group prints %q:\n%s", mode, zero, out)
+			}
+		}
+		if !strings.Contains(out, "switches per round trip (kernel-counted") && !strings.Contains(out, "switches: unknown") {
+			t.Errorf("%s: summary gives neither the switches nor that they are unknown:\n%s", mode, out)
+		}
+	}
+}
+
+// TestCPUQuotaKilledLeavesNoCgroup: ctxtop load --cpu-quota killed with
+// SIGKILL cannot remove its cgroup; the next --cpu-quota run removes it.
+func TestCPUQuotaKilledLeavesNoCgroup(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("--cpu-quota needs root")
+	}
+	bin := testutil.Binary(t)
+	cmd := exec.Command(bin, "load", "--mode", "pool", "--threads", "1", "--cpu-quota", "0.5", "--duration", "60s")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child := waitChild(t, cmd.Process.Pid)
+	var stale string
+	deadline := time.Now().Add(10 * time.Second)
+	for stale == "" && time.Now().Before(deadline) {
+		stale = poolCgroup(t, cmd.Process.Pid)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if stale == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("no ctxtop-pool-%d-* cgroup appeared (stderr %q)", cmd.Process.Pid, stderr.String())
+	}
+	t.Cleanup(func() { os.Remove(stale) })
+	cmd.Process.Kill()
+	cmd.Wait()
+	for alive(child) {
+		if time.Now().After(deadline.Add(5 * time.Second)) {
+			t.Fatalf("workload process %d outlived a killed ctxtop", child)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(stale); err != nil {
+		t.Fatalf("the killed run's cgroup %s is already gone (%v): nothing to test", stale, err)
+	}
+	out, err := exec.Command(bin, "load", "--mode", "pool", "--threads", "1", "--cpu-quota", "0.5", "--duration", "0.2").CombinedOutput()
+	if err != nil {
+		t.Fatalf("second --cpu-quota run: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("the killed run's cgroup %s is still there after the next --cpu-quota run", stale)
+	}
+}
+
+// poolCgroup finds the cgroup ctxtop process pid made for its pool, by the
+// name it gives it, in the hierarchies under /sys/fs/cgroup.
+func poolCgroup(t *testing.T, pid int) string {
+	t.Helper()
+	prefix := fmt.Sprintf("ctxtop-pool-%d-", pid)
+	var found string
+	filepath.WalkDir("/sys/fs/cgroup", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), prefix) {
+			found = path
+			return filepath.SkipAll
+		}
+		if strings.Count(path, "/") > 6 {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return found
+}

@@ -57,6 +57,10 @@ type options struct {
 	replayFrom string
 	// force replaces an existing --record file.
 	force bool
+	// hidepid is the live --proc mount's hidepid mode when it hides other
+	// users' processes from this user (hidepidMode); "" otherwise and in
+	// a replay.
+	hidepid string
 }
 
 func newRootCmd() *cobra.Command {

@@ -113,7 +113,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 		MaxGroups: o.maxGroups, HotThreshold: o.hot,
 	})
 	if err != nil {
-		return err
+		return pidError(err, o.procRoot)
 	}
 	defer exp.Close()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))

@@ -28,7 +28,7 @@ func runTUI(o options, demoStep time.Duration) error {
 	}
 	src, rec, err := openLive(o, col, sc)
 	if err != nil {
-		return procError(err)
+		return procError(err, o.procRoot)
 	}
 	defer src.Close()
 	err = tui.Run(tui.Options{
@@ -42,6 +42,7 @@ func runTUI(o options, demoStep time.Duration) error {
 		ProcRoot:     o.procRoot,
 		Demo:         demoStep > 0,
 		DemoStep:     demoStep,
+		HidePID:      hidepidMode(o.procRoot),
 		// A vanished target or a failed --record write ends the
 		// monitor; anything else (a transient read error) is shown and
 		// the next tick retries.

@@ -6,12 +6,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ctxtop/ctxtop/internal/procfs"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
@@ -185,4 +189,91 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// TestHostileCgroupNameLiveAndReplay: a real cgroup named with an escape
+// sequence, a tab and a bidi override. Live JSON must not carry them raw,
+// and must show the very path the replay of the same run shows.
+func TestHostileCgroupNameLiveAndReplay(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("creating a cgroup needs root; skipped")
+	}
+	fs, err := procfs.NewFS("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	mounts, err := fs.CgroupMounts()
+	if err != nil || mounts.CPU == "" || mounts.CPURoot != "/" {
+		t.Skip("no v1 cpu hierarchy here (the sampler's test covers cgroup v2); skipped")
+	}
+	bin := testutil.Binary(t)
+	name := fmt.Sprintf("ctxtop-e2e-%d-%d-\x1b[31m\tred\u202eevil", os.Getpid(), time.Now().UnixNano())
+	dir := filepath.Join(mounts.CPU, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot create a cgroup: %v", err)
+	}
+	spinner := exec.Command("sh", "-c", "while :; do :; done")
+	t.Cleanup(func() {
+		if spinner.Process != nil {
+			_ = spinner.Process.Kill()
+			_ = spinner.Wait()
+		}
+		for range 50 {
+			if os.Remove(dir) == nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Errorf("could not remove %q", dir)
+	})
+	// 5% of a CPU: it shows, and costs the shared machine little.
+	if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte("5000"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := spinner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := strconv.Itoa(spinner.Process.Pid)
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(pid), 0); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "hostile.ctxrec")
+	live, err := exec.Command(bin, "-b", "-o", "json", "-d", "0.3", "-n", "2", "--cgroups", "-p", pid, "--record", file).Output()
+	if err != nil {
+		t.Fatalf("live: %v\n%s", err, exitStderr(err))
+	}
+	replayed, err := exec.Command(bin, "replay", "-b", "-o", "json", "--cgroups", file).Output()
+	if err != nil {
+		t.Fatalf("replay: %v\n%s", err, exitStderr(err))
+	}
+	paths := func(out []byte) []string {
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			var r struct {
+				Cgroups []struct {
+					Cgroup string `json:"cgroup"`
+				} `json:"cgroups"`
+			}
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatalf("%v: %q", err, line)
+			}
+			for _, c := range r.Cgroups {
+				got = append(got, c.Cgroup)
+			}
+		}
+		return got
+	}
+	livePaths, replayPaths := paths(live), paths(replayed)
+	clean := sanitize.Name("/" + name)
+	if !slices.Contains(livePaths, clean) {
+		t.Errorf("live JSON has no row %q: %q", clean, livePaths)
+	}
+	for _, p := range livePaths {
+		if !sanitize.Clean(p) {
+			t.Errorf("live JSON carries a raw control or format character: cgroup %q", p)
+		}
+	}
+	if diff := cmp.Diff(livePaths, replayPaths); diff != "" {
+		t.Errorf("cgroups[].cgroup (-live +replay):\n%s", diff)
+	}
 }

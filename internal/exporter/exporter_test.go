@@ -348,3 +348,40 @@ func TestTelemetryPath(t *testing.T) {
 		t.Errorf("/metrics with another telemetry path: %s, want 404", resp.Status)
 	}
 }
+
+// Only GET and HEAD read anything here; a POST or DELETE is a client's
+// mistake and gets 405 with the methods it may use, on every path.
+func TestMethodsOtherThanGetAreRefused(t *testing.T) {
+	_, srv := fixtureServer(t, Config{})
+	for _, path := range []string{"/metrics", "/", "/nowhere"} {
+		for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodOptions} {
+			req, err := http.NewRequest(method, srv.URL+path, strings.NewReader("x"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusMethodNotAllowed {
+				t.Errorf("%s %s: status %d, want %d", method, path, resp.StatusCode, http.StatusMethodNotAllowed)
+			}
+			if allow := resp.Header.Get("Allow"); allow != "GET, HEAD" {
+				t.Errorf("%s %s: Allow %q, want %q", method, path, allow, "GET, HEAD")
+			}
+		}
+	}
+	req, err := http.NewRequest(http.MethodHead, srv.URL+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("HEAD /metrics: status %d, want 200", resp.StatusCode)
+	}
+}

@@ -34,6 +34,7 @@ func Registry(e *Exporter) (*prometheus.Registry, error) {
 
 // Handler serves the metrics at o.TelemetryPath (text format, or OpenMetrics
 // when the scraper asks for it) and a landing page at / linking to them.
+// More than 8 scrapes at once get 503; methods other than GET and HEAD 405.
 func Handler(reg *prometheus.Registry, o HandlerOptions) (http.Handler, error) {
 	if o.TelemetryPath == "" {
 		o.TelemetryPath = "/metrics"
@@ -58,7 +59,21 @@ func Handler(reg *prometheus.Registry, o HandlerOptions) (http.Handler, error) {
 	if o.TelemetryPath != "/" {
 		mux.Handle("/", landingPage(o.Version, o.TelemetryPath))
 	}
-	return mux, nil
+	return readOnly(mux), nil
+}
+
+// readOnly answers 405 to any method but GET and HEAD, on every path: the
+// exporter only serves reads, and promhttp would otherwise take a POST or
+// DELETE for a scrape (and spend a pass over /proc on it).
+func readOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed: only GET and HEAD", http.StatusMethodNotAllowed)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // landingPage is the page at / (only; anything else is not found), in the

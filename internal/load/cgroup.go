@@ -101,7 +101,13 @@ func newCgroup(quota float64) (*cgroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	cg := &cgroup{dir: filepath.Join(root, fmt.Sprintf("ctxtop-pool-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)), v2: v2, quota: quota}
+	sweepStale(root, ownerAlive)
+	pid := os.Getpid()
+	start, err := startTime(pid)
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-quota: %w", err)
+	}
+	cg := &cgroup{dir: filepath.Join(root, poolName(pid, start, time.Now().UnixNano()%1e6)), v2: v2, quota: quota}
 	if err := os.Mkdir(cg.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--cpu-quota: making the cgroup: %w", err)
 	}
@@ -177,5 +183,105 @@ func (cg *cgroup) remove() {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A pool's cgroup is named poolPrefix + "PID-START-N": the owner's PID and
+// start time (clock ticks since boot, /proc/PID/stat field 22), so that a
+// later run can tell a group whose owner was killed (SIGKILL leaves no
+// chance to remove it) from a live one, and a reused PID from its owner.
+// N tells apart the groups of one owner. Releases before the start time
+// was added named them "PID-N".
+const poolPrefix = "ctxtop-pool-"
+
+func poolName(pid int, start uint64, n int64) string {
+	return fmt.Sprintf("%s%d-%d-%d", poolPrefix, pid, start, n)
+}
+
+// parsePoolName reads a pool cgroup's owner from its name; hasStart is
+// false for the older "PID-N" names. ok is false for any other name.
+func parsePoolName(name string) (pid int, start uint64, hasStart, ok bool) {
+	rest, found := strings.CutPrefix(name, poolPrefix)
+	if !found {
+		return 0, 0, false, false
+	}
+	f := strings.Split(rest, "-")
+	var nums [3]uint64
+	if len(f) != 2 && len(f) != 3 {
+		return 0, 0, false, false
+	}
+	for i, x := range f {
+		n, err := strconv.ParseUint(x, 10, 63)
+		if err != nil || x != strconv.FormatUint(n, 10) {
+			return 0, 0, false, false
+		}
+		nums[i] = n
+	}
+	if nums[0] == 0 || nums[0] > 1<<22 { // PID_MAX_LIMIT
+		return 0, 0, false, false
+	}
+	if len(f) == 3 {
+		return int(nums[0]), nums[1], true, true
+	}
+	return int(nums[0]), 0, false, true
+}
+
+// startTime is process pid's start time in clock ticks since boot.
+func startTime(pid int) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	return parseStartTime(b)
+}
+
+// parseStartTime reads field 22 of a /proc/PID/stat line, counted after
+// the last ')' since the command name may hold anything.
+func parseStartTime(b []byte) (uint64, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("stat: no ')' after the command name")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	const field = 22 - 3 // fields after "pid (comm)" start at 3
+	if len(f) <= field {
+		return 0, fmt.Errorf("stat: %d fields after the command name, want over %d", len(f), field)
+	}
+	return strconv.ParseUint(f[field], 10, 64)
+}
+
+// ownerAlive reports whether the process that named a pool cgroup still
+// runs: its PID exists and, where the name has it, with the same start
+// time. When it cannot tell, it says alive: a group is left, never taken.
+func ownerAlive(pid int, start uint64, hasStart bool) bool {
+	got, err := startTime(pid)
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	return !hasStart || got == start
+}
+
+// sweepStale removes the pool cgroups under root that a killed ctxtop left
+// behind: only directories named as ctxtop names them, whose owner is gone
+// and which hold no process. rmdir alone, never a recursive removal: the
+// kernel refuses to remove a cgroup that still has processes or children,
+// which guards the race with a process being moved in.
+func sweepStale(root string, alive func(pid int, start uint64, hasStart bool) bool) {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, start, hasStart, ok := parsePoolName(e.Name())
+		// ReadDir's type comes from lstat: a symlink is not a directory.
+		if !ok || !e.IsDir() || alive(pid, start, hasStart) {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		procs, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		if err != nil || len(bytes.TrimSpace(procs)) != 0 {
+			continue
+		}
+		os.Remove(dir)
 	}
 }

@@ -2,7 +2,12 @@ package load
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -63,5 +68,143 @@ func TestParseCPUStat(t *testing.T) {
 	(&cgroup{dir: t.TempDir(), quota: 0.5}).summarize(&s)
 	if s.CPUQuota != 0.5 || s.ThrottledShare != nil {
 		t.Errorf("summary without a cpu.stat: %+v", s)
+	}
+}
+
+func TestParsePoolName(t *testing.T) {
+	type owner struct {
+		PID      int
+		Start    uint64
+		HasStart bool
+		OK       bool
+	}
+	for _, c := range []struct {
+		name string
+		want owner
+	}{
+		{"ctxtop-pool-4242-69112-123456", owner{4242, 69112, true, true}},
+		{"ctxtop-pool-4242-123456", owner{4242, 0, false, true}}, // before the start time was in the name
+		{"ctxtop-pool-4242", owner{}},
+		{"ctxtop-pool-4242-1-2-3", owner{}},
+		{"ctxtop-pool-0-1-2", owner{}},
+		{"ctxtop-pool-99999999-1-2", owner{}},
+		{"ctxtop-pool--1-2", owner{}},
+		{"ctxtop-pool-+12-1-2", owner{}},
+		{"ctxtop-pool-012-1-2", owner{}},
+		{"ctxtop-pool-12-1-x", owner{}},
+		{"ctxtop-poolx-12-1-2", owner{}},
+		{"my-ctxtop-pool-12-1-2", owner{}},
+		{"system.slice", owner{}},
+	} {
+		pid, start, hasStart, ok := parsePoolName(c.name)
+		if diff := cmp.Diff(c.want, owner{pid, start, hasStart, ok}); diff != "" {
+			t.Errorf("parsePoolName(%q) (-want +got):\n%s", c.name, diff)
+		}
+	}
+	pid, start, hasStart, ok := parsePoolName(poolName(77, 88, 99))
+	if diff := cmp.Diff(owner{77, 88, true, true}, owner{pid, start, hasStart, ok}); diff != "" {
+		t.Errorf("poolName then parsePoolName (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseStartTime(t *testing.T) {
+	got, err := parseStartTime([]byte("4242 (a) b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 69112 1000 100 18446744073709551615\n"))
+	if err != nil || got != 69112 {
+		t.Errorf("parseStartTime: %d, %v; want 69112", got, err)
+	}
+	for _, bad := range []string{"", "4242 (a S 1", "4242 (a) S 1 2 3", "4242 (a) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 x 1"} {
+		if _, err := parseStartTime([]byte(bad)); err == nil {
+			t.Errorf("parseStartTime(%q): no error", bad)
+		}
+	}
+}
+
+func FuzzParsePoolName(f *testing.F) {
+	f.Add("ctxtop-pool-4242-69112-123456")
+	f.Add("ctxtop-pool-4242-123456")
+	f.Fuzz(func(t *testing.T, name string) {
+		pid, start, hasStart, ok := parsePoolName(name)
+		if !ok || !hasStart {
+			return
+		}
+		if pid <= 0 {
+			t.Errorf("parsePoolName(%q): PID %d accepted", name, pid)
+		}
+		if p2, s2, h2, ok2 := parsePoolName(poolName(pid, start, 1)); !ok2 || p2 != pid || s2 != start || !h2 {
+			t.Errorf("parsePoolName(%q) = %d, %d, but the name made of them reads %d, %d, %v", name, pid, start, p2, s2, ok2)
+		}
+	})
+}
+
+func FuzzParseStartTime(f *testing.F) {
+	f.Add([]byte("4242 (a) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 69112 1000\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		parseStartTime(b) // must not panic
+	})
+}
+
+// TestSweepStale runs the sweep over real cgroups (root): it removes an
+// empty group of ctxtop's naming whose owner is gone, or whose PID now
+// belongs to a process started later, and nothing else: not a live owner's
+// group, not a group with a process in it, not a group of another name.
+func TestSweepStale(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("makes cgroups: needs root")
+	}
+	root, _, err := cgroupRoot()
+	if err != nil {
+		t.Skip(err)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := gone.ProcessState.Pid()
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", dead)); err == nil {
+		t.Skipf("PID %d reused already", dead)
+	}
+	me := os.Getpid()
+	myStart, err := startTime(me)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := time.Now().UnixNano() % 1e6
+	names := map[string]bool{ // name: removed by the sweep
+		poolName(dead, 5, tag):                         true,
+		fmt.Sprintf("%s%d-%d", poolPrefix, dead, tag):  true,  // older naming
+		poolName(me, myStart+1, tag):                   true,  // my PID, another start: a reused PID
+		poolName(me, myStart, tag):                     false, // alive
+		poolName(dead, 6, tag):                         false, // a process inside
+		fmt.Sprintf("ctxtop-poolx-%d-5-%d", dead, tag): false,
+	}
+	for name := range names {
+		if err := os.Mkdir(filepath.Join(root, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sleeper.Process.Kill()
+		sleeper.Wait()
+		for name := range names {
+			(&cgroup{dir: filepath.Join(root, name)}).remove()
+		}
+	})
+	busy := filepath.Join(root, poolName(dead, 6, tag))
+	if err := os.WriteFile(filepath.Join(busy, "cgroup.procs"), []byte(fmt.Sprint(sleeper.Process.Pid)), 0); err != nil {
+		t.Fatal(err)
+	}
+	sweepStale(root, ownerAlive)
+	want, got := map[string]bool{}, map[string]bool{}
+	for name, removed := range names {
+		want[name] = !removed
+		_, err := os.Lstat(filepath.Join(root, name))
+		got[name] = err == nil
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("groups left after the sweep (-want +got):\n%s", diff)
 	}
 }

@@ -75,10 +75,11 @@ func RunChild(cpu int, ws int64) error {
 	// the parent waits for us, so the collector is off, periodic forced
 	// collections included; this process allocates nothing after startup.
 	debug.SetGCPercent(-1)
-	// Ctrl-C reaches the whole foreground process group; the parent stops
-	// the run and then closes the pipe, and it must still be able to read
-	// this process's counters when it does.
-	signal.Ignore(os.Interrupt, syscall.SIGHUP)
+	// Ctrl-C, a hang-up and a SIGTERM to the group (timeout, a service
+	// manager) reach the whole process group; the parent stops the run and
+	// then closes the pipe, and it must still be able to read this
+	// process's counters when it does.
+	signal.Ignore(os.Interrupt, syscall.SIGHUP, syscall.SIGTERM)
 	name := threadName("pong", ModeProcess)
 	if err := setThreadName(name); err != nil {
 		return err

@@ -501,6 +501,7 @@ func (r *localRun) summarize() Summary {
 		c1, err := readProcessCounters(os.Getpid())
 		if err != nil {
 			d.HasMigrations = false
+			s.SwitchesUnknown = "the workload process's counters could not be read: " + err.Error()
 		} else {
 			d = c1.sub(r.whole0)
 			// Threads that exited in between took their counts with them.
@@ -521,6 +522,8 @@ func (r *localRun) summarize() Summary {
 	for _, t := range r.threads {
 		if t.err != nil {
 			d.HasMigrations, d.HasSchedstat = false, false
+			// A sum missing a thread would pass for the whole.
+			s.SwitchesUnknown = "a workload thread's counters could not be read: " + t.err.Error()
 			continue
 		}
 		d = d.add(t.c1.sub(t.c0))
@@ -569,9 +572,14 @@ func (r *localRun) summarize() Summary {
 	case len(r.threads) == 0:
 		s.HWNote = "goroutine mode has no threads of its own to count on"
 	}
+	if s.SwitchesUnknown != "" {
+		s.SwitchesVoluntary, s.SwitchesInvoluntary = 0, 0
+	}
 	if s.RoundTrips > 0 {
 		s.NsPerRoundTrip = float64(wall.Nanoseconds()) * float64(s.Pairs) / float64(s.RoundTrips)
-		s.SwitchesPerRoundTrip = float64(s.Switches()) / float64(s.RoundTrips)
+		if s.SwitchesUnknown == "" {
+			s.SwitchesPerRoundTrip = float64(s.Switches()) / float64(s.RoundTrips)
+		}
 	}
 	s.NsPerSwitch = NsPerSwitch(s.NsPerRoundTrip, s.SwitchesPerRoundTrip)
 	r.summarizeWalk(&s)

@@ -50,8 +50,12 @@ func writeThreaded(w io.Writer, s Summary) {
 // writePoolFigures is the pool's part of its summary.
 func writePoolFigures(w io.Writer, s Summary, secs float64) {
 	fmt.Fprintf(w, "  %s items/s (%s per thread)\n", format.Thousands(s.ItemsPerSec), format.Thousands(s.ItemsPerSec/float64(max(s.Threads, 1))))
-	fmt.Fprintf(w, "  %s involuntary switches/s over the pool's threads (kernel-counted; %s voluntary/s)\n",
-		format.Thousands(s.InvoluntaryPerSec), format.Thousands(float64(s.SwitchesVoluntary)/secs))
+	if s.SwitchesUnknown != "" {
+		writeSwitchesUnknown(w, s)
+	} else {
+		fmt.Fprintf(w, "  %s involuntary switches/s over the pool's threads (kernel-counted; %s voluntary/s)\n",
+			format.Thousands(s.InvoluntaryPerSec), format.Thousands(float64(s.SwitchesVoluntary)/secs))
+	}
 	if s.RunQueueWaitShare != nil {
 		fmt.Fprintf(w, "  run-queue wait: %.1f%% of the threads' time runnable but waiting for a CPU (schedstat)\n", 100**s.RunQueueWaitShare)
 	}
@@ -70,6 +74,10 @@ func writePollFigures(w io.Writer, s Summary, secs float64) {
 	fmt.Fprintf(w, "  %s wake-ups/s, %s per thread (the period promises %s, %s per thread)\n",
 		format.Thousands(s.WakeupsPerSec), format.Thousands(s.WakeupsPerSecPerThread),
 		format.Thousands(s.ExpectedWakeupsPerSec), format.Thousands(s.ExpectedWakeupsPerSec/float64(max(s.Threads, 1))))
+	if s.SwitchesUnknown != "" {
+		writeSwitchesUnknown(w, s)
+		return
+	}
 	perWake := 0.0
 	if s.Wakeups > 0 {
 		perWake = float64(s.SwitchesVoluntary) / float64(s.Wakeups)

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -346,5 +347,61 @@ func TestWorkloadProcessSetup(t *testing.T) {
 	}
 	if pid == os.Getpid() {
 		t.Errorf("the workload runs in this process")
+	}
+}
+
+// TestKilledRunSaysSwitchesAreUnknown: a workload process killed before its
+// summary leaves the kernel's counts unknown; the report must say so, not
+// print 0 switches per round trip, and JSON must hold null, not 0.
+func TestKilledRunSaysSwitchesAreUnknown(t *testing.T) {
+	for _, cfg := range []Config{{Mode: ModeFutex}, {Mode: ModePool, Threads: 2, Work: 100 * time.Microsecond}, {Mode: ModePoll, Threads: 2, Period: time.Millisecond}} {
+		s, _ := killedRun(t, cfg)
+		if s.SwitchesUnknown == "" {
+			t.Errorf("%s killed: SwitchesUnknown empty, want why the counts are missing", cfg.Mode)
+		}
+		var b strings.Builder
+		WriteSummary(&b, s)
+		text := b.String()
+		if !strings.Contains(text, "switches: unknown") {
+			t.Errorf("%s killed: summary does not say the switches are unknown:\n%s", cfg.Mode, text)
+		}
+		for _, zero := range []string{"0.00 switches per round trip", " 0 voluntary", "0 involuntary switches/s", "0 voluntary switches/s"} {
+			if strings.Contains(text, zero) {
+				t.Errorf("%s killed: summary prints %q for counts nobody read:\n%s", cfg.Mode, zero, text)
+			}
+		}
+		js, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(js, &got); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"switches_voluntary", "switches_involuntary", "switches_per_round_trip", "ns_per_switch"} {
+			if v, ok := got[key]; !ok || v != nil {
+				t.Errorf("%s killed: JSON %s = %v (present %v), want null", cfg.Mode, key, v, ok)
+			}
+		}
+		if v, _ := got["switches_unknown"].(string); v == "" {
+			t.Errorf("%s killed: JSON switches_unknown = %v, want the reason", cfg.Mode, got["switches_unknown"])
+		}
+	}
+}
+
+// A summary the workload process sent keeps its unknown switches across the
+// pipe to ctxtop: null does not come back as a known 0.
+func TestUnknownSwitchesSurviveTheRoundTrip(t *testing.T) {
+	in := Summary{Mode: ModeFutex, RoundTrips: 10, SwitchesUnknown: "a workload thread's counters could not be read"}
+	b, err := json.Marshal(runnerMsg{Summary: &in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out runnerMsg
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Summary == nil || out.Summary.SwitchesUnknown != in.SwitchesUnknown {
+		t.Errorf("after the pipe: %+v, want SwitchesUnknown %q", out.Summary, in.SwitchesUnknown)
 	}
 }

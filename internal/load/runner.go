@@ -374,7 +374,9 @@ func (r *Run) Stop() Summary {
 func (r *Run) partial() Summary {
 	p := r.Progress()
 	s := Summary{Mode: r.cfg.Mode, CPUs: append([]int{}, r.cfg.CPUs...), Pairs: r.cfg.Pairs, DurationS: p.Elapsed.Seconds(),
-		Err: "the workload process ended without a summary: " + r.childErr(errors.New("killed"))}
+		Err: "the workload process ended without a summary: " + r.childErr(errors.New("killed")),
+		// Only the workload process reads its threads' counters, at its end.
+		SwitchesUnknown: "the workload process ended before reading its threads' counters"}
 	info := r.cfg.Mode.Info()
 	*info.count(&s) = p.RoundTrips
 	if info.figures != nil {
@@ -428,9 +430,13 @@ func runRunner() error {
 		unix.CloseOnExec(fd)
 	}
 	debug.SetGCPercent(-1)
-	// Ctrl-C and a hang-up reach the whole process group; ctxtop stops the
-	// run and needs this process's summary when it does.
+	// Ctrl-C, a hang-up and a SIGTERM to the group (timeout, a service
+	// manager) reach the whole process group; ctxtop stops the run and needs
+	// this process's summary when it does. A SIGTERM for this process alone
+	// ends the run as ctxtop's Stop does, summary included.
 	signal.Ignore(os.Interrupt, syscall.SIGHUP)
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
 	ctl := bufio.NewReader(os.NewFile(runnerCtlFD, "ctl"))
 	res := os.NewFile(runnerResFD, "res")
 	send := func(m runnerMsg) {
@@ -474,6 +480,7 @@ func runRunner() error {
 	select {
 	case <-r.Done():
 	case <-stop:
+	case <-term:
 	}
 	s := r.Stop()
 	memWord(mem, memEnd).Store(max(r.endNanos.Load(), r.startNs))

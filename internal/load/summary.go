@@ -1,6 +1,9 @@
 package load
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Task is one workload thread: its process and thread IDs.
 type Task struct {
@@ -43,6 +46,11 @@ type Summary struct {
 	// their own, every thread of the workload process. Those are the
 	// runtime's: a goroutine made runnable wakes an idle P's thread to look
 	// for work, which finds the hand-off done and parks again in futex.
+	// SwitchesUnknown says why the kernel's switch counts are unknown, ""
+	// when they are known: the workload process ended without its summary,
+	// or a workload thread's counters could not be read. The switch figures
+	// are then 0 here and null in JSON, and the reports say "unknown".
+	SwitchesUnknown      string  `json:"switches_unknown,omitempty"`
 	SwitchesVoluntary    uint64  `json:"switches_voluntary"`
 	SwitchesInvoluntary  uint64  `json:"switches_involuntary"`
 	SwitchesCounted      string  `json:"switches_counted"`
@@ -153,4 +161,21 @@ func (s Summary) Units() uint64 {
 		return *count(&s)
 	}
 	return s.RoundTrips
+}
+
+// MarshalJSON writes the switch figures as null when they are unknown: a 0
+// there would read as a run that never switched.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type plain Summary // without this method
+	if s.SwitchesUnknown == "" {
+		return json.Marshal(plain(s))
+	}
+	// The outer fields shadow the embedded ones of the same JSON name.
+	return json.Marshal(struct {
+		plain
+		SwitchesVoluntary    *uint64  `json:"switches_voluntary"`
+		SwitchesInvoluntary  *uint64  `json:"switches_involuntary"`
+		SwitchesPerRoundTrip *float64 `json:"switches_per_round_trip"`
+		NsPerSwitch          *float64 `json:"ns_per_switch"`
+	}{plain: plain(s)})
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/ctxtop/ctxtop/internal/sanitize"
 )
 
 // ThrottledHot is the share of CFS periods throttled, in percent, at which
@@ -156,33 +154,35 @@ var throttledReasons, preemptedThrottled = func() (a, b [101]string) {
 //	/kubepods/burstable/pod1d2e.../3f1c...              pod 1d2e... (burstable) 3f1c2b4d5e6f
 //	/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1d2e_....slice/cri-containerd-3f1c....scope
 //
-// Anything else is the path itself. The result is safe to print.
+// Anything else is the path itself. The path comes in clean (the sampler
+// cleans it where it reads it, a recording's reader where it decodes it),
+// and the name is made of its pieces, so it is safe to print as it is.
 func CgroupName(path string) string {
 	if path == "" || path == "/" {
-		return sanitize.Name(path)
+		return path
 	}
 	elems := strings.Split(strings.Trim(path, "/"), "/")
 	if n := kubeName(elems); n != "" {
-		return sanitize.Name(n)
+		return n
 	}
 	for i := len(elems) - 1; i >= 0; i-- {
 		if kind, id := containerID(elems[i]); id != "" {
 			if kind == "container" && i > 0 && elems[i-1] == "docker" {
 				kind = "docker"
 			}
-			return sanitize.Name(kind + " " + id)
+			return kind + " " + id
 		}
 	}
 	for _, suffixes := range [][]string{{".service", ".scope"}, {".slice"}} {
 		for i := len(elems) - 1; i >= 0; i-- {
 			for _, s := range suffixes {
 				if strings.HasSuffix(elems[i], s) && len(elems[i]) > len(s) {
-					return sanitize.Name(elems[i])
+					return elems[i]
 				}
 			}
 		}
 	}
-	return sanitize.Name(path)
+	return path
 }
 
 // shortID is how many hex digits of a container id are shown, as docker ps does.

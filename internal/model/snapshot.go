@@ -185,6 +185,11 @@ type Snapshot struct {
 // every view uses.
 const UnattributedWhy = "new/exited tasks, idle"
 
+// UnattributedWhyHidden replaces UnattributedWhy when the procfs hides
+// other users' processes (hidepid): their switches are in the system's
+// count and in no row, so they are most of the remainder.
+const UnattributedWhyHidden = "hidden tasks (hidepid)"
+
 // SelfRates are the monitor's own CPU use and context switches.
 type SelfRates struct {
 	// CPUPercent is of one CPU.

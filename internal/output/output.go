@@ -30,6 +30,10 @@ type Options struct {
 	Cgroups bool
 	// Host, when set, goes into every JSON line as "host".
 	Host *hostinfo.Facts
+	// HidePID is the procfs's hidepid mode when it hides other users'
+	// processes from this user: the text says so once, JSON in every line
+	// as "hidepid", and the remainder row is labelled as theirs.
+	HidePID string
 }
 
 // Text writes pidstat-style reports.
@@ -51,6 +55,9 @@ func (t *Text) Write(s *model.Snapshot) error {
 	w := t.w
 	if t.n > 0 {
 		w.WriteByte('\n')
+	}
+	if t.n == 0 && t.opts.HidePID != "" {
+		line(w, "%s", hidepidNote(t.opts.HidePID))
 	}
 	t.n++
 	sys := &s.System
@@ -80,7 +87,7 @@ func (t *Text) Write(s *model.Snapshot) error {
 		}
 		if s.UnattributedPerSec > 0 {
 			line(w, "%8s %s %7s %11s %11s %11s %7s %7s  %s", "-", pad(unattributedComm, commWidth), "-", "-", "-",
-				dec(s.UnattributedPerSec), "-", "-", model.UnattributedWhy)
+				dec(s.UnattributedPerSec), "-", "-", t.unattributedWhy())
 		}
 	} else {
 		line(w, "%8s %8s %-*s %11s %11s %11s %7s %7s %-9s %s", "PID", "TID", commWidth, "COMM", "CSWCH/s", "NVCSWCH/s", "TOTAL/s", "%CPU", "WAIT%", "CPUS", "HOT")
@@ -94,7 +101,7 @@ func (t *Text) Write(s *model.Snapshot) error {
 		}
 		if s.UnattributedPerSec > 0 {
 			line(w, "%8s %8s %s %11s %11s %11s %7s %7s %s %s", "-", "-", pad(unattributedComm, commWidth), "-", "-",
-				dec(s.UnattributedPerSec), "-", "-", pad("-", 9), model.UnattributedWhy)
+				dec(s.UnattributedPerSec), "-", "-", pad("-", 9), t.unattributedWhy())
 		}
 	}
 	if s.Wakeups != nil {
@@ -132,6 +139,21 @@ func (t *Text) writeCgroups(s *model.Snapshot) {
 // The last row of a text report holds the switches no thread row holds, so
 // the rows add up to the system line's cs/s.
 const unattributedComm = "(no thread row)"
+
+// unattributedWhy says whose the remainder row's switches are: under
+// hidepid, mostly the hidden processes', not born or exited threads'.
+func (t *Text) unattributedWhy() string {
+	if t.opts.HidePID != "" {
+		return model.UnattributedWhyHidden
+	}
+	return model.UnattributedWhy
+}
+
+// hidepidNote is the text report's one note on a hidepid procfs.
+func hidepidNote(mode string) string {
+	return "note: the procfs is mounted hidepid=" + sanitize.Name(mode) + ": other users' processes are hidden from this user " +
+		"and in no row; cs/s still counts their switches, which make up most of (no thread row)"
+}
 
 // writeWakeups prints the wake-up pairs, busiest first: who woke whom, how
 // often, how many of those ran the wakee on another CPU, and the wakee's
@@ -247,6 +269,10 @@ type jsonReport struct {
 	StacksUnavailable string  `json:"stacks_unavailable,omitempty"`
 	StacksDropped     *uint64 `json:"stacks_dropped,omitempty"`
 	StacksTargets     []int   `json:"stacks_targets,omitempty"`
+	// HidePID is present when the procfs hides other users' processes
+	// from this user: the rows are this user's, unattributed_cs_per_s is
+	// mostly theirs.
+	HidePID string `json:"hidepid,omitempty"`
 }
 
 type jsonCgroup struct {
@@ -397,6 +423,7 @@ func (j *JSON) Write(s *model.Snapshot) error {
 		Processes: []jsonProcess{},
 		Threads:   []jsonThread{},
 		Cgroups:   []jsonCgroup{},
+		HidePID:   j.opts.HidePID,
 	}
 	if s.System.HasPSI {
 		v := round2(s.System.PSICPUSomeAvg10)

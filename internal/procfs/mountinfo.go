@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -81,4 +82,107 @@ func unescapeMount(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// ProcMount is what a procfs mount's options (the super-block options of
+// its mountinfo line) say about which processes it shows:
+//
+//	42 27 0:39 / /proc rw,relatime - proc proc rw,gid=27,hidepid=invisible
+//
+// hidepid=noaccess (1) lets users see other users' /proc/PID directories
+// but not into them; invisible (2) hides them; ptraceable (4) shows only the
+// processes the reader may ptrace. Kernels before 5.8 print the number.
+// Members of the gid= group see everything, as does root.
+type ProcMount struct {
+	// HidePID is "noaccess", "invisible" or "ptraceable"; "" when off.
+	HidePID string
+	// GID is the gid= option, -1 when there is none.
+	GID int
+}
+
+// ProcMount reads <root>/self/mountinfo and returns the options of the
+// procfs mounted at the root; found is false when the root is no mount
+// point there (a fixture tree, a bind of a subdirectory).
+func (fs FS) ProcMount() (m ProcMount, found bool, err error) {
+	abs, err := filepath.Abs(fs.root)
+	if err != nil {
+		return ProcMount{GID: -1}, false, err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	p := fs.Path("self", "mountinfo")
+	b, err := ReadFile(p, LimitStat)
+	if err != nil {
+		return ProcMount{GID: -1}, false, err
+	}
+	return ParseProcMount(b, p, abs)
+}
+
+// ParseProcMount finds the last proc mount at mountPoint in a mountinfo
+// file (the last is the one on top) and reads its options.
+func ParseProcMount(b []byte, path, mountPoint string) (m ProcMount, found bool, err error) {
+	m.GID = -1
+	for i := 0; i < len(b); {
+		var line []byte
+		line, i = nextLine(b, i)
+		sep := strings.Index(string(line), " - ")
+		if sep < 0 {
+			continue
+		}
+		fstype, j := nextField(line, sep+3)
+		if string(fstype) != "proc" {
+			continue
+		}
+		_, j = nextField(line, j) // source
+		opts, _ := nextField(line, j)
+		var f [5][]byte
+		k := 0
+		for n := range f {
+			f[n], k = nextField(line, k)
+		}
+		if len(f[4]) == 0 || f[4][0] != '/' {
+			return ProcMount{GID: -1}, false, parseErr(path, "proc mount")
+		}
+		if filepath.Clean(unescapeMount(string(f[4]))) != mountPoint {
+			continue
+		}
+		cur := ProcMount{GID: -1}
+		for o := range strings.SplitSeq(string(opts), ",") {
+			key, v, _ := strings.Cut(o, "=")
+			switch key {
+			case "hidepid":
+				switch v {
+				case "0", "off":
+					cur.HidePID = ""
+				case "1", "noaccess":
+					cur.HidePID = "noaccess"
+				case "2", "invisible":
+					cur.HidePID = "invisible"
+				case "4", "ptraceable":
+					cur.HidePID = "ptraceable"
+				default:
+					return ProcMount{GID: -1}, false, parseErr(path, "hidepid")
+				}
+			case "gid":
+				g, ok := parseUint([]byte(v))
+				if !ok || g > 1<<32-1 {
+					return ProcMount{GID: -1}, false, parseErr(path, "gid")
+				}
+				cur.GID = int(g)
+			}
+		}
+		m, found = cur, true
+	}
+	return m, found, nil
+}
+
+// HidesFrom reports whether the mount hides other users' processes from a
+// reader with effective uid euid in groups (its effective and supplementary
+// groups). Root is taken as able to ptrace anything (CAP_SYS_PTRACE).
+func (m ProcMount) HidesFrom(euid int, groups []int) bool {
+	if m.HidePID == "" || euid == 0 {
+		return false
+	}
+	return m.GID < 0 || !slices.Contains(groups, m.GID)
 }

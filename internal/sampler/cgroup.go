@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/procfs"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
 )
 
 // A process rarely changes cgroup (a container's exec, systemd-run moving a
@@ -77,21 +78,28 @@ func (s *Sampler) processCgroup(p *proc) {
 	s.path = append(appendInt(s.path[:0], p.pid), "/cgroup\x00"...)
 	n, err := readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitStatus)
 	if err != nil {
-		p.cgroup, p.cgroupV1 = "", false
+		p.cgroup, p.cgroupRaw, p.cgroupV1 = "", "", false
 		return
 	}
 	path, v1, err := procfs.ParseProcCgroupPath(s.buf[:n], "cgroup")
 	if err != nil {
-		p.cgroup, p.cgroupV1 = "", false
+		p.cgroup, p.cgroupRaw, p.cgroupV1 = "", "", false
 		return
 	}
-	if string(path) != p.cgroup {
-		p.cgroup = string(path)
+	if string(path) != p.cgroupRaw {
+		// Root may name a group anything but '/' and newline, escape
+		// sequences included. Cleaned here, where the name enters, so the
+		// sample (and so live output, the exporter and a recording) holds
+		// the one cleaned path; the raw one only finds the directory.
+		p.cgroupRaw = string(path)
+		p.cgroup = sanitize.Name(p.cgroupRaw)
 	}
 	p.cgroupV1 = v1
 }
 
-// readCgroups fills dst.Cgroups with every cgroup a process is in.
+// readCgroups fills dst.Cgroups with every cgroup a process is in. Groups
+// are keyed by their cleaned path: two whose raw names clean up alike are
+// one row, read from the directory of the first process seen in them.
 func (s *Sampler) readCgroups(dst *model.Sample) {
 	c := &s.cg
 	c.pass++
@@ -105,7 +113,7 @@ func (s *Sampler) readCgroups(dst *model.Sample) {
 		st := c.byPath[p.cgroup]
 		if st == nil {
 			st = &cgroupState{}
-			if dir, err := c.fs.Dir(p.cgroup, p.cgroupV1); err == nil {
+			if dir, err := c.fs.Dir(p.cgroupRaw, p.cgroupV1); err == nil {
 				st.dir, st.dirOK = dir, true
 				st.statPath = cstr(nil, filepath.Join(dir, "cpu.stat"))
 			}

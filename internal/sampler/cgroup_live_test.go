@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/procfs"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
 )
 
 // spinThreads is a workload of four OS threads that never block.
@@ -43,6 +46,12 @@ type testCgroup struct {
 // the test ends.
 func makeQuotaCgroup(t *testing.T) testCgroup {
 	t.Helper()
+	return makeQuotaCgroupNamed(t, fmt.Sprintf("ctxtop-test-%d-%d", os.Getpid(), time.Now().UnixNano()))
+}
+
+// makeQuotaCgroupNamed is makeQuotaCgroup with the group's name given.
+func makeQuotaCgroupNamed(t *testing.T, name string) testCgroup {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("creating a cgroup needs root; skipped (run as root to check throttling against the kernel)")
 	}
@@ -54,7 +63,6 @@ func makeQuotaCgroup(t *testing.T) testCgroup {
 	if err != nil {
 		t.Skip("cannot read mountinfo:", err)
 	}
-	name := fmt.Sprintf("ctxtop-test-%d-%d", os.Getpid(), time.Now().UnixNano())
 	var cg testCgroup
 	switch {
 	case mounts.CPU != "" && mounts.CPURoot == "/":
@@ -212,4 +220,37 @@ func checkThrottledSnapshot(t *testing.T, i int, snap model.Snapshot, path strin
 	}
 	t.Logf("thread reasons:%s", reasons.String())
 	return throttled
+}
+
+// TestHostileCgroupNameCleanedWhereItEnters: root may name a cgroup with an
+// escape sequence, a tab and a bidi override. The sample holds the path
+// cleaned once (what live output, the exporter and a recording all show),
+// and the group's limit is still read from its real directory.
+func TestHostileCgroupNameCleanedWhereItEnters(t *testing.T) {
+	raw := fmt.Sprintf("ctxtop-test-%d-%d-\x1b[31m\tred\u202eevil", os.Getpid(), time.Now().UnixNano())
+	cg := makeQuotaCgroupNamed(t, raw)
+	pid := startChild(t, "CTXTOP_SPIN_THREADS=1", nil)
+	write(t, filepath.Join(cg.dir, "cgroup.procs"), strconv.Itoa(pid))
+	s := newSampler(t, Config{Root: "/proc", PIDs: []int{pid}})
+	var smp model.Sample
+	mustSample(t, s, &smp)
+	clean := sanitize.Name(cg.path)
+	if clean == cg.path || !sanitize.Clean(clean) {
+		t.Fatalf("test name %q does not exercise the cleaning", cg.path)
+	}
+	var got []model.CgroupCounters
+	for _, c := range smp.Cgroups {
+		if strings.Contains(c.Path, "ctxtop-test-") {
+			got = append(got, model.CgroupCounters{Path: c.Path, LimitCPUs: c.LimitCPUs})
+		}
+	}
+	want := []model.CgroupCounters{{Path: clean, LimitCPUs: 0.5}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the hostile group in the sample (-want +got):\n%s", diff)
+	}
+	for _, tc := range smp.Tasks {
+		if tc.PID == pid && tc.Cgroup != clean {
+			t.Errorf("task %d/%d in cgroup %q, want %q", tc.PID, tc.TID, tc.Cgroup, clean)
+		}
+	}
 }

@@ -9,6 +9,10 @@ import (
 // ErrTargetsGone means every process given with Config.PIDs has exited.
 var ErrTargetsGone = errors.New("every watched process has exited")
 
+// ErrNoSuchProcess means a process given with Config.PIDs is not in the
+// procfs: gone, never there, or hidden from this user (hidepid).
+var ErrNoSuchProcess = errors.New("no such process")
+
 // outcome is what reading one thread came to.
 type outcome int
 

@@ -35,10 +35,13 @@ type proc struct {
 	// add to the cost of reading them. gateMisses counts consecutive
 	// queries that found activity, gateWait the passes left before the next.
 	gateMisses, gateWait uint8
-	// cgroup is the process's cgroup path (procfs.ParseProcCgroupPath), v1
-	// whether it is in the v1 cpu hierarchy; cgroupAge counts the passes
-	// that read the process until /proc/PID/cgroup is read again.
+	// cgroup is the process's cgroup path (procfs.ParseProcCgroupPath) made
+	// safe to print, as every sink shows it; cgroupRaw is the path as the
+	// kernel names it, to find the group's directory. v1 is whether it is
+	// in the v1 cpu hierarchy; cgroupAge counts the passes that read the
+	// process until /proc/PID/cgroup is read again.
 	cgroup    string
+	cgroupRaw string
 	cgroupV1  bool
 	cgroupAge uint8
 }

@@ -129,7 +129,7 @@ func New(cfg Config) (*Sampler, error) {
 		fd, err := openDir(s.rootFD, s.path)
 		if err != nil {
 			s.Close()
-			return nil, fmt.Errorf("no such process: %d", pid)
+			return nil, fmt.Errorf("%w: %d", ErrNoSuchProcess, pid)
 		}
 		closeFD(fd)
 	}

@@ -42,6 +42,10 @@ type Options struct {
 	FixedBackground bool
 	// ProcRoot is the procfs the host facts are read from; "" is /proc.
 	ProcRoot string
+	// HidePID is the procfs's hidepid mode when it hides other users'
+	// processes from this user: the header says so and the remainder row
+	// is labelled as theirs.
+	HidePID string
 	// Wakeups attaches the wake-up tracer while a view that shows its
 	// figures is open; nil when there is none. The Source then carries
 	// them in Snapshot.Wakeups.

@@ -128,6 +128,9 @@ func New(o Options, host, kernel string) Model {
 	if o.Demo {
 		m.demo = newDemoState(o)
 	}
+	if o.HidePID != "" {
+		m.table.SetUnattributedWhy(model.UnattributedWhyHidden)
+	}
 	m.syncHeader()
 	return m
 }
@@ -288,6 +291,10 @@ func (m *Model) syncHeader() {
 	}
 	if f := m.table.Filter(); f != "" && !m.filtering {
 		note = strings.TrimSpace(note + " /" + f)
+	}
+	if m.opts.HidePID != "" {
+		// Other users' processes are missing from every view: say why.
+		note = strings.TrimSpace(note + " others hidden (hidepid)")
 	}
 	paused := m.paused
 	if m.replay != nil {

@@ -74,13 +74,15 @@ type Model struct {
 	width, height int
 	hot           float64
 
-	snap      *model.Snapshot
-	processes bool
-	grouped   bool
-	filter    string
-	sortCol   Column
-	reverse   bool
-	load      isLoad
+	snap *model.Snapshot
+	// unattributedWhy, when set, replaces model.UnattributedWhy.
+	unattributedWhy string
+	processes       bool
+	grouped         bool
+	filter          string
+	sortCol         Column
+	reverse         bool
+	load            isLoad
 
 	rows     []Row
 	cursor   int
@@ -126,6 +128,10 @@ func (m Model) shown() (in [numColumns]bool) {
 
 // SetTheme swaps the styles.
 func (m *Model) SetTheme(th theme.Theme) { m.th = th }
+
+// SetUnattributedWhy replaces the remainder row's explanation: under
+// hidepid its switches are mostly other users' hidden processes'.
+func (m *Model) SetUnattributedWhy(why string) { m.unattributedWhy = why }
 
 // SetSnapshot replaces the data, keeping the selected row selected.
 func (m *Model) SetSnapshot(s *model.Snapshot) {
@@ -482,6 +488,9 @@ func (m Model) remainderLine(cols []Column, widths []int) string {
 			s = textutil.Rate(m.snap.UnattributedPerSec, widths[i])
 		case ColReason:
 			s = model.UnattributedWhy
+			if m.unattributedWhy != "" {
+				s = m.unattributedWhy
+			}
 		}
 		if specs[c].right {
 			b.WriteString(textutil.PadLeft(s, widths[i]))
