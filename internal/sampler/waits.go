@@ -60,6 +60,7 @@ const (
 	unsettleMisses = 10
 	runningLooks   = 2 * WaitLooks
 	unsettleRate   = 2
+	coldRefreshes  = 3
 )
 
 // waitSampler takes the looks. Its timer callback runs on a goroutine of
@@ -108,6 +109,9 @@ type threadWaits struct {
 	// misses counts the refreshes in a row in which it was settled and
 	// every look found it running.
 	misses int
+	// cold counts the refreshes in a row it was not among the hot blocking
+	// threads.
+	cold int
 }
 
 // observe adds the asleep looks of a tally of looks at the thread to the
@@ -399,12 +403,21 @@ func (w *waitSampler) arm(snap *model.Snapshot) {
 		}
 		w.targets = append(w.targets, waitTarget{pid: t.PID, tid: t.TID, volPerSec: t.VoluntaryPerSec, tally: model.WaitTally{PID: t.PID, TID: t.TID}})
 	}
-	// A thread that cooled down, or fell out of the hottest, starts over
-	// when it comes back.
-	for k := range w.known {
-		if !slices.Contains(keys[:n], k) {
-			delete(w.known, k)
+	// A thread that cooled down, or fell out of the hottest, is forgotten
+	// after coldRefreshes: one that dips below the threshold for a refresh
+	// (a ping-pong side on a busy host) keeps its last asleep looks, so it
+	// does not come back with no reason while its twin names one. It comes
+	// back unsettled: its spread looks start again.
+	for k, tw := range w.known {
+		if slices.Contains(keys[:n], k) {
+			tw.cold = 0
+			continue
 		}
+		if tw.cold++; tw.cold > coldRefreshes {
+			delete(w.known, k)
+			continue
+		}
+		tw.settled, tw.looks, tw.running, tw.misses = unsettled, 0, 0, 0
 	}
 	if len(w.targets) == 0 || snap.Interval <= 0 {
 		return

@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 	"os"
@@ -472,9 +473,18 @@ func TestSettledThreadIsLookedAtOnlyAtTheRefresh(t *testing.T) {
 		t.Fatalf("rate 5000/s settled at 1000/s: %d targets", len(w.targets))
 	}
 	w.collect(nil)
-	w.arm(&model.Snapshot{Interval: time.Second, Threads: []model.ThreadRates{{PID: os.Getpid(), TID: target, VoluntaryPerSec: 5}}})
+	// Cooled down: its looks are kept, unsettled, for a few refreshes in
+	// case it comes back, then forgotten.
+	cold := &model.Snapshot{Interval: time.Second, Threads: []model.ThreadRates{{PID: os.Getpid(), TID: target, VoluntaryPerSec: 5}}}
+	w.arm(cold)
+	if tw := w.known[key]; tw == nil || tw.settled != unsettled || len(tw.window) == 0 {
+		t.Errorf("a thread cold for one refresh: %+v, want its looks kept, unsettled", tw)
+	}
+	for range coldRefreshes {
+		w.arm(cold)
+	}
 	if len(w.known) != 0 {
-		t.Errorf("a thread no longer hot is still known: %v", w.known)
+		t.Errorf("a thread no longer hot for %d refreshes is still known: %v", coldRefreshes+1, w.known)
 	}
 }
 
@@ -517,7 +527,18 @@ func TestNeverAsleepThreadSettles(t *testing.T) {
 	if err := spin.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // now it is stopped, off the CPU
+	// Stopped once the kernel says so: on a busy host the signal waits
+	// for the spinner's next turn on a CPU.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+			if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && b[i+2] == 'T' {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the spinner did not stop in 20 s")
+		}
+	}
 	cur := &model.Sample{Waits: w.collect(nil)}
 	w.lookNow(&model.Snapshot{Threads: slices.Clone(hot)}, cur)
 	if len(cur.Waits) != 1 || len(cur.Waits[0].Reasons) != 1 || cur.Waits[0].Settled {
