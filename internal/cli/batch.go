@@ -23,7 +23,8 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := stopOnSignal(ctx, stuckGrace)
+	var passes passTimes
+	ctx, stop := stopOnSignal(ctx, passes.grace)
 	defer stop()
 
 	var wakeups pipeline.WakeupReader
@@ -58,8 +59,8 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 
 	write := reportWriter(w, o, func() hostinfo.Facts { return hostinfo.Read(ctx, o.procRoot) })
 	err = pipeline.Run(ctx, time.Duration(o.delay), o.iterations, func() error {
-		snap, err := src.Next()
-		if err != nil {
+		var snap model.Snapshot
+		if err := passes.time(func() (err error) { snap, err = src.Next(); return err }); err != nil {
 			return err
 		}
 		return write(&snap)

@@ -6,15 +6,36 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// stuckGrace is how long batch mode waits, after a signal, for the pass in
-// progress to finish before it gives up on it.
+// stuckGrace is how long batch mode waits at least, after a signal, for
+// the pass in progress to finish before it gives up on it.
 const stuckGrace = 500 * time.Millisecond
+
+// passTimes keeps the longest pass seen, so that a pass merely slow (a
+// host of 20,000 tasks beside CPU hogs takes over a second) is told from
+// one stuck: the grace after a signal is at least twice the longest.
+type passTimes struct{ longest atomic.Int64 }
+
+// time runs one pass and notes how long it took.
+func (p *passTimes) time(pass func() error) error {
+	start := time.Now()
+	err := pass()
+	if d := int64(time.Since(start)); d > p.longest.Load() {
+		p.longest.Store(d)
+	}
+	return err
+}
+
+// grace is how long to wait for a pass in progress after a signal.
+func (p *passTimes) grace() time.Duration {
+	return max(stuckGrace, 2*time.Duration(p.longest.Load()))
+}
 
 // stopOnSignal returns a context cancelled by SIGINT, SIGTERM or SIGHUP.
 // Normally the report loop sees it and returns at once. When it cannot (a
@@ -25,7 +46,7 @@ const stuckGrace = 500 * time.Millisecond
 //
 // The watcher is one goroutine blocked on channels: it costs no wake-ups
 // while the monitor idles.
-func stopOnSignal(parent context.Context, grace time.Duration) (context.Context, func()) {
+func stopOnSignal(parent context.Context, grace func() time.Duration) (context.Context, func()) {
 	// The sampler reads with raw syscalls, which keep their P while they
 	// wait: with a single P the watcher could never run.
 	if runtime.GOMAXPROCS(0) < 2 {
@@ -39,7 +60,7 @@ func stopOnSignal(parent context.Context, grace time.Duration) (context.Context,
 		select {
 		case sig := <-sigc:
 			cancel()
-			t := time.NewTimer(grace)
+			t := time.NewTimer(grace())
 			select {
 			case <-finished:
 				t.Stop()
