@@ -113,7 +113,13 @@ func TestThrottledAndFutexEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = load.Process.Kill(); _ = load.Wait() })
-	time.Sleep(500 * time.Millisecond)
+	// Sampled once its threads run: on a loaded machine the workload
+	// process can take seconds to start.
+	for deadline := time.Now().Add(30 * time.Second); !threadNamed("pong-futex"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no pong-futex thread 30 s after ctxtop load started")
+		}
+	}
 
 	out, err := exec.Command(bin, "-b", "-o", "json", "-d", "1", "-n", "3").Output()
 	if err != nil {
@@ -276,4 +282,15 @@ func TestHostileCgroupNameLiveAndReplay(t *testing.T) {
 	if diff := cmp.Diff(livePaths, replayPaths); diff != "" {
 		t.Errorf("cgroups[].cgroup (-live +replay):\n%s", diff)
 	}
+}
+
+// threadNamed says whether some thread on the host has this comm.
+func threadNamed(comm string) bool {
+	paths, _ := filepath.Glob("/proc/[0-9]*/task/[0-9]*/comm")
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil && strings.TrimSpace(string(b)) == comm {
+			return true
+		}
+	}
+	return false
 }
