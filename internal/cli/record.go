@@ -18,6 +18,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/sampler"
+	"github.com/ctxtop/ctxtop/internal/wakeup"
 )
 
 type recordOptions struct {
@@ -31,6 +32,7 @@ type recordOptions struct {
 	hot      float64
 	info     string
 	flush    durationValue
+	wakeups  bool
 	force    bool
 }
 
@@ -91,6 +93,7 @@ through.`,
 	f.Var(&o.flush, "flush", "write a chunk to the file at least this often: what a crash can lose")
 	f.StringVar(&o.info, "info", "", "describe a recording instead: header, time span, samples, top spikes")
 	f.BoolVar(&o.force, "force", false, "replace FILE (and FILE.1 ... with --rotate) if it exists")
+	f.BoolVar(&o.wakeups, "wakeups", false, "also record who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF), for replay's W view and JSON wakeups")
 	return cmd
 }
 
@@ -130,10 +133,20 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	interval := time.Duration(o.delay)
 	spec := recordSpec{path: o.out, pids: o.pids, procRoot: o.procRoot, interval: interval, hot: o.hot,
 		rotate: o.rotate, force: o.force, writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: time.Duration(o.flush)}}
-	src, mr, err := openRecordingLive(pipeline.LiveConfig{
+	cfg := pipeline.LiveConfig{
 		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot},
 		Interval: interval,
-	}, spec)
+	}
+	if o.wakeups {
+		col := wakeup.NewCollector()
+		defer col.Close()
+		col.SetEnabled(true)
+		if err := col.Err(); err != nil {
+			return fmt.Errorf("--wakeups: %w", err)
+		}
+		cfg.Wakeups = col
+	}
+	src, mr, err := openRecordingLive(cfg, spec)
 	if err != nil {
 		if mr.rec != nil {
 			return recordStop(err, mr.rec, o, func(why string) error { return mr.done(stderr, o, why) })

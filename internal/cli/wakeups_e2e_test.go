@@ -263,3 +263,41 @@ func TestWakeupProgramsGoWithTheProcess(t *testing.T) {
 		})
 	}
 }
+
+// The wake-up graph is recorded with the samples: a replay shows the pairs
+// the live run traced, the ping-pong's among them.
+func TestRecordedWakeupsReplay(t *testing.T) {
+	needBPF(t)
+	bin := testutil.Binary(t)
+	pid, tids := testutil.StartPingPong(t)
+	file := filepath.Join(t.TempDir(), "wakeups.ctxrec")
+	if out, err := exec.Command(bin, "record", "--wakeups", "-o", file, "-d", "0.3", "--duration", "1.5",
+		"-p", strconv.Itoa(pid)).CombinedOutput(); err != nil {
+		t.Fatalf("record --wakeups: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "replay", "-b", "-o", "json", file).Output()
+	if err != nil {
+		t.Fatalf("replay: %v\n%s", err, exitStderr(err))
+	}
+	seen := false
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var r struct {
+			Wakeups []struct {
+				WakerTID *int    `json:"waker_tid"`
+				WakeeTID int     `json:"wakee_tid"`
+				PerSec   float64 `json:"per_s"`
+			} `json:"wakeups"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("not JSON: %v\n%.200s", err, line)
+		}
+		for _, w := range r.Wakeups {
+			if w.WakerTID != nil && slices.Contains(tids, *w.WakerTID) && slices.Contains(tids, w.WakeeTID) && w.PerSec > 0 {
+				seen = true
+			}
+		}
+	}
+	if !seen {
+		t.Errorf("no ping-pong pair among the replayed wake-ups:\n%.600s", out)
+	}
+}

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -9,10 +8,11 @@ import (
 	"github.com/ctxtop/ctxtop/internal/sampler"
 )
 
-// WakeupReader is the wake-up tracer as the live source reads it: the
-// graph since its last read, nil while it is off.
+// WakeupReader is the wake-up tracer as the live source reads it: the raw
+// counts since its last read, which go into the Sample (and a recording),
+// nil while it is off; or why it is not attached.
 type WakeupReader interface {
-	Snapshot() *model.Wakeups
+	Read() (*model.WakeupSample, string)
 }
 
 // StacksReader is the stack tracer as the live source reads it: Read fills
@@ -64,6 +64,7 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 	}
 	opts := model.Options{HotThreshold: cfg.Sampler.HotThreshold, Partial: len(cfg.Sampler.PIDs) > 0}
 	l := &Live{cfg: cfg, s: s, waits: s.NewWaits(), pipe: New(opts, cfg.Interval)}
+	l.pipe.SetPIDs(cfg.Sampler.PIDs)
 	l.prev, l.cur = &l.bufs[0], &l.bufs[1]
 	l.SetInterval(cfg.Interval)
 	if err := s.Sample(l.prev); err != nil {
@@ -93,8 +94,14 @@ func (l *Live) Next() (model.Snapshot, error) {
 	}
 	err := l.s.Sample(l.cur)
 	// The looks belong to the interval that ends now, so they go into the
-	// sample that closes it, and a recording replays them.
+	// sample that closes it, and a recording replays them; so do the
+	// wake-up tracer's counts.
 	l.cur.Waits = l.waits.Collect(l.cur.Waits[:0])
+	l.cur.Wakeups = nil
+	var wakeupsUnavailable string
+	if l.cfg.Wakeups != nil {
+		l.cur.Wakeups, wakeupsUnavailable = l.cfg.Wakeups.Read()
+	}
 	if err != nil {
 		return model.Snapshot{}, err
 	}
@@ -110,13 +117,8 @@ func (l *Live) Next() (model.Snapshot, error) {
 		return model.Snapshot{}, err
 	}
 	l.pipe.Judge(&snap)
-	if l.cfg.Wakeups != nil {
-		snap.Wakeups = l.cfg.Wakeups.Snapshot()
-		if pids := l.cfg.Sampler.PIDs; snap.Wakeups != nil && len(pids) > 0 {
-			snap.Wakeups.Pairs = slices.DeleteFunc(snap.Wakeups.Pairs, func(p model.WakeupPair) bool {
-				return !slices.Contains(pids, p.WakerPID) && !slices.Contains(pids, p.WakeePID)
-			})
-		}
+	if wakeupsUnavailable != "" {
+		snap.Wakeups = &model.Wakeups{Unavailable: wakeupsUnavailable}
 	}
 	if l.cfg.Stacks != nil {
 		l.cfg.Stacks.Read(&snap)

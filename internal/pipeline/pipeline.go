@@ -15,6 +15,7 @@
 package pipeline
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
@@ -43,7 +44,12 @@ type Pipeline struct {
 	opts   model.Options
 	min    time.Duration
 	spikes *model.SpikeDetector
+	pids   []int
 }
+
+// SetPIDs limits the wake-up graph to pairs one of these processes is on
+// either side of (--pid); nil keeps every pair.
+func (p *Pipeline) SetPIDs(pids []int) { p.pids = pids }
 
 // New is a pipeline for samples taken every interval (0: any interval
 // counts, for tests that make their own samples).
@@ -82,5 +88,21 @@ func (p *Pipeline) Judge(s *model.Snapshot) {
 // Derive is Step without the spike verdict, which depends on the history:
 // for a seek in a recording, whose verdicts were taken in order once.
 func (p *Pipeline) Derive(prev, cur *model.Sample) model.Snapshot {
-	return model.Compute(prev, cur, p.opts)
+	s := model.Compute(prev, cur, p.opts)
+	if w := cur.Wakeups; w != nil {
+		// The per-CPU totals run on from the previous read when there was
+		// one of this attachment; pairs are counted from Since anyway.
+		before := prev.Wakeups
+		if before != nil && !before.Time.Equal(w.Since) {
+			before = nil
+		}
+		g := model.ComputeWakeups(before, w.Since, w)
+		if len(p.pids) > 0 {
+			g.Pairs = slices.DeleteFunc(g.Pairs, func(x model.WakeupPair) bool {
+				return !slices.Contains(p.pids, x.WakerPID) && !slices.Contains(p.pids, x.WakeePID)
+			})
+		}
+		s.Wakeups = &g
+	}
+	return s
 }

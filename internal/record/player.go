@@ -57,6 +57,7 @@ func NewPlayer(r *Recording, opts model.Options) (*Player, error) {
 		opts.HotThreshold = r.Header.HotThreshold
 	}
 	p := &Player{rec: r, pipe: pipeline.New(opts, r.Header.Interval), epoch: time.Unix(0, r.frames[0].wall), at: -1, hi: len(r.frames) - 1}
+	p.pipe.SetPIDs(r.Header.PIDs)
 	p.prev, p.cur = &p.slots[0], &p.slots[1]
 	p.marks = make([]Mark, len(r.frames))
 	for i := range r.frames {

@@ -15,18 +15,16 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record/recordtest"
-	"github.com/ctxtop/ctxtop/internal/wait"
 )
 
-// live is what sampler.Monitor computes from the same samples.
+// live is what the live source's pipeline computes from the same samples.
 func live(in []model.Sample) []model.Snapshot {
-	spikes := model.NewSpikeDetector(5 * time.Minute)
+	p := pipeline.New(model.Options{HotThreshold: 1000}, 0)
 	var out []model.Snapshot
 	for i := 1; i < len(in); i++ {
-		s := model.Compute(&in[i-1], &in[i], model.Options{HotThreshold: 1000, ShortReason: wait.Short})
-		s.Spike = spikes.Observe(s.Time, s.System.ContextSwitchesPerSec, s.System.CPUs)
-		out = append(out, s)
+		out = append(out, p.Step(&in[i-1], &in[i]))
 	}
 	return out
 }

@@ -130,32 +130,61 @@ func (c *Collector) Err() error {
 	return c.err
 }
 
-// Snapshot reads the maps and returns the rates since the previous call
-// (or since the programs attached); nil when the collector is off.
-func (c *Collector) Snapshot() *model.Wakeups {
+// Read reads the maps and returns the raw counts since the previous read
+// (or since the programs attached, Since), a copy the caller owns: what a
+// live Sample carries and a recording keeps. It returns nil and "" when
+// the collector is off, nil and why when the programs are not attached.
+func (c *Collector) Read() (*model.WakeupSample, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.on {
-		return nil
+		return nil, ""
 	}
 	if c.err != nil {
-		return &model.Wakeups{Unavailable: c.err.Error()}
+		return nil, c.err.Error()
 	}
 	if err := c.tr.Read(&c.cur); err != nil {
-		return &model.Wakeups{Unavailable: "reading the wake-up maps: " + err.Error()}
+		return nil, "reading the wake-up maps: " + err.Error()
 	}
-	w := model.ComputeWakeups(c.prev, c.since, &c.cur)
+	since := c.since
+	if c.prev != nil {
+		since = c.prev.Time
+	}
+	raw := &model.WakeupSample{Time: c.cur.Time, Since: since, Dropped: c.cur.Dropped,
+		Pairs: append([]model.WakeupPairCount(nil), c.cur.Pairs...), CPUs: append([]model.CPUSchedCount(nil), c.cur.CPUs...)}
 	// Pairs were drained; only the per-CPU totals carry over.
 	c.last.Time, c.last.Dropped = c.cur.Time, c.cur.Dropped
 	c.last.CPUs = append(c.last.CPUs[:0], c.cur.CPUs...)
 	c.prev = &c.last
-	if w.Interval > 0 {
-		var rate float64
-		for _, p := range w.Pairs {
-			rate += p.PerSec
+	if d := raw.Time.Sub(since); d > 0 {
+		var n uint64
+		for _, p := range raw.Pairs {
+			n += p.Wakeups
 		}
-		c.timeLatencies(latencyWindow(rate, w.Interval))
+		c.timeLatencies(latencyWindow(float64(n)/d.Seconds(), d))
 	}
+	return raw, ""
+}
+
+// Snapshot is Read turned into rates, as the pipeline turns it: for
+// callers with no Sample to carry it (tests, benchmarks). Each call
+// drains the maps as Read does.
+func (c *Collector) Snapshot() *model.Wakeups {
+	c.mu.Lock()
+	prev := c.prev
+	var prevCopy *model.WakeupSample
+	if prev != nil {
+		prevCopy = &model.WakeupSample{Time: prev.Time, Dropped: prev.Dropped, CPUs: append([]model.CPUSchedCount(nil), prev.CPUs...)}
+	}
+	c.mu.Unlock()
+	raw, why := c.Read()
+	if why != "" {
+		return &model.Wakeups{Unavailable: why}
+	}
+	if raw == nil {
+		return nil
+	}
+	w := model.ComputeWakeups(prevCopy, raw.Since, raw)
 	return &w
 }
 
