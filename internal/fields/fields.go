@@ -174,3 +174,23 @@ func waitOn(t *model.ThreadRates) any {
 	}
 	return m
 }
+
+// Counter is a raw per-thread kernel counter that a recording carries
+// beyond those the codec has named since format 1 (switches, run and wait
+// time, timeslices). Each is one more optional field, which a reader
+// without it skips, so adding one keeps the format's version: as a delta
+// (absolute for a new task) in task message field TaskField, and as one
+// more column of the packed counters of known tasks, after the named
+// ones, in the order of Counters. A task field number, once used, is
+// never reused.
+type Counter struct {
+	// Name says what the counter is, for errors and the format's doc.
+	Name string
+	// Of points at the counter in a thread's raw counters.
+	Of func(*model.TaskCounters) *uint64
+	// TaskField is the task message's field number; 16 on are free.
+	TaskField int
+}
+
+// Counters are the raw counters Counter describes, in packed-column order.
+var Counters = [...]Counter{}
