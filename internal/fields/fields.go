@@ -33,6 +33,7 @@ const (
 	Total
 	CPU
 	Wait
+	Migrations
 	CPUs
 	Hot
 	Reason
@@ -113,7 +114,8 @@ func (f *Field) Numeric() bool { return f.Value != nil }
 //
 // WHY comes right after the identity columns in priority: the reason a row
 // is hot is the point of the tool, so at 80 columns it keeps room for
-// "preempted, wait 100%" and %CPU waits for a wider screen.
+// "preempted, wait 100%" and %CPU waits for a wider screen. MIGR/s is
+// detail for a wide screen and drops first.
 var Thread = [Count]Field{
 	PID: {ID: PID, Title: "PID", Width: 7, Right: true, Priority: 3, Sortable: true, Ascending: true,
 		TextTitle: "PID", TextWidth: 8,
@@ -144,6 +146,10 @@ var Thread = [Count]Field{
 		Value:     func(t *model.ThreadRates) float64 { return t.WaitPercent },
 		Process:   func(p *model.ProcessRates) float64 { return p.WaitPercent },
 		TextTitle: "WAIT%", TextWidth: 7, JSON: "wait_pct"},
+	// Threads only: ProcessRates has no sum of it.
+	Migrations: {ID: Migrations, Kind: Rate, Title: "MIGR/s", Width: 6, Right: true, Priority: 11, Sortable: true,
+		Value:     func(t *model.ThreadRates) float64 { return t.MigrationsPerSec },
+		TextTitle: "MIGR/s", TextWidth: 8, JSON: "migrations_per_s"},
 	CPUs: {ID: CPUs, Title: "CPUS", Width: 5, MaxWidth: 9, Priority: 10,
 		TextTitle: "CPUS", TextWidth: 9, TextLeft: true,
 		JSON: "cpus_allowed", JSONValue: func(t *model.ThreadRates) any { return t.CPUsAllowed }},
@@ -193,4 +199,6 @@ type Counter struct {
 }
 
 // Counters are the raw counters Counter describes, in packed-column order.
-var Counters = [...]Counter{}
+var Counters = [...]Counter{
+	{Name: "migrations", Of: func(t *model.TaskCounters) *uint64 { return &t.Migrations }, TaskField: 16},
+}

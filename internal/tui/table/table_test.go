@@ -57,7 +57,9 @@ func TestColumnsDropByPriority(t *testing.T) {
 		{40, []string{"PID", "TID", "COMM", "▼TOTAL/s"}},
 		{80, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "WHY"}},
 		{86, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WHY"}},
-		{120, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WAIT%", "CPUS", "WHY"}},
+		// MIGR/s is detail: the first to go.
+		{100, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WAIT%", "CPUS", "WHY"}},
+		{120, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WAIT%", "MIGR/s", "CPUS", "WHY"}},
 	} {
 		m2 := New(theme.New(true, true), keys.New(), 1000)
 		m2.SetSize(c.width, 10)
