@@ -93,7 +93,8 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		}
 		p := &prev.Tasks[i]
 		if p.StartTime != c.StartTime || c.VoluntarySwitches < p.VoluntarySwitches ||
-			c.InvoluntarySwitches < p.InvoluntarySwitches || c.RunNs < p.RunNs || c.WaitNs < p.WaitNs {
+			c.InvoluntarySwitches < p.InvoluntarySwitches || c.RunNs < p.RunNs || c.WaitNs < p.WaitNs ||
+			c.Migrations < p.Migrations {
 			continue // the TID now names another thread
 		}
 		if c.VoluntarySwitches == p.VoluntarySwitches && c.InvoluntarySwitches == p.InvoluntarySwitches &&
@@ -119,6 +120,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 			CPUPercent:        float64(run) / spanNs * 100,
 			WaitPercent:       float64(inWait) / spanNs * 100,
 			EarlierWait:       time.Duration(earlier),
+			MigrationsPerSec:  float64(c.Migrations-p.Migrations) / spanSecs,
 			CPUsAllowed:       c.CPUsAllowed,
 			State:             c.State,
 			LastCPU:           c.LastCPU,

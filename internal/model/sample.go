@@ -55,6 +55,12 @@ type TaskCounters struct {
 	RunNs      uint64
 	WaitNs     uint64
 	Timeslices uint64
+	// Migrations is se.nr_migrations from /proc/PID/task/TID/sched: how
+	// many times the scheduler moved the thread to another CPU. The
+	// sampler reads it only for a thread that ran, so between reads it
+	// keeps its last value; 0 where the kernel has no such file
+	// (CONFIG_SCHED_DEBUG off) and in recordings made before it was kept.
+	Migrations uint64
 	// CPUsAllowed is status "Cpus_allowed_list", e.g. "0-3,8".
 	CPUsAllowed string
 	// State is the one-letter state from status (R, S, D, ...).

@@ -44,7 +44,10 @@ type ThreadRates struct {
 	// the thread did not run began earlier. It is kept here, not dropped,
 	// and not counted in WaitPercent.
 	EarlierWait time.Duration
-	CPUsAllowed string
+	// MigrationsPerSec is how often the scheduler moved the thread to
+	// another CPU: each move leaves its cache behind.
+	MigrationsPerSec float64
+	CPUsAllowed      string
 	// Pinned is true when the thread may run on fewer CPUs than the host has.
 	Pinned  bool
 	State   byte

@@ -4,6 +4,7 @@ package output
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ctxtop/ctxtop/internal/fields"
 	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
@@ -41,6 +43,8 @@ type Text struct {
 	w    *bufio.Writer
 	opts Options
 	n    int
+	// row is the line being built, kept across rows and reports.
+	row []byte
 }
 
 // NewText returns a writer of text reports to w.
@@ -90,24 +94,105 @@ func (t *Text) Write(s *model.Snapshot) error {
 				dec(s.UnattributedPerSec), "-", "-", t.unattributedWhy())
 		}
 	} else {
-		line(w, "%8s %8s %-*s %11s %11s %11s %7s %7s %-9s %s", "PID", "TID", commWidth, "COMM", "CSWCH/s", "NVCSWCH/s", "TOTAL/s", "%CPU", "WAIT%", "CPUS", "HOT")
-		for i, th := range s.Threads {
-			if t.opts.Top > 0 && i >= t.opts.Top {
-				break
-			}
-			line(w, "%8d %8d %s %11s %11s %11s %7s %7s %s %s", th.PID, th.TID, pad(clip(th.Comm), commWidth),
-				dec(th.VoluntaryPerSec), dec(th.InvoluntaryPerSec), dec(th.TotalPerSec()), dec(th.CPUPercent), dec(th.WaitPercent),
-				pad(cpus(th), 9), hot(th.Hot, th.Reason))
-		}
-		if s.UnattributedPerSec > 0 {
-			line(w, "%8s %8s %s %11s %11s %11s %7s %7s %s %s", "-", "-", pad(unattributedComm, commWidth), "-", "-",
-				dec(s.UnattributedPerSec), "-", "-", pad("-", 9), t.unattributedWhy())
-		}
+		t.writeThreads(s)
 	}
 	if s.Wakeups != nil {
 		t.writeWakeups(s.Wakeups)
 	}
 	return w.Flush()
+}
+
+// writeThreads prints one row per thread, its columns as package fields
+// lists them, then the line of switches no thread row holds.
+func (t *Text) writeThreads(s *model.Snapshot) {
+	row := t.row[:0]
+	for i := range fields.Thread {
+		if f := &fields.Thread[i]; f.TextTitle != "" {
+			row = appendCell(row, f, f.TextTitle)
+		}
+	}
+	t.endRow(row)
+	for i := range s.Threads {
+		if t.opts.Top > 0 && i >= t.opts.Top {
+			break
+		}
+		th := &s.Threads[i]
+		row = row[:0]
+		for j := range fields.Thread {
+			if f := &fields.Thread[j]; f.TextTitle != "" {
+				row = appendCell(row, f, threadCell(f, th))
+			}
+		}
+		t.endRow(row)
+	}
+	if s.UnattributedPerSec > 0 {
+		row = row[:0]
+		for j := range fields.Thread {
+			f := &fields.Thread[j]
+			if f.TextTitle == "" {
+				continue
+			}
+			cell := "-"
+			switch f.ID {
+			case fields.Comm:
+				cell = unattributedComm
+			case fields.Total:
+				cell = dec(s.UnattributedPerSec)
+			case fields.Reason:
+				cell = t.unattributedWhy()
+			}
+			row = appendCell(row, f, cell)
+		}
+		t.endRow(row)
+	}
+	t.row = row
+}
+
+// threadCell is one thread's cell of a text column.
+func threadCell(f *fields.Field, th *model.ThreadRates) string {
+	if f.Numeric() {
+		return dec(f.Value(th))
+	}
+	switch f.ID {
+	case fields.PID:
+		return strconv.Itoa(th.PID)
+	case fields.TID:
+		return strconv.Itoa(th.TID)
+	case fields.Comm:
+		return clip(th.Comm)
+	case fields.CPUs:
+		return cpus(*th)
+	case fields.Reason:
+		return hot(th.Hot, th.Reason)
+	}
+	return ""
+}
+
+// appendCell appends one column, a blank before all but the first, padded
+// to the field's width in terminal cells (fmt counts bytes).
+func appendCell(row []byte, f *fields.Field, cell string) []byte {
+	if len(row) > 0 {
+		row = append(row, ' ')
+	}
+	n := f.TextWidth - ansi.StringWidth(cell)
+	if !f.TextLeft {
+		for ; n > 0; n-- {
+			row = append(row, ' ')
+		}
+	}
+	row = append(row, cell...)
+	if f.TextLeft {
+		for ; n > 0; n-- {
+			row = append(row, ' ')
+		}
+	}
+	return row
+}
+
+// endRow writes a row without trailing blanks, which paste badly.
+func (t *Text) endRow(row []byte) {
+	t.w.Write(bytes.TrimRight(row, " "))
+	t.w.WriteByte('\n')
 }
 
 // hotWidth fits "throttled 100%"; the name comes last, whole, as pidstat
@@ -356,27 +441,69 @@ type jsonProcess struct {
 	CPU     float64 `json:"cpu_pct"`
 }
 
-type jsonThread struct {
-	PID         int     `json:"pid"`
-	TID         int     `json:"tid"`
-	Comm        string  `json:"comm"`
-	Vol         float64 `json:"cswch_per_s"`
-	Invol       float64 `json:"nvcswch_per_s"`
-	CPU         float64 `json:"cpu_pct"`
-	Wait        float64 `json:"wait_pct"`
-	CPUsAllowed string  `json:"cpus_allowed"`
-	Hot         bool    `json:"hot"`
-	Reason      string  `json:"reason"`
-	// EarlierWait is run-queue wait the kernel reported in this interval
-	// that began before it (model.ThreadRates.EarlierWait), in ms; left
-	// out when none.
-	EarlierWait float64 `json:"earlier_wait_ms,omitempty"`
-	// WaitOn is reason → share of the looks that found the thread asleep;
-	// only for threads that were looked at (the hottest blocking ones).
-	WaitOn map[string]float64 `json:"wait_on,omitempty"`
-	// Present only with --stacks, for threads the stack tracer targeted.
-	BlockedAt []jsonStack `json:"blocked_at,omitempty"`
-	WokenFrom []jsonStack `json:"woken_from,omitempty"`
+// jsonThread is one thread as an object whose keys are package fields'
+// JSON keys, in the table's order.
+type jsonThread struct{ t *model.ThreadRates }
+
+// MarshalJSON writes the thread's fields. Values go through an encoder
+// that leaves "<>&" alone, as the report's own does: json.Marshal would
+// escape them, and the report's encoder keeps a Marshaler's escapes.
+func (j jsonThread) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	b.WriteByte('{')
+	first := true
+	for i := range fields.Thread {
+		f := &fields.Thread[i]
+		if f.JSON == "" {
+			continue
+		}
+		var v any
+		if f.Numeric() {
+			x := round2(f.Value(j.t))
+			if x == 0 && f.OmitZero {
+				continue
+			}
+			v = x
+		} else if v = f.JSONValue(j.t); v == nil {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		if err := enc.Encode(f.JSON); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1) // Encode ends each value with a newline
+		b.WriteByte(':')
+		if err := enc.Encode(v); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1)
+	}
+	// Stacks are per-thread lists, not columns: present only with
+	// --stacks, for threads the stack tracer targeted.
+	for _, st := range []struct {
+		key string
+		v   []jsonStack
+	}{{"blocked_at", jsonStacks(j.t.BlockedAt)}, {"woken_from", jsonStacks(j.t.WokenFrom)}} {
+		if len(st.v) == 0 {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.WriteString(`"` + st.key + `":`)
+		if err := enc.Encode(st.v); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // jsonStack is one of a thread's top stacks over the last refreshes.
@@ -445,19 +572,11 @@ func (j *JSON) Write(s *model.Snapshot) error {
 		}
 		r.Processes = append(r.Processes, jsonProcess{p.PID, p.Comm, p.Threads, round2(p.VoluntaryPerSec), round2(p.InvoluntaryPerSec), round2(p.CPUPercent)})
 	}
-	for i, t := range s.Threads {
+	for i := range s.Threads {
 		if j.opts.Top > 0 && i >= j.opts.Top {
 			break
 		}
-		jt := jsonThread{t.PID, t.TID, t.Comm, round2(t.VoluntaryPerSec), round2(t.InvoluntaryPerSec),
-			round2(t.CPUPercent), round2(t.WaitPercent), t.CPUsAllowed, t.Hot, t.Reason, round2(float64(t.EarlierWait) / 1e6), nil,
-			jsonStacks(t.BlockedAt), jsonStacks(t.WokenFrom)}
-		if len(t.WaitOn) > 0 {
-			jt.WaitOn = make(map[string]float64, len(t.WaitOn))
-			for _, w := range t.WaitOn {
-				jt.WaitOn[w.Reason] = round2(w.Share)
-			}
-		}
+		jt := jsonThread{&s.Threads[i]}
 		r.Threads = append(r.Threads, jt)
 	}
 	for i, c := range s.Cgroups {

@@ -56,7 +56,7 @@ func snapshot() *model.Snapshot {
 				CPUsAllowed: "0", Pinned: true, Hot: true, Reason: "blocking: futex 80%, pipe 20%",
 				WaitOn: []model.WaitShare{{Reason: "futex wait", Share: 0.8}, {Reason: "pipe read", Share: 0.2}}},
 			{PID: 812, TID: 830, Comm: "a-very-long-thread-name", VoluntaryPerSec: 10, InvoluntaryPerSec: 1500, CPUPercent: 99.5, WaitPercent: 35,
-				CPUsAllowed: "0-1", Hot: true, Reason: "preempted, wait 35%"},
+				MigrationsPerSec: 212.345, CPUsAllowed: "0-1", Hot: true, Reason: "preempted, wait 35%"},
 			{PID: 1, TID: 1, Comm: "systemd", VoluntaryPerSec: 0.5, CPUsAllowed: "0-1"},
 		},
 		Processes: []model.ProcessRates{
@@ -278,7 +278,7 @@ func TestJSON(t *testing.T) {
 	if diff := cmp.Diff([]string{"comm", "cpu_pct", "cswch_per_s", "nvcswch_per_s", "pid", "threads"}, keys(first["processes"].([]any)[0].(map[string]any))); diff != "" {
 		t.Errorf("process keys (-want +got)\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"comm", "cpu_pct", "cpus_allowed", "cswch_per_s", "hot", "nvcswch_per_s", "pid", "reason", "tid", "wait_pct"}, keys(first["threads"].([]any)[0].(map[string]any))); diff != "" {
+	if diff := cmp.Diff([]string{"comm", "cpu_pct", "cpus_allowed", "cswch_per_s", "hot", "migrations_per_s", "nvcswch_per_s", "pid", "reason", "tid", "wait_pct"}, keys(first["threads"].([]any)[0].(map[string]any))); diff != "" {
 		t.Errorf("thread keys (-want +got)\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]any{"futex wait": 0.8, "pipe read": 0.2}, first["threads"].([]any)[1].(map[string]any)["wait_on"]); diff != "" {

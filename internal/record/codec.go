@@ -93,8 +93,11 @@ const (
 const maxReadAt = time.Hour
 
 // countersPerTask is how many varints each task takes in the packed
-// counter field: its index, then seven counters. A newer writer may append
-// more per task; the count that opens the field lets a reader skip them.
+// counter field before the raw counters of package fields: its index,
+// then seven counters. The writer appends one column per fields.Counters
+// entry; the count that opens the field lets a reader skip columns it does
+// not know, and a reader of a file without them leaves those counters at
+// zero.
 const (
 	countersPerTask = 8
 	maxPerTask      = 64

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/ctxtop/ctxtop/internal/fields"
 	"github.com/ctxtop/ctxtop/internal/model"
 )
 
@@ -32,6 +33,8 @@ type taskRec struct {
 	hasComm, hasPComm, hasCP, hasCg bool
 	dv, di, dr, dw, ds              uint64
 	dState, dLast                   int64
+	// extra are the moves of fields.Counters, in that order.
+	extra [len(fields.Counters)]uint64
 }
 
 // apply decodes frame b onto d.st.
@@ -296,6 +299,10 @@ func (r *taskRec) setCounter(col int, v uint64, before *deltas) {
 		r.dState = z
 	case 7:
 		r.dLast = z
+	default:
+		if x := col - countersPerTask; x >= 0 && x < len(r.extra) {
+			r.extra[x] = uint64(z)
+		}
 	}
 }
 
@@ -347,6 +354,12 @@ func parseTask(b []byte, lastPID int) (taskRec, error) {
 			r.dState = f.z()
 		case tLastCPU:
 			r.dLast = f.z()
+		default:
+			for x := range fields.Counters {
+				if f.num == protowire.Number(fields.Counters[x].TaskField) {
+					r.extra[x] = uint64(f.z())
+				}
+			}
 		}
 	}
 	r.tid = clampInt(int64(r.pid) + int64(clampInt(int64(r.tid))))
@@ -573,6 +586,9 @@ func (r *taskRec) applyTo(t model.TaskCounters) model.TaskCounters {
 	t.Timeslices += r.ds
 	t.State = byte(int64(t.State) + r.dState)
 	t.LastCPU = clampInt(int64(t.LastCPU) + r.dLast)
+	for x := range fields.Counters {
+		*fields.Counters[x].Of(&t) += r.extra[x]
+	}
 	return t
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/ctxtop/ctxtop/internal/fields"
 	"github.com/ctxtop/ctxtop/internal/model"
 )
 
@@ -78,7 +79,7 @@ type encoder struct {
 	cgroup    []byte
 	wait      []byte
 	reason    []byte
-	cols      [countersPerTask][]uint64
+	cols      [countersPerTask + len(fields.Counters)][]uint64
 	nextLast  []deltas
 	readTimes []byte
 	wakeups   []byte
@@ -189,7 +190,7 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 		// Column by column: the same tasks' indexes repeat frame after
 		// frame, and the small fields sit together, where zstd finds them.
 		counters := e.counters[:0]
-		counters = protowire.AppendVarint(counters, countersPerTask)
+		counters = protowire.AppendVarint(counters, uint64(len(e.cols)))
 		counters = protowire.AppendVarint(counters, uint64(m))
 		for k := range e.cols {
 			if planeCol(k) {
@@ -348,6 +349,10 @@ func (e *encoder) addCounters(p, c *model.TaskCounters, gap int, before, now *de
 	e.cols[5] = append(e.cols[5], z(int64(c.Timeslices-p.Timeslices-dv-di)))
 	e.cols[6] = append(e.cols[6], z(int64(c.State)-int64(p.State)))
 	e.cols[7] = append(e.cols[7], z(int64(c.LastCPU-p.LastCPU)))
+	for x := range fields.Counters {
+		of := fields.Counters[x].Of
+		e.cols[countersPerTask+x] = append(e.cols[countersPerTask+x], z(int64(*of(c)-*of(p))))
+	}
 }
 
 // encodeTask writes a task record: all of c for a task first seen (nil p)
@@ -389,6 +394,10 @@ func (e *encoder) encodeTask(p, c *model.TaskCounters, lastPID int) []byte {
 	b = appendDelta(b, tSlices, p.Timeslices, c.Timeslices)
 	b = appendZ(b, tState, int64(c.State)-int64(p.State))
 	b = appendZ(b, tLastCPU, int64(c.LastCPU-p.LastCPU))
+	for x := range fields.Counters {
+		f := &fields.Counters[x]
+		b = appendDelta(b, protowire.Number(f.TaskField), *f.Of(p), *f.Of(c))
+	}
 	e.task = b
 	return b
 }

@@ -118,6 +118,7 @@ func (s *Sampler) readDetails(t *task, fresh bool) outcome {
 		// Started in the boot tick; keep "0 means unread" unambiguous.
 		t.c.StartTime = 1
 	}
+	s.readMigrations(t)
 
 	if fresh || renamed {
 		s.taskPath(t, "comm")

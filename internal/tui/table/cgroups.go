@@ -1,8 +1,10 @@
 package table
 
 import (
+	"math"
 	"strconv"
 
+	"github.com/ctxtop/ctxtop/internal/fields"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 )
@@ -30,10 +32,14 @@ func cgroupRows(cs []model.CgroupRates) []Row {
 	for _, c := range cs {
 		r := Row{
 			Key: CgroupKey(c.Path), PID: c.Processes, TID: c.Threads, Count: c.Threads, Comm: c.Name, Cgroup: c.Path,
-			Voluntary: c.VoluntaryPerSec, Involuntary: c.InvoluntaryPerSec, CPUPercent: c.CPUPercent,
-			WaitPercent: c.ThrottledPercent, NoWait: !c.HasThrottling,
-			Hot: c.Hot, Reason: c.Reason,
+			NoWait: !c.HasThrottling, Hot: c.Hot, Reason: c.Reason,
 		}
+		for i := range r.Vals {
+			r.Vals[i] = math.NaN() // a field the cgroup view has no meaning for
+		}
+		r.Vals[fields.Voluntary], r.Vals[fields.Involuntary] = c.VoluntaryPerSec, c.InvoluntaryPerSec
+		r.Vals[fields.Total], r.Vals[fields.CPU] = c.TotalPerSec(), c.CPUPercent
+		r.Vals[fields.Wait] = c.ThrottledPercent
 		if c.LimitCPUs > 0 {
 			r.CPUs = strconv.FormatFloat(c.LimitCPUs, 'f', -1, 64)
 		}
@@ -117,7 +123,7 @@ func cgroupCell(r Row, c Column) (string, bool) {
 		if r.NoWait {
 			return "-", true
 		}
-		return textutil.Percent(r.WaitPercent), true
+		return textutil.Percent(r.Vals[fields.Wait]), true
 	case ColCPUs:
 		return r.CPUs, true
 	}

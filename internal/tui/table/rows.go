@@ -1,9 +1,11 @@
 package table
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
+	"github.com/ctxtop/ctxtop/internal/fields"
 	"github.com/ctxtop/ctxtop/internal/model"
 )
 
@@ -19,12 +21,13 @@ type Row struct {
 	// ProcessComm is the owning process's name, for thread rows.
 	ProcessComm string
 
-	Voluntary, Involuntary  float64
-	CPUPercent, WaitPercent float64
-	CPUs                    string
-	Pinned                  bool
-	Hot                     bool
-	Reason                  string
+	// Vals holds the row's value of each numeric field (package fields),
+	// by ID; NaN where the row's kind has none.
+	Vals   [fields.Count]float64
+	CPUs   string
+	Pinned bool
+	Hot    bool
+	Reason string
 	// Load marks a thread of ctxtop's own load generator.
 	Load bool
 	// Grouped is true for a row that sums several by name pattern.
@@ -37,7 +40,7 @@ type Row struct {
 }
 
 // Total is voluntary plus involuntary switches per second.
-func (r Row) Total() float64 { return r.Voluntary + r.Involuntary }
+func (r Row) Total() float64 { return r.Vals[fields.Total] }
 
 // ThreadKey is the selection key of a thread row.
 func ThreadKey(tid int) string { return "t" + strconv.Itoa(tid) }
@@ -50,28 +53,40 @@ type isLoad func(pid, tid int) bool
 
 func threadRows(ts []model.ThreadRates, load isLoad) []Row {
 	rows := make([]Row, 0, len(ts))
-	for _, t := range ts {
-		rows = append(rows, Row{
+	for i := range ts {
+		t := &ts[i]
+		r := Row{
 			Key: ThreadKey(t.TID), PID: t.PID, TID: t.TID, Count: 1, Comm: t.Comm, ProcessComm: t.ProcessComm,
-			Voluntary: t.VoluntaryPerSec, Involuntary: t.InvoluntaryPerSec,
-			CPUPercent: t.CPUPercent, WaitPercent: t.WaitPercent,
 			CPUs: t.CPUsAllowed, Pinned: t.Pinned, Hot: t.Hot, Reason: t.Reason, Cgroup: t.Cgroup,
 			Load: load != nil && load(t.PID, t.TID),
-		})
+		}
+		for j := range fields.Thread {
+			if f := &fields.Thread[j]; f.Numeric() {
+				r.Vals[f.ID] = f.Value(t)
+			}
+		}
+		rows = append(rows, r)
 	}
 	return rows
 }
 
 func processRows(ps []model.ProcessRates, load isLoad) []Row {
 	rows := make([]Row, 0, len(ps))
-	for _, p := range ps {
-		rows = append(rows, Row{
+	for i := range ps {
+		p := &ps[i]
+		r := Row{
 			Key: ProcessKey(p.PID), PID: p.PID, Count: p.Threads, Comm: p.Comm,
-			Voluntary: p.VoluntaryPerSec, Involuntary: p.InvoluntaryPerSec,
-			CPUPercent: p.CPUPercent, WaitPercent: p.WaitPercent,
 			Hot: p.Hot, Reason: p.Reason, Cgroup: p.Cgroup,
 			Load: load != nil && load(p.PID, 0),
-		})
+		}
+		for j := range fields.Thread {
+			if f := &fields.Thread[j]; f.Process != nil {
+				r.Vals[f.ID] = f.Process(p)
+			} else if f.Numeric() {
+				r.Vals[f.ID] = math.NaN()
+			}
+		}
+		rows = append(rows, r)
 	}
 	return rows
 }
@@ -102,23 +117,25 @@ func group(rows []Row, processes bool) []Row {
 			g.Comm = pat
 			g.Count = 0
 			g.Grouped = true
-			g.WaitPercent = 0
+			// Summing below starts from zero.
+			g.Vals = [fields.Count]float64{}
 			out = append(out, g)
 			members = append(members, 0)
 			first = append(first, r)
 			i = len(out) - 1
-			// Summing below starts from zero.
-			out[i].Voluntary, out[i].Involuntary, out[i].CPUPercent = 0, 0, 0
 		}
 		g := &out[i]
 		members[i]++
 		g.Count += max(r.Count, 1)
-		g.Voluntary += r.Voluntary
-		g.Involuntary += r.Involuntary
-		g.CPUPercent += r.CPUPercent
-		// Wait is a share of the interval per thread: the group's is the
-		// busiest member's, since a sum past 100% would mean nothing.
-		g.WaitPercent = max(g.WaitPercent, r.WaitPercent)
+		for j := range fields.Thread {
+			switch f := &fields.Thread[j]; {
+			case !f.Numeric():
+			case f.Combine == fields.Max:
+				g.Vals[f.ID] = max(g.Vals[f.ID], r.Vals[f.ID])
+			default:
+				g.Vals[f.ID] += r.Vals[f.ID]
+			}
+		}
 		g.Pinned = g.Pinned || r.Pinned
 		g.Load = g.Load || r.Load
 		if r.Hot && (!g.Hot || g.Reason == "") {

@@ -5,6 +5,7 @@ package table
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,60 +13,35 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/ctxtop/ctxtop/internal/fields"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/keys"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 )
 
-// Column names a table column.
-type Column int
+// Column names a table column: a field of package fields, which holds
+// each one's title, width, priority and value.
+type Column = fields.ID
 
-// The columns, in display order.
+// The columns the table treats apart from the rest; the others are drawn
+// from the field table alone.
 const (
-	ColPID Column = iota
-	ColTID
-	ColComm
-	ColVoluntary
-	ColInvoluntary
-	ColTotal
-	ColCPU
-	ColWait
-	ColCPUs
-	ColReason
-	numColumns
+	ColPID         = fields.PID
+	ColTID         = fields.TID
+	ColComm        = fields.Comm
+	ColVoluntary   = fields.Voluntary
+	ColInvoluntary = fields.Involuntary
+	ColTotal       = fields.Total
+	ColCPU         = fields.CPU
+	ColWait        = fields.Wait
+	ColCPUs        = fields.CPUs
+	ColReason      = fields.Reason
+	numColumns     = fields.Count
 )
 
-type colSpec struct {
-	title string
-	width int
-	right bool
-	// priority: lower survives longer as the terminal narrows.
-	priority int
-	// flex columns take the width left over, up to maxWidth.
-	maxWidth int
-	sortable bool
-}
-
-// WHY comes right after the identity columns: the reason a row is hot is the
-// point of the tool, so at 80 columns it keeps room for "preempted, wait
-// 100%" (and "load: blocking, wait 9%") and %CPU waits for a wider screen.
-var specs = [numColumns]colSpec{
-	ColPID:         {"PID", 7, true, 3, 0, true},
-	ColTID:         {"TID", 7, true, 4, 0, true},
-	ColComm:        {"COMM", 12, false, 2, 15, true},
-	ColVoluntary:   {"CSW/s", 7, true, 6, 0, true},
-	ColInvoluntary: {"NVCSW/s", 7, true, 7, 0, true},
-	ColTotal:       {"TOTAL/s", 8, true, 1, 0, true},
-	ColCPU:         {"%CPU", 5, true, 8, 0, true},
-	ColWait:        {"WAIT%", 5, true, 9, 0, true},
-	ColCPUs:        {"CPUS", 5, false, 10, 9, false},
-	ColReason:      {"WHY", whyWidth, false, 5, 1 << 10, false},
-}
-
-// whyWidth holds the longest reason a thread row can have, and the
-// remainder line's.
-const whyWidth = max(len("preempted, wait 100%"), len(model.UnattributedWhy))
+// spec is a column's field.
+func spec(c Column) *fields.Field { return &fields.Thread[c] }
 
 // Model is the table component.
 type Model struct {
@@ -115,6 +91,13 @@ func (m *Model) SetSize(w, h int) {
 		m.rebuild()
 	}
 	m.scroll()
+}
+
+// has says whether rows of the current kind have column c: a field only
+// threads have is left out of process and cgroup rows.
+func (m Model) has(c Column) bool {
+	f := spec(c)
+	return f.Shown() && (!f.Numeric() || f.Process != nil || !m.processes && !m.cgroups)
 }
 
 // shown says which columns fit the current width.
@@ -190,7 +173,7 @@ func (m *Model) SortBy(delta int) {
 	c := m.sortCol
 	for range numColumns {
 		c = (c + Column(delta) + numColumns) % numColumns
-		if specs[c].sortable && shown[c] {
+		if spec(c).Sortable && shown[c] {
 			break
 		}
 	}
@@ -318,19 +301,11 @@ func (m *Model) sortRows(rows []Row) {
 				return float64(r.Count) // the THR column
 			}
 			return float64(r.TID)
-		case ColVoluntary:
-			return r.Voluntary
-		case ColInvoluntary:
-			return r.Involuntary
-		case ColCPU:
-			return r.CPUPercent
-		case ColWait:
-			return r.WaitPercent
 		}
-		return r.Total()
+		return r.Vals[m.sortCol]
 	}
 	// Rates sort busiest first, names and IDs ascending, as in top.
-	ascending := m.sortCol == ColPID || m.sortCol == ColTID || m.sortCol == ColComm
+	ascending := spec(m.sortCol).Ascending
 	if m.reverse {
 		ascending = !ascending
 	}
@@ -387,9 +362,11 @@ func (m *Model) scroll() {
 func (m Model) layout() ([]Column, []int) {
 	order := make([]Column, 0, numColumns)
 	for c := range numColumns {
-		order = append(order, c)
+		if m.has(c) {
+			order = append(order, c)
+		}
 	}
-	slices.SortStableFunc(order, func(a, b Column) int { return cmp.Compare(specs[a].priority, specs[b].priority) })
+	slices.SortStableFunc(order, func(a, b Column) int { return cmp.Compare(spec(a).Priority, spec(b).Priority) })
 	width := func(c Column) int {
 		switch {
 		case c == ColComm && m.cgroups && m.width >= 80:
@@ -404,7 +381,7 @@ func (m Model) layout() ([]Column, []int) {
 			// differ at the end: show them whole once there is room.
 			return 15
 		}
-		return specs[c].width
+		return spec(c).Width
 	}
 	var chosen []Column
 	used := -1
@@ -422,8 +399,8 @@ func (m Model) layout() ([]Column, []int) {
 	// Share what is left: names first, then the reason.
 	spare := m.width - used
 	for i, c := range chosen {
-		if specs[c].maxWidth > 0 && spare > 0 {
-			add := min(spare, specs[c].maxWidth-widths[i])
+		if spec(c).MaxWidth > 0 && spare > 0 {
+			add := min(spare, spec(c).MaxWidth-widths[i])
 			if add > 0 {
 				widths[i] += add
 				spare -= add
@@ -492,7 +469,7 @@ func (m Model) remainderLine(cols []Column, widths []int) string {
 				s = m.unattributedWhy
 			}
 		}
-		if specs[c].right {
+		if spec(c).Right {
 			b.WriteString(textutil.PadLeft(s, widths[i]))
 		} else {
 			b.WriteString(textutil.PadRight(textutil.Truncate(s, widths[i]), widths[i]))
@@ -507,7 +484,7 @@ func (m Model) headerLine(cols []Column, widths []int) string {
 		if i > 0 {
 			b.WriteString(m.th.ColumnHeader.Render(" "))
 		}
-		title := specs[c].title
+		title := spec(c).Title
 		if t := cgroupTitle(c); t != "" && m.cgroups {
 			title = t
 		}
@@ -520,13 +497,13 @@ func (m Model) headerLine(cols []Column, widths []int) string {
 		style := m.th.ColumnHeader
 		if c == m.sortCol {
 			arrow := "▼"
-			if (c == ColPID || c == ColTID || c == ColComm) != m.reverse {
+			if spec(c).Ascending != m.reverse {
 				arrow = "▲"
 			}
 			title = arrow + title
 			style = m.th.SortedColumn
 		}
-		if specs[c].right {
+		if spec(c).Right {
 			title = textutil.PadLeft(title, widths[i])
 		} else {
 			title = textutil.PadRight(title, widths[i])
@@ -540,11 +517,20 @@ func (m Model) headerLine(cols []Column, widths []int) string {
 }
 
 func (m Model) cell(r Row, c Column, w int) string {
-	rate := func(v float64) string { return textutil.Rate(v, w) }
 	if m.cgroups {
 		if s, ok := cgroupCell(r, c); ok {
 			return s
 		}
+	}
+	if f := spec(c); f.Numeric() {
+		v := r.Vals[c]
+		switch {
+		case math.IsNaN(v):
+			return "-" // not known for this row
+		case f.Kind == fields.Percent:
+			return textutil.Percent(v)
+		}
+		return textutil.Rate(v, w)
 	}
 	switch c {
 	case ColPID:
@@ -562,16 +548,6 @@ func (m Model) cell(r Row, c Column, w int) string {
 		return strconv.Itoa(r.TID)
 	case ColComm:
 		return r.Comm
-	case ColVoluntary:
-		return rate(r.Voluntary)
-	case ColInvoluntary:
-		return rate(r.Involuntary)
-	case ColTotal:
-		return rate(r.Total())
-	case ColCPU:
-		return textutil.Percent(r.CPUPercent)
-	case ColWait:
-		return textutil.Percent(r.WaitPercent)
 	case ColCPUs:
 		if r.Pinned {
 			return r.CPUs + "*"
@@ -601,7 +577,7 @@ func (m Model) rowLine(r Row, selected bool, cols []Column, widths []int) string
 			b.WriteByte(' ')
 		}
 		s := m.cell(r, c, widths[i])
-		if specs[c].right {
+		if spec(c).Right {
 			b.WriteString(textutil.PadLeft(s, widths[i]))
 		} else {
 			b.WriteString(textutil.PadRight(s, widths[i]))

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ctxtop/ctxtop/internal/fields"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/keys"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
@@ -56,7 +57,9 @@ func TestColumnsDropByPriority(t *testing.T) {
 		{40, []string{"PID", "TID", "COMM", "▼TOTAL/s"}},
 		{80, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "WHY"}},
 		{86, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WHY"}},
-		{120, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WAIT%", "CPUS", "WHY"}},
+		// MIGR/s is detail: the first to go.
+		{100, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WAIT%", "CPUS", "WHY"}},
+		{120, []string{"PID", "TID", "COMM", "CSW/s", "NVCSW/s", "▼TOTAL/s", "%CPU", "WAIT%", "MIGR/s", "CPUS", "WHY"}},
 	} {
 		m2 := New(theme.New(true, true), keys.New(), 1000)
 		m2.SetSize(c.width, 10)
@@ -206,8 +209,12 @@ func TestGroupSumsPool(t *testing.T) {
 	if pool == nil {
 		t.Fatalf("no pool group in %v", m.Rows())
 	}
-	want := Row{Count: 3, Voluntary: 2310 + 2204 + 1990, Involuntary: 840 + 801 + 12, PID: 901}
-	got := Row{Count: pool.Count, Voluntary: pool.Voluntary, Involuntary: pool.Involuntary, PID: pool.PID}
+	type sums struct {
+		Count, PID             int
+		Voluntary, Involuntary float64
+	}
+	want := sums{Count: 3, Voluntary: 2310 + 2204 + 1990, Involuntary: 840 + 801 + 12, PID: 901}
+	got := sums{Count: pool.Count, Voluntary: pool.Vals[fields.Voluntary], Involuntary: pool.Vals[fields.Involuntary], PID: pool.PID}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("pool group (-want +got)\n%s", diff)
 	}
@@ -407,8 +414,12 @@ func TestGroupKernelThreads(t *testing.T) {
 	if !ok {
 		t.Fatalf("no kworker/* row in %v", m.Rows())
 	}
-	got := Row{Count: kw.Count, Voluntary: kw.Voluntary, PID: kw.PID, TID: kw.TID}
-	if diff := cmp.Diff(Row{Count: 3, Voluntary: 70}, got); diff != "" {
+	type sums struct {
+		Count, PID, TID int
+		Voluntary       float64
+	}
+	got := sums{Count: kw.Count, Voluntary: kw.Vals[fields.Voluntary], PID: kw.PID, TID: kw.TID}
+	if diff := cmp.Diff(sums{Count: 3, Voluntary: 70}, got); diff != "" {
 		t.Errorf("kworker/* group (-want +got)\n%s", diff)
 	}
 	for _, name := range []string{"ksoftirqd/0", "rcu_preempt", "systemd"} {

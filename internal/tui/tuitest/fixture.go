@@ -32,6 +32,8 @@ func Snapshot() model.Snapshot {
 		{PID: 1, Comm: "systemd", Threads: 1, VoluntaryPerSec: 3, CPUPercent: 0.1},
 		{PID: 777, Comm: "a-process-with-a-very-long-name", Threads: 1, VoluntaryPerSec: 1.4, InvoluntaryPerSec: 0.2},
 	}
+	// The pool moves between CPUs; the pinned pair cannot.
+	threads[2].MigrationsPerSec, threads[3].MigrationsPerSec, threads[4].MigrationsPerSec = 310, 295, 12
 	return model.Snapshot{
 		Time:     time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC),
 		Interval: time.Second,

@@ -1,0 +1,204 @@
+// Package fields describes each per-thread column once: its title and
+// width in the TUI table, when it drops on a narrow screen, its value and
+// sort order, its batch text header and JSON key, and, for a raw kernel
+// counter, how a recording carries it. The TUI table, the batch writers
+// and the record codec read this table instead of each spelling out the
+// columns, so a new numeric column is one entry here (and, for a counter
+// the kernel did not give before, its source and its rate in the model).
+//
+// The identity and text columns (PID, TID, COMM, CPUS, WHY) are here too,
+// for their place, titles and keys, but each view draws their cells
+// itself: a process row's TID column counts threads, a name group's PID
+// is "×3", a load thread's reason says "load:". Every numeric column is
+// drawn from Value alone.
+package fields
+
+import (
+	"math"
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+)
+
+// ID names a field; it indexes Thread and the views' per-row values.
+type ID int
+
+// The fields, in the order the TUI, text and JSON show them.
+const (
+	PID ID = iota
+	TID
+	Comm
+	Voluntary
+	Involuntary
+	Total
+	CPU
+	Wait
+	Migrations
+	CPUs
+	Hot
+	Reason
+	EarlierWait
+	WaitOn
+	// Count is the number of fields.
+	Count
+)
+
+// Kind is how a view formats a field's value.
+type Kind int
+
+const (
+	// Text fields are drawn by each view, by ID.
+	Text Kind = iota
+	// Rate is per second: thousands separators in the TUI.
+	Rate
+	// Percent is of one CPU or of the interval: one decimal in the TUI.
+	Percent
+)
+
+// Combine is how a row that groups threads by name combines its members'
+// values.
+type Combine int
+
+const (
+	// Sum adds the members' values: rates, CPU time.
+	Sum Combine = iota
+	// Max keeps the busiest member's: a share of each thread's own
+	// interval, whose sum past 100% would mean nothing.
+	Max
+)
+
+// Field is one per-thread column.
+type Field struct {
+	ID   ID
+	Kind Kind
+	// Title is the TUI header, "" for a field the TUI does not show.
+	// Width is its width in cells; MaxWidth, when above Width, lets it
+	// take what the other columns leave, up to that. Right aligns it right.
+	Title           string
+	Width, MaxWidth int
+	Right           bool
+	// Priority orders columns as the screen narrows: the higher, the
+	// sooner a column drops.
+	Priority int
+	// Sortable columns can be the TUI's sort key; Ascending ones sort
+	// smallest first (IDs and names), the rest busiest first.
+	Sortable, Ascending bool
+	// Value is a numeric field's value for one thread; nil for Text.
+	Value func(*model.ThreadRates) float64
+	// Process is its value for a process row; nil for a field that only
+	// threads have, which the process and cgroup views leave out.
+	Process func(*model.ProcessRates) float64
+	// Combine is how a name group combines its members' values.
+	Combine Combine
+	// TextTitle is the batch text header, "" for a field text leaves out;
+	// TextWidth its width, 0 for the last column, which is not padded;
+	// TextLeft aligns it left. Numeric fields print two decimals.
+	TextTitle string
+	TextWidth int
+	TextLeft  bool
+	// JSON is the key in batch JSON, "" for none. A numeric field writes
+	// its Value rounded to two decimals, left out when zero and OmitZero
+	// is set; other fields write JSONValue, left out when it returns nil.
+	JSON      string
+	OmitZero  bool
+	JSONValue func(*model.ThreadRates) any
+}
+
+// Shown says whether the TUI shows the field.
+func (f *Field) Shown() bool { return f.Title != "" }
+
+// Numeric says whether the field has a value every view draws alike.
+func (f *Field) Numeric() bool { return f.Value != nil }
+
+// Thread is every per-thread field, indexed by ID.
+//
+// WHY comes right after the identity columns in priority: the reason a row
+// is hot is the point of the tool, so at 80 columns it keeps room for
+// "preempted, wait 100%" and %CPU waits for a wider screen. MIGR/s is
+// detail for a wide screen and drops first.
+var Thread = [Count]Field{
+	PID: {ID: PID, Title: "PID", Width: 7, Right: true, Priority: 3, Sortable: true, Ascending: true,
+		TextTitle: "PID", TextWidth: 8,
+		JSON: "pid", JSONValue: func(t *model.ThreadRates) any { return t.PID }},
+	TID: {ID: TID, Title: "TID", Width: 7, Right: true, Priority: 4, Sortable: true, Ascending: true,
+		TextTitle: "TID", TextWidth: 8,
+		JSON: "tid", JSONValue: func(t *model.ThreadRates) any { return t.TID }},
+	Comm: {ID: Comm, Title: "COMM", Width: 12, MaxWidth: 15, Priority: 2, Sortable: true, Ascending: true,
+		TextTitle: "COMM", TextWidth: 16, TextLeft: true,
+		JSON: "comm", JSONValue: func(t *model.ThreadRates) any { return t.Comm }},
+	Voluntary: {ID: Voluntary, Kind: Rate, Title: "CSW/s", Width: 7, Right: true, Priority: 6, Sortable: true,
+		Value:     func(t *model.ThreadRates) float64 { return t.VoluntaryPerSec },
+		Process:   func(p *model.ProcessRates) float64 { return p.VoluntaryPerSec },
+		TextTitle: "CSWCH/s", TextWidth: 11, JSON: "cswch_per_s"},
+	Involuntary: {ID: Involuntary, Kind: Rate, Title: "NVCSW/s", Width: 7, Right: true, Priority: 7, Sortable: true,
+		Value:     func(t *model.ThreadRates) float64 { return t.InvoluntaryPerSec },
+		Process:   func(p *model.ProcessRates) float64 { return p.InvoluntaryPerSec },
+		TextTitle: "NVCSWCH/s", TextWidth: 11, JSON: "nvcswch_per_s"},
+	Total: {ID: Total, Kind: Rate, Title: "TOTAL/s", Width: 8, Right: true, Priority: 1, Sortable: true,
+		Value:     func(t *model.ThreadRates) float64 { return t.TotalPerSec() },
+		Process:   func(p *model.ProcessRates) float64 { return p.TotalPerSec() },
+		TextTitle: "TOTAL/s", TextWidth: 11},
+	CPU: {ID: CPU, Kind: Percent, Title: "%CPU", Width: 5, Right: true, Priority: 8, Sortable: true,
+		Value:     func(t *model.ThreadRates) float64 { return t.CPUPercent },
+		Process:   func(p *model.ProcessRates) float64 { return p.CPUPercent },
+		TextTitle: "%CPU", TextWidth: 7, JSON: "cpu_pct"},
+	Wait: {ID: Wait, Kind: Percent, Title: "WAIT%", Width: 5, Right: true, Priority: 9, Sortable: true, Combine: Max,
+		Value:     func(t *model.ThreadRates) float64 { return t.WaitPercent },
+		Process:   func(p *model.ProcessRates) float64 { return p.WaitPercent },
+		TextTitle: "WAIT%", TextWidth: 7, JSON: "wait_pct"},
+	// Threads only: ProcessRates has no sum of it.
+	Migrations: {ID: Migrations, Kind: Rate, Title: "MIGR/s", Width: 6, Right: true, Priority: 11, Sortable: true,
+		Value:     func(t *model.ThreadRates) float64 { return t.MigrationsPerSec },
+		TextTitle: "MIGR/s", TextWidth: 8, JSON: "migrations_per_s"},
+	CPUs: {ID: CPUs, Title: "CPUS", Width: 5, MaxWidth: 9, Priority: 10,
+		TextTitle: "CPUS", TextWidth: 9, TextLeft: true,
+		JSON: "cpus_allowed", JSONValue: func(t *model.ThreadRates) any { return t.CPUsAllowed }},
+	Hot: {ID: Hot, JSON: "hot", JSONValue: func(t *model.ThreadRates) any { return t.Hot }},
+	Reason: {ID: Reason, Title: "WHY", Width: whyWidth, MaxWidth: 1 << 10, Priority: 5,
+		TextTitle: "HOT", TextLeft: true,
+		JSON: "reason", JSONValue: func(t *model.ThreadRates) any { return t.Reason }},
+	// Run-queue wait the kernel reported in this interval that began
+	// before it (model.ThreadRates.EarlierWait), in ms.
+	EarlierWait: {ID: EarlierWait, JSON: "earlier_wait_ms", OmitZero: true,
+		Value: func(t *model.ThreadRates) float64 { return float64(t.EarlierWait) / float64(time.Millisecond) }},
+	// Reason → share of the looks that found the thread asleep; only for
+	// threads that were looked at (the hottest blocking ones).
+	WaitOn: {ID: WaitOn, JSON: "wait_on", JSONValue: waitOn},
+}
+
+// whyWidth holds the longest reason a thread row can have, and the
+// remainder line's.
+const whyWidth = max(len("preempted, wait 100%"), len(model.UnattributedWhy))
+
+func waitOn(t *model.ThreadRates) any {
+	if len(t.WaitOn) == 0 {
+		return nil
+	}
+	m := make(map[string]float64, len(t.WaitOn))
+	for _, w := range t.WaitOn {
+		m[w.Reason] = math.Round(w.Share*100) / 100
+	}
+	return m
+}
+
+// Counter is a raw per-thread kernel counter that a recording carries
+// beyond those the codec has named since format 1 (switches, run and wait
+// time, timeslices). Each is one more optional field, which a reader
+// without it skips, so adding one keeps the format's version: as a delta
+// (absolute for a new task) in task message field TaskField, and as one
+// more column of the packed counters of known tasks, after the named
+// ones, in the order of Counters. A task field number, once used, is
+// never reused.
+type Counter struct {
+	// Name says what the counter is, for errors and the format's doc.
+	Name string
+	// Of points at the counter in a thread's raw counters.
+	Of func(*model.TaskCounters) *uint64
+	// TaskField is the task message's field number; 16 on are free.
+	TaskField int
+}
+
+// Counters are the raw counters Counter describes, in packed-column order.
+var Counters = [...]Counter{
+	{Name: "migrations", Of: func(t *model.TaskCounters) *uint64 { return &t.Migrations }, TaskField: 16},
+}
