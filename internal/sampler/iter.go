@@ -40,6 +40,7 @@ type iterPath struct {
 	// the slots of this pass's newcomers.
 	sorted, merged, order, next, fresh []int32
 	pass                               uint32
+	rec                                taskiter.Record
 	// walked is the processes the walk reported, sorted. extra holds the
 	// threads, sorted by (PID, TID), of processes /proc lists but the walk
 	// did not report, read from /proc as the /proc path reads them: the
@@ -149,39 +150,13 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 	ip := s.it
 	ip.pass++
 	ip.next, ip.fresh = ip.next[:0], ip.fresh[:0]
+	n, err := ip.it.Walk()
 	cur, changed := 0, false
-	err := ip.it.Scan(func(r *taskiter.Record) error {
-		slot := int32(-1)
-		if cur < len(ip.order) && ip.slots[ip.order[cur]].same(r, ip.pass) {
-			slot = ip.order[cur]
-		} else {
-			changed = true
-			if k, ok := ip.index[int32(r.TID)]; ok && ip.slots[k].same(r, ip.pass) {
-				slot = k
-				cur = int(ip.slots[k].pos) // resume the positional guess after it
-			}
+	for i := 0; i < n && err == nil; i++ {
+		if err = ip.it.Record(i, &ip.rec); err == nil {
+			s.matchRecord(&ip.rec, &cur, &changed)
 		}
-		if slot < 0 {
-			if k, ok := ip.index[int32(r.TID)]; ok && ip.slots[k].seen == ip.pass {
-				return nil // seen already this pass: a walk racing an exec
-			}
-			slot = ip.alloc()
-			t := &ip.slots[slot]
-			*t = iterTask{startNs: r.StartNs}
-			t.c.PID, t.c.TID = r.PID, r.TID
-			t.c.StartTime = max(ip.it.StartTicks(r.StartNs), 1) // 0 means unread
-			ip.index[int32(r.TID)] = slot
-			ip.fresh = append(ip.fresh, slot)
-			s.updateIter(t, r, true)
-		} else {
-			cur++
-			s.updateIter(&ip.slots[slot], r, false)
-		}
-		t := &ip.slots[slot]
-		t.seen, t.pos = ip.pass, int32(len(ip.next))
-		ip.next = append(ip.next, slot)
-		return nil
-	})
+	}
 	if err != nil {
 		s.fallBack(err)
 		return errFellBack
@@ -205,6 +180,42 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 		s.readCgroups(dst)
 	}
 	return nil
+}
+
+// matchRecord finds r's thread, at cur, the position the last pass
+// suggests, or by TID, or makes it a newcomer, and updates it. changed is
+// set when the guess missed.
+func (s *Sampler) matchRecord(r *taskiter.Record, cur *int, changed *bool) {
+	ip := s.it
+	slot := int32(-1)
+	if *cur < len(ip.order) && ip.slots[ip.order[*cur]].same(r, ip.pass) {
+		slot = ip.order[*cur]
+	} else {
+		*changed = true
+		if k, ok := ip.index[int32(r.TID)]; ok && ip.slots[k].same(r, ip.pass) {
+			slot = k
+			*cur = int(ip.slots[k].pos) // resume the positional guess after it
+		}
+	}
+	if slot < 0 {
+		if k, ok := ip.index[int32(r.TID)]; ok && ip.slots[k].seen == ip.pass {
+			return // seen already this pass: a walk racing an exec
+		}
+		slot = ip.alloc()
+		t := &ip.slots[slot]
+		*t = iterTask{startNs: r.StartNs}
+		t.c.PID, t.c.TID = r.PID, r.TID
+		t.c.StartTime = max(ip.it.StartTicks(r.StartNs), 1) // 0 means unread
+		ip.index[int32(r.TID)] = slot
+		ip.fresh = append(ip.fresh, slot)
+		s.updateIter(t, r, true)
+	} else {
+		*cur++
+		s.updateIter(&ip.slots[slot], r, false)
+	}
+	t := &ip.slots[slot]
+	t.seen, t.pos = ip.pass, int32(len(ip.next))
+	ip.next = append(ip.next, slot)
 }
 
 // readUnwalked reads from /proc the threads of every listed process

@@ -196,23 +196,17 @@ func (it *Iter) StartTicks(ns uint64) uint64 {
 // array holds: threads are being born faster than the array grows.
 const maxGrowths = 3
 
-// Scan runs one walk and calls fn with each thread's record, processes in
-// creation order and each one's threads in creation order.
-func (it *Iter) Scan(fn func(*Record) error) error {
-	n, err := it.walk()
-	if err != nil {
-		return err
+// Walk runs one walk and returns how many records it wrote: processes in
+// creation order and each one's threads in creation order. Record reads
+// them until the next walk.
+func (it *Iter) Walk() (int, error) { return it.walk() }
+
+// Record decodes the i-th record of the last walk into r.
+func (it *Iter) Record(i int, r *Record) error {
+	if i < 0 || i >= it.capacity {
+		return fmt.Errorf("%w: record %d of %d", ErrRecord, i, it.capacity)
 	}
-	var r Record
-	for i := range n {
-		if err := decode(it.recs[i*it.size:(i+1)*it.size], it.maskWords, &r); err != nil {
-			return err
-		}
-		if err := fn(&r); err != nil {
-			return err
-		}
-	}
-	return nil
+	return decode(it.recs[i*it.size:(i+1)*it.size], it.maskWords, r)
 }
 
 // walk runs the program until the array holds every thread it found, and
