@@ -123,8 +123,17 @@ static __always_inline void fill(struct rec *r, struct task_struct *t)
 	r->state = state_of(t);
 	r->exit_state = t->exit_state;
 	r->flags = t->flags & (PF_KTHREAD | PF_WQ_WORKER);
-	bpf_probe_read_kernel(&r->comm, sizeof(r->comm), &t->comm);
-	bpf_probe_read_kernel(&r->mask, words * sizeof(u64), &t->cpus_mask);
+	/*
+	 * Plain loads where they do, a helper call only for a mask of more
+	 * than 64 CPUs: at some 30 ns a call on a VM with retpolines, two
+	 * calls a thread were a quarter of the walk.
+	 */
+	*(u64 *)&r->comm[0] = *(u64 *)&t->comm[0];
+	*(u64 *)&r->comm[8] = *(u64 *)&t->comm[8];
+	if (words == 1)
+		r->mask[0] = t->cpus_mask.bits[0];
+	else
+		bpf_probe_read_kernel(&r->mask, words * sizeof(u64), &t->cpus_mask);
 }
 
 /*
