@@ -49,8 +49,15 @@ type iterPath struct {
 	// listing. nextExtra is the pass's new list.
 	walked           []int
 	extra, nextExtra []*task
-	list             []byte
-	noTaskstats      bool
+	// unwalked is the listed processes the walk did not report, last
+	// time /proc was listed; listAge counts the passes until the next
+	// listing. Listing /proc walks every thread's PID in the kernel (a
+	// millisecond at 10,000 threads), and a process the task list lacks
+	// is rare and lasting, so it is found within relistPasses passes.
+	unwalked    []int
+	listAge     uint8
+	list        []byte
+	noTaskstats bool
 }
 
 type iterTask struct {
@@ -166,8 +173,14 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 	}
 	ip.order, ip.next = ip.next, ip.order
 	dst.Unreadable = 0
-	if err := s.listProcesses(); err != nil {
-		return err
+	if ip.listAge == 0 || s.targets != nil {
+		if err := s.listProcesses(); err != nil {
+			return err
+		}
+		ip.listAge = relistPasses
+	} else {
+		ip.listAge--
+		s.pids = append(s.pids[:0], ip.unwalked...)
 	}
 	dst.Unreadable += s.readUnwalked()
 	live := s.exportIter(dst)
@@ -218,9 +231,14 @@ func (s *Sampler) matchRecord(r *taskiter.Record, cur *int, changed *bool) {
 	ip.next = append(ip.next, slot)
 }
 
-// readUnwalked reads from /proc the threads of every listed process
-// (s.pids) the walk did not report, into ip.extra. It returns how many
-// were unreadable.
+// relistPasses is how often, in passes, /proc is listed for processes the
+// walk does not report.
+const relistPasses = 16
+
+// readUnwalked reads from /proc the threads of every process in s.pids
+// (listed, or the last listing's unwalked ones) that the walk did not
+// report, into ip.extra, and keeps those PIDs in ip.unwalked. It returns
+// how many threads were unreadable.
 func (s *Sampler) readUnwalked() (bad int) {
 	ip := s.it
 	ip.walked = ip.walked[:0]
@@ -231,6 +249,7 @@ func (s *Sampler) readUnwalked() (bad int) {
 	}
 	old, oi := ip.extra, 0
 	ip.nextExtra = ip.nextExtra[:0]
+	ip.unwalked = ip.unwalked[:0]
 	wi := 0
 	for _, pid := range s.pids {
 		for wi < len(ip.walked) && ip.walked[wi] < pid {
@@ -242,6 +261,7 @@ func (s *Sampler) readUnwalked() (bad int) {
 		if s.listThreads(pid) != nil {
 			continue // gone since the listing
 		}
+		ip.unwalked = append(ip.unwalked, pid)
 		group := len(ip.nextExtra)
 		for _, tid := range s.tids {
 			for oi < len(old) && (old[oi].pid < pid || old[oi].pid == pid && old[oi].tid < tid) {
