@@ -129,6 +129,10 @@ type Sample struct {
 	// Waits holds the wait-reason looks of the interval ending here,
 	// sorted by PID, then TID.
 	Waits []WaitTally
+	// Source names what read Tasks: "bpf-task-iter" (one BPF walk of the
+	// kernel's tasks) or "proc" (/proc, file by file); "" when unknown,
+	// as in a recording, which does not keep it.
+	Source string
 }
 
 // SelfCounters are getrusage(RUSAGE_SELF) figures for the monitoring process:

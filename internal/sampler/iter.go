@@ -419,6 +419,7 @@ func (s *Sampler) exportIter(dst *model.Sample) (live bool) {
 	}
 	s.procs, s.nextProcs = s.nextProcs, pc.old[:0]
 	dst.Self = selfUsage()
+	dst.Source = SourceTaskIter
 	return live
 }
 
@@ -496,6 +497,17 @@ func (s *Sampler) Source() string {
 		return SourceTaskIter
 	}
 	return SourceProc
+}
+
+// ProbeSource opens a sampler on the procfs at root as the monitor would
+// and says which path would read the tasks, and why not the walk.
+func ProbeSource(root string) (source, note string, err error) {
+	s, err := New(Config{Root: root, NoCgroups: true, NoTaskstats: true})
+	if err != nil {
+		return "", "", err
+	}
+	defer s.Close()
+	return s.Source(), s.SourceNote(), nil
 }
 
 // SourceNote says why the task walk is not in use ("" when it is, or was

@@ -272,6 +272,7 @@ func (s *Sampler) export(dst *model.Sample) {
 		dst.Tasks = append(dst.Tasks, t.c)
 	}
 	dst.Self = selfUsage()
+	dst.Source = SourceProc
 }
 
 // anyLive reports whether some target process is not a zombie: a killed
