@@ -41,6 +41,11 @@ type iterPath struct {
 	sorted, merged, order, next, fresh []int32
 	pass                               uint32
 	rec                                taskiter.Record
+	// lastComm and lastMask are the raw name and affinity last cleaned,
+	// with what they gave: a pool's threads share both, so its newcomers
+	// take the strings already made instead of three allocations each.
+	lastComm, lastCommClean string
+	lastMask, lastList      string
 	// walked is the processes the walk reported, sorted. extra holds the
 	// threads, sorted by (PID, TID), of processes /proc lists but the walk
 	// did not report, read from /proc as the /proc path reads them: the
@@ -355,10 +360,14 @@ func (s *Sampler) updateIter(t *iterTask, r *taskiter.Record, fresh bool) {
 	c.RunNs, c.WaitNs, c.Timeslices = r.RunNs, r.WaitNs, r.Timeslices
 	c.State = taskiter.StateLetter(r.State, r.ExitState)
 	c.LastCPU = r.CPU
+	ip := s.it
 	renamed := string(r.Comm) != t.comm
 	if renamed {
-		t.comm, t.procComm = string(r.Comm), ""
-		c.Comm = sanitize.Name(t.comm)
+		if string(r.Comm) != ip.lastComm {
+			ip.lastComm = string(r.Comm)
+			ip.lastCommClean = sanitize.Name(ip.lastComm)
+		}
+		t.comm, t.procComm, c.Comm = ip.lastComm, "", ip.lastCommClean
 	}
 	// /proc names a workqueue worker by what it works on as well
 	// ("kworker/0:1-events"), which changes as it runs, and a kernel
@@ -368,9 +377,12 @@ func (s *Sampler) updateIter(t *iterTask, r *taskiter.Record, fresh bool) {
 		s.readIterComm(t)
 	}
 	if string(r.Mask) != t.mask {
-		t.mask = string(r.Mask)
-		s.it.list = taskiter.AppendCPUList(s.it.list[:0], r.Mask, s.it.it.CPUs())
-		c.CPUsAllowed = string(s.it.list)
+		if string(r.Mask) != ip.lastMask {
+			ip.lastMask = string(r.Mask)
+			ip.list = taskiter.AppendCPUList(ip.list[:0], r.Mask, ip.it.CPUs())
+			ip.lastList = string(ip.list)
+		}
+		t.mask, c.CPUsAllowed = ip.lastMask, ip.lastList
 	}
 }
 

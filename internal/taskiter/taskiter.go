@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 )
@@ -71,6 +72,9 @@ type Iter struct {
 	ncpu      int
 	hz        uint64
 	run       ebpf.RunOptions
+	// kernel is the kernel's BTF, parsed once (some 30 ms): a grown array
+	// reloads the program, whose relocations need it again.
+	kernel *btf.Spec
 }
 
 // walkObjects is what a pass needs of the object: not ctxtop_seq, whose
@@ -95,8 +99,20 @@ func (o *walkObjects) Close() error {
 	return errors.Join(errs...)
 }
 
-// initialCapacity is the array's first size in records; it grows to fit.
-const initialCapacity = 4096
+// minCapacity is the array's least size in records; it grows to fit.
+const minCapacity = 4096
+
+// initialCapacity sizes the array for the threads running now, with room
+// to grow, so that a start does not load the program twice. sysinfo(2)
+// counts them in 16 bits: past 65,535 the first walk grows the array.
+func initialCapacity() int {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
+		return minCapacity
+	}
+	n := int(si.Procs)
+	return max(n+n/4+1024, minCapacity)
+}
 
 // Open loads the program and maps its array. Its errors wrap
 // ErrUnavailable and fit on one line.
@@ -115,7 +131,12 @@ func Open(opts Options) (*Iter, error) {
 	// Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK.
 	_ = rlimit.RemoveMemlock()
 	it := &Iter{opts: opts, maskWords: words, size: recordSize(words), ncpu: ncpu, hz: clockTicks()}
-	if err := it.load(initialCapacity); err != nil {
+	kernel, err := btf.LoadKernelSpec()
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading the kernel's BTF: %v", ErrUnavailable, err)
+	}
+	it.kernel = kernel
+	if err := it.load(initialCapacity()); err != nil {
 		return nil, err
 	}
 	return it, nil
@@ -139,7 +160,7 @@ func (it *Iter) load(capacity int) error {
 		spec.Maps[taskiterMapTargets].MaxEntries = uint32(max(len(it.opts.PIDs), 1))
 	}
 	var objs walkObjects
-	if err := spec.LoadAndAssign(&objs, nil); err != nil {
+	if err := spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: it.kernel}}); err != nil {
 		return fmt.Errorf("%w: kernel %s cannot load the program (open-coded task iterators need Linux 6.7 or later): %s", ErrUnavailable, kernelRelease(), firstLine(err))
 	}
 	for _, pid := range it.opts.PIDs {
