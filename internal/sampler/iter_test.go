@@ -76,14 +76,14 @@ func TestTaskIterMatchesProcForIdleThreads(t *testing.T) {
 }
 
 // TestTaskIterRatesAgreeWithProc runs a ping-pong and reads it both ways,
-// back to back, twice two seconds apart: each thread's switch rate must
+// back to back, twice three seconds apart: each thread's switch rate must
 // agree within 1%, and each path's counters must fall between the other's
 // reads taken before and after them.
 //
 // A pass reads a thread at some moment between its start and its end, and
 // on a loaded machine a pass can be preempted for tens of milliseconds: a
 // rate is only known to within the pass times over the interval. Rounds
-// whose passes leave either rate less certain than 0.25% are measured
+// whose passes leave either rate less certain than 0.5% are measured
 // again.
 func TestTaskIterRatesAgreeWithProc(t *testing.T) {
 	pid, tids := testutil.StartPingPong(t)
@@ -118,14 +118,14 @@ func TestTaskIterRatesAgreeWithProc(t *testing.T) {
 		var a0, b0, a1, b1 read
 		sample(it, &a0)
 		sample(pr, &b0)
-		time.Sleep(2 * time.Second)
+		time.Sleep(3 * time.Second)
 		sample(it, &a1)
 		sample(pr, &b1)
 		ia, ua := interval(&a0, &a1)
 		ib, ub := interval(&b0, &b1)
-		if ua > 0.0025 || ub > 0.0025 {
+		if ua > 0.005 || ub > 0.005 {
 			if round == rounds {
-				t.Fatalf("in %d rounds the passes never took under 0.25%% of the interval (last: %.2f%%, %.2f%%)", rounds, 100*ua, 100*ub)
+				t.Fatalf("in %d rounds the passes never took under 0.5%% of the interval (last: %.2f%%, %.2f%%)", rounds, 100*ua, 100*ub)
 			}
 			continue
 		}
