@@ -216,7 +216,7 @@ func TestBatchJSONKeys(t *testing.T) {
 		t.Errorf("host keys (-want +got)\n%s", diff)
 	}
 	sys := keys(r["system"].(map[string]any))
-	wantSys := []string{"baseline_cs_per_s", "cpus", "cs_per_s", "intr_per_s", "procs_blocked", "procs_running", "resched_ipi_per_s", "unattributed_cs_per_s"}
+	wantSys := []string{"baseline_cs_per_s", "cpus", "cs_per_s", "intr_per_s", "procs_blocked", "procs_running", "resched_ipi_per_s", "source", "unattributed_cs_per_s"}
 	if _, err := os.Stat("/proc/pressure/cpu"); err == nil {
 		wantSys = append(wantSys, "psi_cpu_some_avg10")
 		sort.Strings(wantSys)

@@ -22,8 +22,8 @@ func TestVersionNamesHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[1], "host: ") {
-		t.Fatalf("version = %q, want the version line then a host line", out)
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "host: ") || !strings.HasPrefix(lines[2], "tasks: ") {
+		t.Fatalf("version = %q, want the version line, a host line and a tasks line", out)
 	}
 	for _, want := range []string{unix.ByteSliceToString(u.Nodename[:]), unix.ByteSliceToString(u.Release[:]), "GiB", "up "} {
 		if !strings.Contains(lines[1], want) {

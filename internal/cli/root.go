@@ -187,7 +187,10 @@ func newVersionCmd() *cobra.Command {
 		Run: func(cmd *cobra.Command, _ []string) {
 			fmt.Fprintln(cmd.OutOrStdout(), versionLine(version, commit, goVersion()))
 		},
-		PostRun: printHostFacts,
+		PostRun: func(cmd *cobra.Command, args []string) {
+			printHostFacts(cmd, args)
+			printTaskSource(cmd)
+		},
 	}
 }
 

@@ -55,6 +55,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		Time:       cur.Time,
 		Interval:   interval,
 		Tasks:      len(cur.Tasks),
+		Source:     cur.Source,
 		Unreadable: cur.Unreadable,
 		Partial:    opts.Partial,
 		System:     systemRates(&prev.System, &cur.System, interval, dst.System.PerCPU[:0]),

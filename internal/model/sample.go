@@ -159,6 +159,10 @@ type Sample struct {
 	// raw as the tracer gave it (ComputeWakeups makes the rates); nil when
 	// the tracer was off.
 	Wakeups *WakeupSample
+	// Source names what read Tasks: "bpf-task-iter" (one BPF walk of the
+	// kernel's tasks) or "proc" (/proc, file by file); "" when unknown,
+	// as in a recording, which does not keep it.
+	Source string
 }
 
 // SelfCounters are getrusage(RUSAGE_SELF) figures for the monitoring process:

@@ -161,8 +161,10 @@ type Snapshot struct {
 	// that was throttled: throttled ones first, then busiest first.
 	Cgroups []CgroupRates
 	Spike   Spike
-	// Tasks is the number of threads in the later sample.
+	// Tasks is the number of threads in the later sample, and Source what
+	// read them (Sample.Source).
 	Tasks      int
+	Source     string
 	Unreadable int
 	// Wakeups is the wake-up graph, nil unless the tracer is on.
 	Wakeups *Wakeups

@@ -416,6 +416,8 @@ func known(v float64, ok bool) string {
 }
 
 type jsonSystem struct {
+	// Source is what read the tasks: "bpf-task-iter" or "proc".
+	Source       string   `json:"source,omitempty"`
 	CS           float64  `json:"cs_per_s"`
 	Intr         float64  `json:"intr_per_s"`
 	Resched      float64  `json:"resched_ipi_per_s"`
@@ -563,6 +565,7 @@ func (j *JSON) Write(s *model.Snapshot) error {
 	if s.Spike.Active {
 		r.System.Spike = format.SpikeReason(s.Spike)
 	}
+	r.System.Source = s.Source
 	if h := j.opts.Host; h != nil {
 		r.Host = &jsonHost{h.Hostname, h.Kernel, h.CPUModel, h.CPUs, h.MemTotal, math.Floor(h.Uptime(s.Time).Seconds())}
 	}

@@ -51,6 +51,9 @@ type Config struct {
 	// NoCgroups skips cgroups altogether: no /proc/PID/cgroup or cpu.stat
 	// is read, and Sample.Cgroups and TaskCounters.Cgroup stay empty.
 	NoCgroups bool
+	// NoTaskIter keeps the /proc path even where the BPF task walk could
+	// read every thread at once (iter.go).
+	NoTaskIter bool
 }
 
 // Sampler produces Samples. It is not safe for concurrent use.
@@ -90,6 +93,10 @@ type Sampler struct {
 	// clock stamps each task's counters with when they were read (see
 	// readclock.go).
 	clock readClock
+	// it is the BPF task walk when it reads the tasks instead of /proc
+	// (iter.go); iterNote says why not, when it was asked for.
+	it       *iterPath
+	iterNote string
 }
 
 var dotPath = []byte(".\x00")
@@ -137,7 +144,10 @@ func New(cfg Config) (*Sampler, error) {
 	slices.Sort(s.targets)
 	s.targets = slices.Compact(s.targets)
 	s.keepBudget = fdBudget()
-	if !cfg.NoTaskstats && sameNamespace(fs) {
+	if !cfg.NoTaskIter {
+		s.it, s.iterNote = openIter(fs, s.targets, cfg.NoTaskstats)
+	}
+	if s.it == nil && !cfg.NoTaskstats && sameNamespace(fs) {
 		// Unavailable without CAP_NET_ADMIN, in a container's own network
 		// namespace, or on kernels without it: then every thread is read.
 		s.ts, _ = openTaskstats()
@@ -197,6 +207,7 @@ func (s *Sampler) Close() error {
 	}
 	s.procs = nil
 	s.closeSystem()
+	s.closeIter()
 	if s.rootFD >= 0 {
 		closeFD(s.rootFD)
 		s.rootFD = -1
@@ -214,6 +225,11 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 	s.clock.start(dst.Time)
 	if err := s.readSystem(&dst.System); err != nil {
 		return err
+	}
+	if s.it != nil {
+		if err := s.sampleIter(dst); err != errFellBack {
+			return err
+		}
 	}
 	if err := s.listProcesses(); err != nil {
 		return err
@@ -261,6 +277,7 @@ func (s *Sampler) export(dst *model.Sample) {
 		dst.Tasks = append(dst.Tasks, t.c)
 	}
 	dst.Self = selfUsage()
+	dst.Source = SourceProc
 }
 
 // anyLive reports whether some target process is not a zombie: a killed

@@ -658,5 +658,10 @@ func (m Model) selfText() string {
 			label = "self excl. load"
 		}
 	}
-	return m.th.Dim.Render(fmt.Sprintf("%s %s%% %s cs/s", label, textutil.Percent(cpu), textutil.Thousands(cs)))
+	text := fmt.Sprintf("%s %s%% %s cs/s", label, textutil.Percent(cpu), textutil.Thousands(cs))
+	if m.snap.Source != "" {
+		// Which path read the tasks: its cost is the figure beside it.
+		text += " · " + m.snap.Source
+	}
+	return m.th.Dim.Render(text)
 }

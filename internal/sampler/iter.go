@@ -1,0 +1,537 @@
+package sampler
+
+import (
+	"errors"
+	"slices"
+	"syscall"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/procfs"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
+	"github.com/ctxtop/ctxtop/internal/taskiter"
+)
+
+// Which path produced a Sample's tasks (Sampler.Source).
+const (
+	SourceProc     = "proc"
+	SourceTaskIter = "bpf-task-iter"
+)
+
+// iterPath is the sampler's memory when a BPF task walk (internal/taskiter)
+// reads every thread in one call instead of /proc. It produces the very
+// Sample the /proc path would: the same kernel fields, sorted by PID then
+// TID, names sanitized once when they change.
+//
+// The walk returns threads in the kernel's list order (processes, then
+// each one's threads, by creation), which stays the same from pass to pass
+// with newcomers inserted. So each thread's record is first looked for at
+// the position it had last pass; only a pass in which threads came or went
+// looks the others up by TID and re-sorts, and then only the newcomers.
+type iterPath struct {
+	it *taskiter.Iter
+	// slots hold the threads; a thread keeps its slot for life, so the
+	// index and the orders below stay valid as others come and go.
+	slots []iterTask
+	free  []int32
+	// index maps a TID to its slot.
+	index map[int32]int32
+	// sorted is the slots in (PID, TID) order, as Sample.Tasks; order the
+	// slots in the walk's order of the last pass, next this pass's; fresh
+	// the slots of this pass's newcomers.
+	sorted, merged, order, next, fresh []int32
+	pass                               uint32
+	rec                                taskiter.Record
+	// lastComm and lastMask are the raw name and affinity last cleaned,
+	// with what they gave: a pool's threads share both, so its newcomers
+	// take the strings already made instead of three allocations each.
+	lastComm, lastCommClean string
+	lastMask, lastList      string
+	// walked is the processes the walk reported, sorted. extra holds the
+	// threads, sorted by (PID, TID), of processes /proc lists but the walk
+	// did not report, read from /proc as the /proc path reads them: the
+	// kernel's task list can lack a task its PID table has (seen with a
+	// VM's PID 1), and a process may start between the walk and the
+	// listing. nextExtra is the pass's new list.
+	walked           []int
+	extra, nextExtra []*task
+	// unwalked is the listed processes the walk did not report, last
+	// time /proc was listed; listAge counts the passes until the next
+	// listing. Listing /proc walks every thread's PID in the kernel (a
+	// millisecond at 10,000 threads), and a process the task list lacks
+	// is rare and lasting, so it is found within relistPasses passes.
+	unwalked    []int
+	listAge     uint8
+	list        []byte
+	noTaskstats bool
+}
+
+type iterTask struct {
+	c model.TaskCounters
+	// startNs is the task's start_boottime: with the IDs, what tells a
+	// thread from a later one that reused its TID.
+	startNs uint64
+	// pos is the thread's position in the walk of the pass that last
+	// found it (seen).
+	pos  int32
+	seen uint32
+	// ran is set when its counters moved in this pass.
+	ran bool
+	// comm and mask are the raw name and affinity words: c.Comm and
+	// c.CPUsAllowed are derived from them only when they change. procComm
+	// is the raw /proc name of a kernel thread (readIterComm).
+	comm, mask, procComm string
+}
+
+// initPIDNamespace is the inode of the initial PID namespace
+// (PROC_PID_INIT_INO). The walk reports kernel-wide IDs, which are what
+// /proc shows only there.
+const initPIDNamespace = 0xEFFFFFFC
+
+// openIter starts the task walk when it can serve this sampler: root is
+// this process's own procfs in the initial PID namespace, and the kernel
+// and privileges allow it. Otherwise the /proc path serves, and why is
+// returned for Sampler.SourceNote.
+func openIter(fs procfs.FS, targets []int, noTaskstats bool) (*iterPath, string) {
+	if !sameNamespace(fs) {
+		return nil, "the procfs root is not this process's own"
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(fs.Path("self/ns/pid"), &st); err != nil || st.Ino != initPIDNamespace {
+		return nil, "not in the initial PID namespace"
+	}
+	var pids []int
+	if targets != nil {
+		pids = targets
+	}
+	it, err := taskiter.Open(taskiter.Options{PIDs: pids})
+	if err != nil {
+		return nil, err.Error()
+	}
+	return &iterPath{it: it, index: map[int32]int32{}, noTaskstats: noTaskstats}, ""
+}
+
+// close frees the walk; the unwalked threads' files are the sampler's to
+// close (closeIter).
+func (ip *iterPath) close() {
+	if ip != nil {
+		ip.it.Close()
+	}
+}
+
+// closeIter closes the walk and the files of the threads read from /proc
+// beside it.
+func (s *Sampler) closeIter() {
+	if s.it == nil {
+		return
+	}
+	for _, t := range s.it.extra {
+		s.release(t)
+	}
+	s.it.extra = nil
+	s.it.close()
+	s.it = nil
+}
+
+// fallBack gives up on the walk for good after it failed, and lets the
+// /proc path serve from this pass on. The counters are the same kernel
+// fields either way, so rates carry on across the switch.
+func (s *Sampler) fallBack(err error) {
+	noTaskstats := s.it.noTaskstats
+	s.closeIter()
+	s.iterNote = "the task walk failed: " + firstLineOf(err.Error())
+	if !noTaskstats && sameNamespace(s.fs) {
+		s.ts, _ = openTaskstats()
+	}
+}
+
+func firstLineOf(s string) string {
+	for i := range len(s) {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// errFellBack tells Sample that the walk failed and the /proc path is to
+// make this pass.
+var errFellBack = errors.New("task walk failed; /proc serves")
+
+// sampleIter makes one pass with the task walk and exports it into dst.
+func (s *Sampler) sampleIter(dst *model.Sample) error {
+	ip := s.it
+	ip.pass++
+	ip.next, ip.fresh = ip.next[:0], ip.fresh[:0]
+	n, err := ip.it.Walk()
+	// One walk reads every thread within one call: a reading right after
+	// it is when each record was read, to within the walk's few ms.
+	s.clock.tick()
+	cur, changed := 0, false
+	for i := 0; i < n && err == nil; i++ {
+		if err = ip.it.Record(i, &ip.rec); err == nil {
+			s.matchRecord(&ip.rec, &cur, &changed)
+		}
+	}
+	if err != nil {
+		s.fallBack(err)
+		return errFellBack
+	}
+	if changed || len(ip.next) != len(ip.order) {
+		ip.resort()
+	}
+	ip.order, ip.next = ip.next, ip.order
+	dst.Unreadable = 0
+	if ip.listAge == 0 || s.targets != nil {
+		if err := s.listProcesses(); err != nil {
+			return err
+		}
+		ip.listAge = relistPasses
+	} else {
+		ip.listAge--
+		s.pids = append(s.pids[:0], ip.unwalked...)
+	}
+	dst.Unreadable += s.readUnwalked()
+	live := s.exportIter(dst)
+	if s.targets != nil && !live {
+		return ErrTargetsGone
+	}
+	if s.noCgroups {
+		dst.Cgroups = dst.Cgroups[:0]
+	} else {
+		s.readCgroups(dst)
+	}
+	return nil
+}
+
+// matchRecord finds r's thread, at cur, the position the last pass
+// suggests, or by TID, or makes it a newcomer, and updates it. changed is
+// set when the guess missed.
+func (s *Sampler) matchRecord(r *taskiter.Record, cur *int, changed *bool) {
+	ip := s.it
+	slot := int32(-1)
+	if *cur < len(ip.order) && ip.slots[ip.order[*cur]].same(r, ip.pass) {
+		slot = ip.order[*cur]
+	} else {
+		*changed = true
+		if k, ok := ip.index[int32(r.TID)]; ok && ip.slots[k].same(r, ip.pass) {
+			slot = k
+			*cur = int(ip.slots[k].pos) // resume the positional guess after it
+		}
+	}
+	if slot < 0 {
+		if k, ok := ip.index[int32(r.TID)]; ok && ip.slots[k].seen == ip.pass {
+			return // seen already this pass: a walk racing an exec
+		}
+		slot = ip.alloc()
+		t := &ip.slots[slot]
+		*t = iterTask{startNs: r.StartNs}
+		t.c.PID, t.c.TID = r.PID, r.TID
+		t.c.StartTime = max(ip.it.StartTicks(r.StartNs), 1) // 0 means unread
+		ip.index[int32(r.TID)] = slot
+		ip.fresh = append(ip.fresh, slot)
+		s.updateIter(t, r, true)
+	} else {
+		*cur++
+		s.updateIter(&ip.slots[slot], r, false)
+	}
+	t := &ip.slots[slot]
+	t.seen, t.pos = ip.pass, int32(len(ip.next))
+	ip.next = append(ip.next, slot)
+}
+
+// relistPasses is how often, in passes, /proc is listed for processes the
+// walk does not report.
+const relistPasses = 16
+
+// readUnwalked reads from /proc the threads of every process in s.pids
+// (listed, or the last listing's unwalked ones) that the walk did not
+// report, into ip.extra, and keeps those PIDs in ip.unwalked. It returns
+// how many threads were unreadable.
+func (s *Sampler) readUnwalked() (bad int) {
+	ip := s.it
+	ip.walked = ip.walked[:0]
+	for _, k := range ip.sorted {
+		if pid := ip.slots[k].c.PID; len(ip.walked) == 0 || ip.walked[len(ip.walked)-1] != pid {
+			ip.walked = append(ip.walked, pid)
+		}
+	}
+	old, oi := ip.extra, 0
+	ip.nextExtra = ip.nextExtra[:0]
+	ip.unwalked = ip.unwalked[:0]
+	wi := 0
+	for _, pid := range s.pids {
+		for wi < len(ip.walked) && ip.walked[wi] < pid {
+			wi++
+		}
+		if wi < len(ip.walked) && ip.walked[wi] == pid {
+			continue
+		}
+		if s.listThreads(pid) != nil {
+			continue // gone since the listing
+		}
+		ip.unwalked = append(ip.unwalked, pid)
+		group := len(ip.nextExtra)
+		for _, tid := range s.tids {
+			for oi < len(old) && (old[oi].pid < pid || old[oi].pid == pid && old[oi].tid < tid) {
+				s.release(old[oi])
+				oi++
+			}
+			var t *task
+			if oi < len(old) && old[oi].pid == pid && old[oi].tid == tid {
+				t = old[oi]
+				oi++
+			} else {
+				t = s.alloc(pid, tid)
+			}
+			switch s.update(t) {
+			case updated:
+				ip.nextExtra = append(ip.nextExtra, t)
+				continue
+			case unreadable:
+				bad++
+			}
+			s.release(t)
+		}
+		setProcessComm(ip.nextExtra[group:], pid)
+	}
+	for ; oi < len(old); oi++ {
+		s.release(old[oi])
+	}
+	ip.extra, ip.nextExtra = ip.nextExtra, old[:0]
+	return bad
+}
+
+// same reports whether t is the thread r describes and has not been found
+// yet in this pass.
+func (t *iterTask) same(r *taskiter.Record, pass uint32) bool {
+	return t.c.TID == r.TID && t.c.PID == r.PID && t.startNs == r.StartNs && t.seen != pass
+}
+
+func (ip *iterPath) alloc() int32 {
+	if n := len(ip.free); n > 0 {
+		k := ip.free[n-1]
+		ip.free = ip.free[:n-1]
+		return k
+	}
+	ip.slots = append(ip.slots, iterTask{})
+	return int32(len(ip.slots) - 1)
+}
+
+// resort releases the threads this pass did not find and merges the
+// newcomers into the (PID, TID) order.
+func (ip *iterPath) resort() {
+	slots := ip.slots
+	key := func(k int32) uint64 { return uint64(slots[k].c.PID)<<32 | uint64(slots[k].c.TID) }
+	slices.SortFunc(ip.fresh, func(a, b int32) int {
+		ka, kb := key(a), key(b)
+		switch {
+		case ka < kb:
+			return -1
+		case ka > kb:
+			return 1
+		}
+		return 0
+	})
+	ip.merged = ip.merged[:0]
+	f := ip.fresh
+	for _, k := range ip.sorted {
+		t := &slots[k]
+		if t.seen != ip.pass {
+			if ip.index[int32(t.c.TID)] == k {
+				delete(ip.index, int32(t.c.TID))
+			}
+			*t = iterTask{}
+			ip.free = append(ip.free, k)
+			continue
+		}
+		for len(f) > 0 && key(f[0]) < key(k) {
+			ip.merged = append(ip.merged, f[0])
+			f = f[1:]
+		}
+		ip.merged = append(ip.merged, k)
+	}
+	ip.merged = append(ip.merged, f...)
+	ip.sorted, ip.merged = ip.merged, ip.sorted
+}
+
+// updateIter copies a record into t. The name and affinity are cleaned
+// and formatted only when their raw bytes changed.
+func (s *Sampler) updateIter(t *iterTask, r *taskiter.Record, fresh bool) {
+	c := &t.c
+	t.ran = fresh || r.Timeslices != c.Timeslices || r.RunNs != c.RunNs
+	c.VoluntarySwitches, c.InvoluntarySwitches = r.VoluntarySwitches, r.InvoluntarySwitches
+	c.RunNs, c.WaitNs, c.Timeslices = r.RunNs, r.WaitNs, r.Timeslices
+	c.State = taskiter.StateLetter(r.State, r.ExitState)
+	c.LastCPU = r.CPU
+	c.ReadAt = s.clock.stamp
+	if t.ran {
+		// The walk's record has no migration count: read it as the /proc
+		// path does, for threads that ran only.
+		s.path = appendTaskPath(s.path[:0], c.PID, c.TID, "sched")
+		readMigrationsInto(s, c)
+	}
+	ip := s.it
+	renamed := string(r.Comm) != t.comm
+	if renamed {
+		if string(r.Comm) != ip.lastComm {
+			ip.lastComm = string(r.Comm)
+			ip.lastCommClean = sanitize.Name(ip.lastComm)
+		}
+		t.comm, t.procComm, c.Comm = ip.lastComm, "", ip.lastCommClean
+	}
+	// /proc names a workqueue worker by what it works on as well
+	// ("kworker/0:1-events"), which changes as it runs, and a kernel
+	// thread by its full name where comm holds only 15 bytes of it:
+	// only /proc has those.
+	if r.Workqueue && t.ran || r.Kernel && len(r.Comm) == 15 && renamed {
+		s.readIterComm(t)
+	}
+	if string(r.Mask) != t.mask {
+		if string(r.Mask) != ip.lastMask {
+			ip.lastMask = string(r.Mask)
+			ip.list = taskiter.AppendCPUList(ip.list[:0], r.Mask, ip.it.CPUs())
+			ip.lastList = string(ip.list)
+		}
+		t.mask, c.CPUsAllowed = ip.lastMask, ip.lastList
+	}
+}
+
+// readIterComm reads a kernel thread's name as /proc shows it.
+func (s *Sampler) readIterComm(t *iterTask) {
+	s.path = appendTaskPath(s.path[:0], t.c.PID, t.c.TID, "comm")
+	n, err := readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitLine)
+	if err != nil {
+		return // gone, or not permitted: keep the kernel's comm
+	}
+	if name := procfs.ParseComm(s.buf[:n]); string(name) != t.procComm {
+		t.procComm = string(name)
+		t.c.Comm = sanitize.Name(t.procComm)
+	}
+}
+
+// exportIter copies the threads, the walk's and the unwalked processes',
+// into dst in (PID, TID) order, gives each its process's name and cgroup,
+// and reports whether any thread is alive (not a zombie). Processes are
+// kept in s.procs for the cgroups.
+func (s *Sampler) exportIter(dst *model.Sample) (live bool) {
+	ip := s.it
+	dst.Tasks = dst.Tasks[:0]
+	pc := procCursor{old: s.procs}
+	s.nextProcs = s.nextProcs[:0]
+	g, x := 0, 0
+	for g < len(ip.sorted) || x < len(ip.extra) {
+		if x == len(ip.extra) || g < len(ip.sorted) && ip.slots[ip.sorted[g]].c.PID < ip.extra[x].pid {
+			g, live = s.exportWalked(dst, g, &pc, live)
+			continue
+		}
+		pid := ip.extra[x].pid
+		p, _ := s.carryIterProc(&pc, pid)
+		if !s.noCgroups {
+			s.processCgroup(p)
+		}
+		for ; x < len(ip.extra) && ip.extra[x].pid == pid; x++ {
+			t := ip.extra[x]
+			t.c.Cgroup = p.cgroup
+			live = live || t.c.State != 'Z' && t.c.State != 'X'
+			dst.Tasks = append(dst.Tasks, t.c)
+		}
+	}
+	for ; pc.i < len(pc.old); pc.i++ {
+		s.releaseProc(pc.old[pc.i])
+	}
+	s.procs, s.nextProcs = s.nextProcs, pc.old[:0]
+	dst.Self = selfUsage()
+	dst.Source = SourceTaskIter
+	return live
+}
+
+// exportWalked exports the walked process whose threads start at
+// ip.sorted[g] and returns where the next one starts.
+func (s *Sampler) exportWalked(dst *model.Sample, g int, pc *procCursor, live bool) (int, bool) {
+	ip := s.it
+	pid := ip.slots[ip.sorted[g]].c.PID
+	end, leader, ran := g, g, false
+	for ; end < len(ip.sorted); end++ {
+		t := &ip.slots[ip.sorted[end]]
+		if t.c.PID != pid {
+			break
+		}
+		if t.c.TID == pid {
+			leader = end
+		}
+		ran = ran || t.ran
+		live = live || t.c.State != 'Z' && t.c.State != 'X'
+	}
+	p, fresh := s.carryIterProc(pc, pid)
+	if (ran || fresh) && !s.noCgroups {
+		s.processCgroup(p)
+	}
+	name := ip.slots[ip.sorted[leader]].c.Comm
+	for _, k := range ip.sorted[g:end] {
+		t := &ip.slots[k]
+		t.c.ProcessComm, t.c.Cgroup = name, p.cgroup
+		dst.Tasks = append(dst.Tasks, t.c)
+	}
+	return end, live
+}
+
+// procCursor walks the last pass's process records while a pass carries
+// them over.
+type procCursor struct {
+	old []*proc
+	i   int
+}
+
+// carryIterProc returns pid's record, last pass's or a fresh one, and
+// appends it to s.nextProcs; processes before pid have gone.
+func (s *Sampler) carryIterProc(pc *procCursor, pid int) (p *proc, fresh bool) {
+	for pc.i < len(pc.old) && pc.old[pc.i].pid < pid {
+		s.releaseProc(pc.old[pc.i])
+		pc.i++
+	}
+	if pc.i < len(pc.old) && pc.old[pc.i].pid == pid {
+		p = pc.old[pc.i]
+		pc.i++
+	} else {
+		p, fresh = s.newIterProc(pid), true
+	}
+	s.nextProcs = append(s.nextProcs, p)
+	return p, fresh
+}
+
+// newIterProc is a process record for the cgroups alone: the walk needs
+// no open files.
+func (s *Sampler) newIterProc(pid int) *proc {
+	var p *proc
+	if n := len(s.freeProcs); n > 0 {
+		p, s.freeProcs = s.freeProcs[n-1], s.freeProcs[:n-1]
+	} else {
+		p = new(proc)
+	}
+	*p = proc{pid: pid, statFD: -1}
+	return p
+}
+
+// Source names the path that reads the tasks: SourceTaskIter or
+// SourceProc.
+func (s *Sampler) Source() string {
+	if s.it != nil {
+		return SourceTaskIter
+	}
+	return SourceProc
+}
+
+// ProbeSource opens a sampler on the procfs at root as the monitor would
+// and says which path would read the tasks, and why not the walk.
+func ProbeSource(root string) (source, note string, err error) {
+	s, err := New(Config{Root: root, NoCgroups: true, NoTaskstats: true})
+	if err != nil {
+		return "", "", err
+	}
+	defer s.Close()
+	return s.Source(), s.SourceNote(), nil
+}
+
+// SourceNote says why the task walk is not in use ("" when it is, or was
+// not asked for).
+func (s *Sampler) SourceNote() string { return s.iterNote }

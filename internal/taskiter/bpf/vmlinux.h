@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
+/*
+ * The few kernel types taskiter.bpf.c reads, declared by hand instead of a
+ * full generated vmlinux.h (megabytes in the repository). preserve_access_index
+ * makes every field access a CO-RE relocation: the loader finds each field's
+ * offset in the running kernel's BTF, so the layout here need not match any
+ * one kernel, only the names.
+ */
+#ifndef CTXTOP_VMLINUX_H
+#define CTXTOP_VMLINUX_H
+
+typedef unsigned char __u8;
+typedef short unsigned int __u16;
+typedef int __s32;
+typedef unsigned int __u32;
+typedef long long int __s64;
+typedef long long unsigned int __u64;
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s32 s32;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+typedef _Bool bool;
+#define true 1
+#define false 0
+
+enum bpf_map_type {
+	BPF_MAP_TYPE_HASH = 1,
+	BPF_MAP_TYPE_ARRAY = 2,
+};
+
+enum {
+	BPF_F_MMAPABLE = 1024,
+};
+
+#define TASK_COMM_LEN 16
+
+struct seq_file;
+
+struct bpf_iter_meta {
+	struct seq_file *seq;
+	u64 session_id;
+	u64 seq_num;
+} __attribute__((preserve_access_index));
+
+struct sched_entity {
+	u64 sum_exec_runtime;
+} __attribute__((preserve_access_index));
+
+/* CONFIG_SCHED_INFO (selected by SCHEDSTATS or TASK_DELAY_ACCT). */
+struct sched_info {
+	unsigned long pcount;		/* times it has arrived on a CPU */
+	unsigned long long run_delay;	/* ns runnable on a run queue */
+} __attribute__((preserve_access_index));
+
+struct cpumask {
+	unsigned long bits[1];
+} __attribute__((preserve_access_index));
+
+/* Where the CPU a task last ran on lives since Linux 5.16 (x86, arm64, ...). */
+struct thread_info {
+	u32 cpu;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	struct thread_info thread_info;
+	unsigned int cpu;		/* ... and before */
+	unsigned int __state;		/* "state" before 5.14 */
+	long state;
+	int exit_state;
+	unsigned int flags;
+	struct sched_entity se;
+	struct sched_info sched_info;
+	struct cpumask cpus_mask;
+	int pid;
+	int tgid;
+	unsigned long nvcsw;
+	unsigned long nivcsw;
+	u64 start_boottime;
+	char comm[TASK_COMM_LEN];
+} __attribute__((preserve_access_index));
+
+struct bpf_iter__task {
+	struct bpf_iter_meta *meta;
+	struct task_struct *task;
+} __attribute__((preserve_access_index));
+
+#endif

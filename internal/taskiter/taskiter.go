@@ -1,0 +1,285 @@
+// Package taskiter reads every thread's scheduler counters in one pass
+// with a BPF task iterator: a program walks the kernel's tasks and writes
+// one fixed binary record per thread into an array mapped into this
+// process (bpf/taskiter.bpf.c), so a pass costs one syscall instead of a
+// pread per thread of /proc/PID/task/TID/schedstat, status and stat.
+//
+// A record holds what those files would give for the thread: the switch
+// counts (nvcsw, nivcsw), schedstat's run time, run-queue wait and
+// timeslices, the CPU it last ran on, its state, start time, name and CPU
+// affinity, read from the same task_struct fields /proc formats.
+package taskiter
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
+)
+
+// ErrUnavailable wraps every reason the iterator cannot run here; its
+// message says what is missing, in one line.
+var ErrUnavailable = errors.New("BPF task iterator unavailable")
+
+// BTFPath is where the kernel publishes its own type information, which the
+// program's CO-RE relocations and iterator attachment need.
+const BTFPath = "/sys/kernel/btf/vmlinux"
+
+// Linux capability numbers golang.org/x/sys does not name on every release.
+const (
+	capSysAdmin = 21
+	capPerfmon  = 38
+	capBPF      = 39
+)
+
+// Check reports, without loading anything, why the iterator cannot run: no
+// kernel BTF, or neither root nor CAP_BPF with CAP_PERFMON.
+func Check() error {
+	if _, err := os.Stat(BTFPath); err != nil {
+		return fmt.Errorf("%w: the kernel has no BTF (%s)", ErrUnavailable, BTFPath)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	has := func(c uint) bool { return data[c/32].Effective&(1<<(c%32)) != 0 }
+	if !has(capSysAdmin) && !(has(capBPF) && has(capPerfmon)) {
+		return fmt.Errorf("%w: needs root, or CAP_BPF and CAP_PERFMON", ErrUnavailable)
+	}
+	return nil
+}
+
+// Options selects what a pass reports.
+type Options struct {
+	// PIDs limits a pass to these processes' threads; nil reports all.
+	PIDs []int
+}
+
+// Iter is the loaded walk program and the array it writes, mapped.
+type Iter struct {
+	opts      Options
+	objs      walkObjects
+	recs      []byte // the mapped array: capacity records of size bytes
+	capacity  int
+	size      int
+	maskWords int
+	ncpu      int
+	hz        uint64
+	run       ebpf.RunOptions
+	// kernel is the kernel's BTF, parsed once (some 30 ms): a grown array
+	// reloads the program, whose relocations need it again.
+	kernel *btf.Spec
+}
+
+// walkObjects is what a pass needs of the object: not ctxtop_seq, whose
+// verification would only add to the start-up cost.
+type walkObjects struct {
+	Walk    *ebpf.Program `ebpf:"ctxtop_walk"`
+	Recs    *ebpf.Map     `ebpf:"recs"`
+	Targets *ebpf.Map     `ebpf:"targets"`
+}
+
+func (o *walkObjects) Close() error {
+	var errs []error
+	if o.Walk != nil {
+		errs = append(errs, o.Walk.Close())
+	}
+	for _, m := range []*ebpf.Map{o.Recs, o.Targets} {
+		if m != nil {
+			errs = append(errs, m.Close())
+		}
+	}
+	*o = walkObjects{}
+	return errors.Join(errs...)
+}
+
+// minCapacity is the array's least size in records; it grows to fit.
+const minCapacity = 4096
+
+// initialCapacity sizes the array for the threads running now, with room
+// to grow, so that a start does not load the program twice. sysinfo(2)
+// counts them in 16 bits: past 65,535 the first walk grows the array.
+func initialCapacity() int {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
+		return minCapacity
+	}
+	n := int(si.Procs)
+	return max(n+n/4+1024, minCapacity)
+}
+
+// Open loads the program and maps its array. Its errors wrap
+// ErrUnavailable and fit on one line.
+func Open(opts Options) (*Iter, error) {
+	if err := Check(); err != nil {
+		return nil, err
+	}
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	words := (ncpu + 63) / 64
+	if words > MaxMaskWords {
+		return nil, fmt.Errorf("%w: %d possible CPUs, the program copies affinity masks of up to %d", ErrUnavailable, ncpu, MaxMaskWords*64)
+	}
+	// Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK.
+	_ = rlimit.RemoveMemlock()
+	it := &Iter{opts: opts, maskWords: words, size: recordSize(words), ncpu: ncpu, hz: clockTicks()}
+	kernel, err := btf.LoadKernelSpec()
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading the kernel's BTF: %v", ErrUnavailable, err)
+	}
+	it.kernel = kernel
+	if err := it.load(initialCapacity()); err != nil {
+		return nil, err
+	}
+	return it, nil
+}
+
+// load loads the program with an array of capacity records and maps it.
+func (it *Iter) load(capacity int) error {
+	spec, err := loadTaskiter()
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if err := spec.Variables[taskiterVarMaskWords].Set(uint32(it.maskWords)); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if err := spec.Variables[taskiterVarFilterTgid].Set(it.opts.PIDs != nil); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	spec.Maps[taskiterMapRecs].ValueSize = uint32(it.size)
+	spec.Maps[taskiterMapRecs].MaxEntries = uint32(capacity)
+	if it.opts.PIDs != nil {
+		spec.Maps[taskiterMapTargets].MaxEntries = uint32(max(len(it.opts.PIDs), 1))
+	}
+	var objs walkObjects
+	if err := spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: it.kernel}}); err != nil {
+		return fmt.Errorf("%w: kernel %s cannot load the program (open-coded task iterators need Linux 6.7 or later): %s", ErrUnavailable, kernelRelease(), firstLine(err))
+	}
+	for _, pid := range it.opts.PIDs {
+		if err := objs.Targets.Put(uint32(pid), uint8(1)); err != nil {
+			objs.Close()
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+	// The array is read in place: a pass copies nothing but what the
+	// caller keeps.
+	recs, err := unix.Mmap(objs.Recs.FD(), 0, capacity*it.size, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		objs.Close()
+		return fmt.Errorf("%w: mapping the record array: %v", ErrUnavailable, err)
+	}
+	it.release()
+	it.objs, it.recs, it.capacity = objs, recs, capacity
+	return nil
+}
+
+// release unmaps the array and frees the program and maps.
+func (it *Iter) release() error {
+	var errs []error
+	if it.recs != nil {
+		errs = append(errs, unix.Munmap(it.recs))
+		it.recs = nil
+	}
+	errs = append(errs, it.objs.Close())
+	return errors.Join(errs...)
+}
+
+// Close frees the program, its maps and the mapping. It is safe to call
+// more than once.
+func (it *Iter) Close() error {
+	if it == nil {
+		return nil
+	}
+	return it.release()
+}
+
+// CPUs is how many CPUs a Record's Mask describes: the possible CPUs.
+func (it *Iter) CPUs() int { return it.ncpu }
+
+// StartTicks converts a Record's StartNs to stat's field 22: clock ticks
+// since boot, as nsec_to_clock_t computes them.
+func (it *Iter) StartTicks(ns uint64) uint64 {
+	if 1_000_000_000%it.hz == 0 {
+		return ns / (1_000_000_000 / it.hz)
+	}
+	return ns * 9 / ((9*1_000_000_000 + it.hz/2) / it.hz)
+}
+
+// maxGrowths bounds the retries of a pass that finds more threads than the
+// array holds: threads are being born faster than the array grows.
+const maxGrowths = 3
+
+// Walk runs one walk and returns how many records it wrote: processes in
+// creation order and each one's threads in creation order. Record reads
+// them until the next walk.
+func (it *Iter) Walk() (int, error) { return it.walk() }
+
+// Record decodes the i-th record of the last walk into r.
+func (it *Iter) Record(i int, r *Record) error {
+	if i < 0 || i >= it.capacity {
+		return fmt.Errorf("%w: record %d of %d", ErrRecord, i, it.capacity)
+	}
+	return decode(it.recs[i*it.size:(i+1)*it.size], it.maskWords, r)
+}
+
+// walk runs the program until the array holds every thread it found, and
+// returns how many that is.
+func (it *Iter) walk() (int, error) {
+	for range maxGrowths + 1 {
+		ret, err := it.objs.Walk.Run(&it.run)
+		if err != nil {
+			return 0, fmt.Errorf("running the task walk: %w", err)
+		}
+		n := int(ret)
+		if n <= it.capacity {
+			return n, nil
+		}
+		if n >= maxID {
+			return 0, fmt.Errorf("%w: %d threads", ErrRecord, n)
+		}
+		// Room for a quarter more, so a growing pool does not reload
+		// the program at every pass.
+		if err := it.load(n + n/4 + 1024); err != nil {
+			return 0, err
+		}
+	}
+	return 0, fmt.Errorf("threads are starting faster than the task array grows (%d)", it.capacity)
+}
+
+// clockTicks is USER_HZ, the unit of stat's time fields, from the ELF
+// auxiliary vector (AT_CLKTCK); 100 where it cannot be read.
+func clockTicks() uint64 {
+	const atClkTck = 17
+	if auxv, err := unix.Auxv(); err == nil {
+		for _, kv := range auxv {
+			if kv[0] == atClkTck && kv[1] > 0 {
+				return uint64(kv[1])
+			}
+		}
+	}
+	return 100
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func kernelRelease() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "?"
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}

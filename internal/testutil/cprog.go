@@ -1,0 +1,117 @@
+package testutil
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// CTool compiles the C program src (relative to the repository root, like
+// "internal/testutil/cthreads/cthreads.c") with cc into tb's temporary
+// directory and returns its path.
+func CTool(tb testing.TB, src string) string {
+	tb.Helper()
+	out := filepath.Join(tb.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c"))
+	cmd := exec.Command("cc", "-O2", "-pthread", "-o", out, filepath.Join(repoRoot(), src))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("compiling %s: %v\n%s", src, err, b)
+	}
+	return out
+}
+
+// StartCThreads runs n idle threads in one C process (cthreads.c: 16 KiB
+// stacks, so 100,000 fit) for the rest of the test, and with busy one more
+// that wakes every millisecond. It returns the process's PID.
+func StartCThreads(tb testing.TB, n int, busy bool) int {
+	tb.Helper()
+	args := []string{strconv.Itoa(n)}
+	if busy {
+		args = append(args, "busy")
+	}
+	cmd := exec.Command(CTool(tb, "internal/testutil/cthreads/cthreads.c"), args...)
+	cmd.Stderr = os.Stderr
+	_, out := StartWorkload(tb, cmd)
+	if line, err := out.ReadString('\n'); err != nil || line != "ready\n" {
+		tb.Fatalf("cthreads %d did not start: %q %v", n, line, err)
+	}
+	return cmd.Process.Pid
+}
+
+// CFloor is the C pread floor (cfloor.c) over one process's threads.
+type CFloor struct {
+	in  io.Writer
+	out *bufio.Reader
+	// Threads is how many schedstat files it keeps open.
+	Threads int
+}
+
+// StartCFloor starts cfloor over pid's threads in the procfs at root.
+func StartCFloor(tb testing.TB, root string, pid int) *CFloor {
+	tb.Helper()
+	cmd := exec.Command(CTool(tb, "internal/testutil/cfloor/cfloor.c"), root, strconv.Itoa(pid))
+	cmd.Stderr = os.Stderr
+	in, out := StartWorkload(tb, cmd)
+	f := &CFloor{in: in, out: out}
+	line, err := out.ReadString('\n')
+	if err == nil {
+		f.Threads, err = strconv.Atoi(strings.TrimSpace(line))
+	}
+	if err != nil {
+		tb.Fatalf("cfloor: %q %v", line, err)
+	}
+	return f
+}
+
+// Pass makes one pread pass and returns the CPU time it took.
+func (f *CFloor) Pass(tb testing.TB) time.Duration {
+	tb.Helper()
+	if _, err := io.WriteString(f.in, "pass\n"); err != nil {
+		tb.Fatal(err)
+	}
+	line, err := f.out.ReadString('\n')
+	ns, perr := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
+	if err != nil || perr != nil {
+		tb.Fatalf("cfloor pass: %q %v %v", line, err, perr)
+	}
+	return time.Duration(ns)
+}
+
+// RaiseThreadLimits raises kernel.pid_max and kernel.threads-max, if they
+// are lower, so that n more threads can start, and restores them when the
+// test ends.
+func RaiseThreadLimits(tb testing.TB, n int) {
+	tb.Helper()
+	for _, name := range []string{"pid_max", "threads-max"} {
+		path := "/proc/sys/kernel/" + name
+		b, err := os.ReadFile(path)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		old := strings.TrimSpace(string(b))
+		cur, err := strconv.Atoi(old)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		want := max(cur, 2*n+65536)
+		if name == "pid_max" {
+			want = max(cur, min(4<<20, 2*n+65536)) // PID_MAX_LIMIT
+		}
+		if want == cur {
+			continue
+		}
+		if err := os.WriteFile(path, []byte(strconv.Itoa(want)), 0); err != nil {
+			tb.Fatalf("raising %s: %v", name, err)
+		}
+		tb.Cleanup(func() {
+			if err := os.WriteFile(path, []byte(old), 0); err != nil {
+				tb.Errorf("restoring %s to %s: %v", name, old, err)
+			}
+		})
+	}
+}
