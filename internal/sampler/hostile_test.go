@@ -191,8 +191,8 @@ func TestTrapsInPlaceOfTaskFiles(t *testing.T) {
 					want := []taskID{{100, 100}, {100, 101}, {100, 102}, {200, 200}, {300, 300}, {400, 400}, {400, 401}}
 					unreadable := 2 // 101 and the malformed 301
 					if file == "100/stat" {
-						// The process's own stat only says whether to list
-						// the task directory again; without it every pass lists.
+						// The process's own stat is not read: the main
+						// thread's says whether to list the task directory.
 						unreadable = 1
 					} else {
 						want = append(want[:1], want[2:]...)

@@ -234,7 +234,7 @@ func TestFixtureChangesBetweenSamples(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, "102")); err != nil {
 		t.Fatal(err)
 	}
-	rewrite(t, filepath.Join(root, "100", "stat"), setStatField(20, "2"))
+	rewrite(t, filepath.Join(dir, "100", "stat"), setStatField(20, "2"))
 	mustSample(t, s, &a)
 	want := []taskID{{100, 100}, {100, 101}, {200, 200}, {300, 300}, {400, 400}, {400, 401}}
 	if diff := cmp.Diff(want, ids(&a)); diff != "" {

@@ -143,7 +143,7 @@ func stateLetter(b byte) byte {
 	return sanitize.Substitute
 }
 
-// numThreads reads num_threads from the process's kept-open stat file.
+// numThreads reads num_threads from the main thread's kept-open stat file.
 func (s *Sampler) numThreads(p *proc) (int, error) {
 	n, err := readAll(p.statFD, &s.buf, procfs.LimitLine)
 	if err != nil {
