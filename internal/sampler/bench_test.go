@@ -219,3 +219,46 @@ func median(v []float64) float64 {
 	}
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
+
+// BenchmarkStartup10kThreads is what a short batch run costs with 10,000
+// threads to take in: each iteration runs the built binary as
+// `ctxtop -b -n 2 -d 0.2 -p PID` (the first pass opens and reads every
+// thread, two more make the two reports) and reports the median user+system
+// CPU time of that child. The workload alone is watched so that other
+// processes on a shared machine do not count. With CTXTOP_BASELINE_BIN set to
+// another build, the two alternate run by run and base-cpu-ms/run and the
+// median per-pair ratio are reported too, for before/after side by side.
+func BenchmarkStartup10kThreads(b *testing.B) {
+	bin := testutil.Binary(b)
+	base := os.Getenv("CTXTOP_BASELINE_BIN")
+	pid := strconv.Itoa(startWorkload(b, 10000, false).pid)
+	run := func(bin string) float64 {
+		cmd := exec.Command(bin, "-b", "-n", "2", "-d", "0.2", "-p", pid)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v\n%s", bin, err, out)
+		}
+		st := cmd.ProcessState
+		return float64(st.UserTime()+st.SystemTime()) / float64(time.Millisecond)
+	}
+	var cur, old, ratios []float64
+	b.ResetTimer()
+	for i := range b.N {
+		if base == "" {
+			cur = append(cur, run(bin))
+			continue
+		}
+		var c, o float64
+		if i%2 == 0 {
+			c, o = run(bin), run(base)
+		} else {
+			o, c = run(base), run(bin)
+		}
+		cur, old, ratios = append(cur, c), append(old, o), append(ratios, c/o)
+	}
+	b.StopTimer()
+	b.ReportMetric(median(cur), "cpu-ms/run")
+	if base != "" {
+		b.ReportMetric(median(old), "base-cpu-ms/run")
+		b.ReportMetric(median(ratios), "x-base")
+	}
+}
