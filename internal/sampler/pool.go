@@ -9,11 +9,10 @@ type task struct {
 	// and the file is opened afresh each pass.
 	fd int
 	c  model.TaskCounters
-	// statusName and comm are the raw Name line of status and the raw comm
-	// file, cpusAllowed the raw Cpus_allowed_list: c.Comm and
-	// c.CPUsAllowed are sanitized and may differ from them. Comparing raw
-	// bytes keeps a change read and cleaned once, not every pass.
-	statusName, comm, cpusAllowed string
+	// comm is the raw name in stat, cpusAllowed the raw Cpus_allowed_list
+	// of status: c.Comm and c.CPUsAllowed are sanitized and may differ from
+	// them. Comparing raw bytes keeps a change cleaned once, not every pass.
+	comm, cpusAllowed string
 }
 
 // proc is the sampler's memory of one process.
