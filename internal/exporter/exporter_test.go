@@ -206,8 +206,16 @@ func TestNamesThatCleanUpAlikeShareASeries(t *testing.T) {
 	if err := os.CopyFS(root, os.DirFS(filepath.Join(testutil.RepoRoot(), "testdata", "proc"))); err != nil {
 		t.Fatal(err)
 	}
+	// The sampler takes a thread's name from stat, raw as comm holds it.
 	for task, comm := range map[string]string{"100/task/100": "\xff", "200/task/200": "x\x01", "300/task/300": "x\x02", "400/task/400": "other"} {
-		if err := os.WriteFile(filepath.Join(root, task, "comm"), []byte(comm+"\n"), 0o644); err != nil {
+		p := filepath.Join(root, task, "stat")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stat := string(b)
+		stat = stat[:strings.IndexByte(stat, '(')+1] + comm + stat[strings.LastIndexByte(stat, ')'):]
+		if err := os.WriteFile(p, []byte(stat), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -29,6 +29,12 @@ func ParseComm(b []byte) []byte {
 	if n := len(b); n > 0 && b[n-1] == '\n' {
 		b = b[:n-1]
 	}
+	return CutComm(b)
+}
+
+// CutComm cuts a raw name (a comm file's without its newline, or stat's) to
+// MaxComm bytes, never inside a UTF-8 sequence.
+func CutComm(b []byte) []byte {
 	if len(b) > MaxComm {
 		b = b[:MaxComm]
 		// Back off over a sequence the cut split; a byte that was never

@@ -210,10 +210,10 @@ func TestParseTaskStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(TaskStat{State: 'S', NumThreads: 1, StartTime: 918273, LastCPU: 1}, got); diff != "" {
+	if diff := cmp.Diff(TaskStat{Comm: []byte("a) (b c"), State: 'S', NumThreads: 1, StartTime: 918273, LastCPU: 1}, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
-	for _, bad := range []string{"", "1 (x) S 1 2", "1 x S", "1 (x) SS 5761 5761 4174 34816 5761 4194304 95 0 0 0 0 0 0 0 20 0 1 0 918273 2998272 224 1 1 1 0 0 0 0 0 0 0 0 0 0 17 1"} {
+	for _, bad := range []string{"", "1 (x) S 1 2", "1 x S", "1 x) S 5761 5761 4174 34816 5761 4194304 95 0 0 0 0 0 0 0 20 0 1 0 918273 2998272 224 1 1 1 0 0 0 0 0 0 0 0 0 0 17 1", "1 (x) SS 5761 5761 4174 34816 5761 4194304 95 0 0 0 0 0 0 0 20 0 1 0 918273 2998272 224 1 1 1 0 0 0 0 0 0 0 0 0 0 17 1"} {
 		if _, err := ParseTaskStat([]byte(bad), "stat"); err == nil {
 			t.Errorf("ParseTaskStat(%q) succeeded, want error", bad)
 		}

@@ -13,7 +13,12 @@ import (
 //	field 22  starttime, clock ticks after boot: a TID whose start time
 //	          changed is a new thread that reused the number
 //	field 39  processor, the CPU it last ran on
+//
+// The comm between the first '(' and the last ')' is the comm file's name
+// without its newline: the kernel prints both with proc_task_name, raw.
 type TaskStat struct {
+	// Comm is the raw name, a slice of the parsed line.
+	Comm       []byte
 	State      byte
 	NumThreads int
 	StartTime  uint64
@@ -39,10 +44,17 @@ func ParseTaskStat(b []byte, path string) (TaskStat, error) {
 			break
 		}
 	}
-	if end < 0 {
+	start := -1
+	for i := 0; i < end; i++ {
+		if b[i] == '(' {
+			start = i
+			break
+		}
+	}
+	if end < 0 || start < 0 {
 		return TaskStat{}, parseErr(path, "comm")
 	}
-	var s TaskStat
+	s := TaskStat{Comm: b[start+1 : end]}
 	i := end + 1
 	for field := 3; field <= 39; field++ {
 		var f []byte

@@ -174,7 +174,7 @@ func TestTrapsInPlaceOfSystemFiles(t *testing.T) {
 }
 
 func TestTrapsInPlaceOfTaskFiles(t *testing.T) {
-	for _, file := range []string{"100/task/101/schedstat", "100/task/101/status", "100/task/101/stat", "100/task/101/comm", "100/stat"} {
+	for _, file := range []string{"100/task/101/schedstat", "100/task/101/status", "100/task/101/stat", "100/stat"} {
 		for _, tr := range traps {
 			t.Run(file+"/"+tr.name, func(t *testing.T) {
 				root := shortTree(t)
@@ -191,8 +191,8 @@ func TestTrapsInPlaceOfTaskFiles(t *testing.T) {
 					want := []taskID{{100, 100}, {100, 101}, {100, 102}, {200, 200}, {300, 300}, {400, 400}, {400, 401}}
 					unreadable := 2 // 101 and the malformed 301
 					if file == "100/stat" {
-						// The process's own stat only says whether to list
-						// the task directory again; without it every pass lists.
+						// The process's own stat is not read: the main
+						// thread's says whether to list the task directory.
 						unreadable = 1
 					} else {
 						want = append(want[:1], want[2:]...)
@@ -235,7 +235,7 @@ func TestTrapsInPlaceOfDirectories(t *testing.T) {
 // TestHugeFilesAreRefused: a 100 MB status once cost 235 MB of memory, read
 // whole. Each kind now has a cap well above any real file.
 func TestHugeFilesAreRefused(t *testing.T) {
-	for _, file := range []string{"100/task/101/status", "100/task/101/stat", "100/task/101/comm", "100/task/101/schedstat", "interrupts"} {
+	for _, file := range []string{"100/task/101/status", "100/task/101/stat", "100/task/101/schedstat", "interrupts"} {
 		t.Run(file, func(t *testing.T) {
 			root := copyTree(t, fixture)
 			p := filepath.Join(root, file)
@@ -279,15 +279,16 @@ func TestHugeFilesAreRefused(t *testing.T) {
 func TestHostileNamesAreSanitized(t *testing.T) {
 	root := copyTree(t, fixture)
 	task := filepath.Join(root, "100", "task")
-	write := func(rel, s string) {
+	// The sampler takes a thread's name from stat, raw as comm holds it.
+	name := func(tid, comm string) {
 		t.Helper()
-		if err := os.WriteFile(filepath.Join(task, rel), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		rewrite(t, filepath.Join(task, tid, "stat"), func(s string) string {
+			return s[:strings.IndexByte(s, '(')+1] + comm + s[strings.LastIndexByte(s, ')'):]
+		})
 	}
-	write("100/comm", "\x1b[2J\x1b[Hpwn\n")
-	write("101/comm", "x\x1b[31mRED\xff\n")
-	write("102/comm", strings.Repeat("长", 40)+"\n") // 120 bytes of CJK
+	name("100", "\x1b[2J\x1b[Hpwn")
+	name("101", "x\x1b[31mRED\xff")
+	name("102", strings.Repeat("长", 40)) // 120 bytes of CJK
 	rewrite(t, filepath.Join(task, "101", "status"), func(s string) string {
 		s = strings.Replace(s, "State:\tS", "State:\t\x1b", 1)
 		return strings.Replace(s, "Cpus_allowed_list:\t", "Cpus_allowed_list:\t\x1b]0;x\x07", 1)

@@ -2,7 +2,6 @@ package sampler
 
 import (
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -150,15 +149,6 @@ func timePass(b *testing.B, s *Sampler, smp *model.Sample) time.Duration {
 		b.Fatal(err)
 	}
 	return cpuTime() - start
-}
-
-func median(d []time.Duration) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

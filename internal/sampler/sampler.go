@@ -282,8 +282,9 @@ func (s *Sampler) export(dst *model.Sample) {
 
 // anyLive reports whether some target process is not a zombie: a killed
 // target whose parent has not reaped it yet has exited all the same. The
-// process's own stat is read afresh: a thread's cached state may predate
-// its exit when it was last read on its way out.
+// main thread's stat is read afresh (its state is the process's state in
+// /proc/PID/stat too): a thread's cached state may predate its exit when it
+// was last read on its way out.
 func (s *Sampler) anyLive() bool {
 	for _, p := range s.procs {
 		if p.statFD < 0 {

@@ -234,7 +234,7 @@ func TestFixtureChangesBetweenSamples(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, "102")); err != nil {
 		t.Fatal(err)
 	}
-	rewrite(t, filepath.Join(root, "100", "stat"), setStatField(20, "2"))
+	rewrite(t, filepath.Join(dir, "100", "stat"), setStatField(20, "2"))
 	mustSample(t, s, &a)
 	want := []taskID{{100, 100}, {100, 101}, {200, 200}, {300, 300}, {400, 400}, {400, 401}}
 	if diff := cmp.Diff(want, ids(&a)); diff != "" {
@@ -258,7 +258,7 @@ func TestFixtureUnreadableTasks(t *testing.T) {
 	}
 	root := copyTree(t, fixture)
 	for _, tid := range []string{"400", "401"} {
-		for _, f := range []string{"schedstat", "status", "stat", "comm"} {
+		for _, f := range []string{"schedstat", "status", "stat"} {
 			if err := os.Chmod(filepath.Join(root, "400", "task", tid, f), 0); err != nil {
 				t.Fatal(err)
 			}

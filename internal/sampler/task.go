@@ -9,6 +9,10 @@ import (
 
 // update refreshes t. A fresh task (Timeslices 0 and no fd) gets every file
 // read; a known one gets schedstat and, if it ran, status and stat.
+//
+// A fresh task costs three files: schedstat (kept open), status and stat.
+// That first pass over 10,000 threads is most of a short run's CPU time, so
+// the name comes out of stat rather than a fourth file, comm.
 func (s *Sampler) update(t *task) outcome {
 	fresh := t.c.StartTime == 0
 	if !fresh {
@@ -21,7 +25,7 @@ func (s *Sampler) update(t *task) outcome {
 			if sched.Timeslices != t.c.Timeslices || sched.RunNs != t.c.RunNs {
 				t.c.RunNs, t.c.WaitNs, t.c.Timeslices = sched.RunNs, sched.WaitNs, sched.Timeslices
 				t.c.ReadAt = s.clock.moved()
-				return s.readDetails(t, false)
+				return s.readDetails(t)
 			}
 			t.c.RunNs, t.c.WaitNs = sched.RunNs, sched.WaitNs
 			if moved {
@@ -60,7 +64,7 @@ func (s *Sampler) update(t *task) outcome {
 	}
 	t.c.RunNs, t.c.WaitNs, t.c.Timeslices = sched.RunNs, sched.WaitNs, sched.Timeslices
 	t.c.ReadAt = s.clock.moved()
-	return s.readDetails(t, true)
+	return s.readDetails(t)
 }
 
 func (s *Sampler) readSchedstat(t *task) (procfs.TaskSchedstat, error) {
@@ -80,9 +84,8 @@ func (s *Sampler) readSchedstat(t *task) (procfs.TaskSchedstat, error) {
 	return procfs.ParseTaskSchedstat(s.buf[:n], "schedstat")
 }
 
-// readDetails re-reads status and stat (and comm for a new thread or a
-// renamed one).
-func (s *Sampler) readDetails(t *task, fresh bool) outcome {
+// readDetails re-reads status and stat.
+func (s *Sampler) readDetails(t *task) outcome {
 	s.taskPath(t, "status")
 	n, err := readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitStatus)
 	if err != nil {
@@ -98,12 +101,6 @@ func (s *Sampler) readDetails(t *task, fresh bool) outcome {
 		t.cpusAllowed = string(st.CPUsAllowed)
 		t.c.CPUsAllowed = sanitize.Name(t.cpusAllowed)
 	}
-	// status escapes a name ("a\nb"), so it only tells that the name
-	// changed; comm holds the name itself.
-	renamed := string(st.Name) != t.statusName
-	if renamed {
-		t.statusName = string(st.Name)
-	}
 
 	s.taskPath(t, "stat")
 	if n, err = readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitLine); err != nil {
@@ -118,20 +115,16 @@ func (s *Sampler) readDetails(t *task, fresh bool) outcome {
 		// Started in the boot tick; keep "0 means unread" unambiguous.
 		t.c.StartTime = 1
 	}
-	s.readMigrations(t)
-
-	if fresh || renamed {
-		s.taskPath(t, "comm")
-		if n, err = readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitLine); err != nil {
-			return classify(err)
-		}
-		// The name enters the model here, once: every view prints
-		// t.c.Comm as it is, so it must hold nothing a terminal acts on.
-		if c := procfs.ParseComm(s.buf[:n]); string(c) != t.comm {
-			t.comm = string(c)
-			t.c.Comm = sanitize.Name(t.comm)
-		}
+	// stat holds the name raw, as comm does (status escapes it). It enters
+	// the model here, once: every view prints t.c.Comm as it is, so it must
+	// hold nothing a terminal acts on; comparing raw bytes cleans a rename
+	// once, not every pass.
+	if c := procfs.CutComm(ts.Comm); string(c) != t.comm {
+		t.comm = string(c)
+		t.c.Comm = sanitize.Name(t.comm)
 	}
+	// After the name: it reads into the buffer ts.Comm points into.
+	s.readMigrations(t)
 	return updated
 }
 
@@ -144,7 +137,7 @@ func stateLetter(b byte) byte {
 	return sanitize.Substitute
 }
 
-// numThreads reads num_threads from the process's kept-open stat file.
+// numThreads reads num_threads from the main thread's kept-open stat file.
 func (s *Sampler) numThreads(p *proc) (int, error) {
 	n, err := readAll(p.statFD, &s.buf, procfs.LimitLine)
 	if err != nil {
