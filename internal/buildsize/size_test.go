@@ -13,11 +13,13 @@ import (
 	"testing"
 )
 
-// maxBytes is the budget for bin/ctxtop, in MiB (1 MiB = 1,048,576 bytes).
-// At this commit the binary is 16,187,554 bytes; it was 26,755,234 with
-// gonum/plot and exporter-toolkit. Issue 19 aims at 15 MB: see the README's
-// build section for what the remaining megabytes buy.
-const maxBytes = 16 << 20
+// maxBytes is the budget for bin/ctxtop, in MiB (1 MiB = 1,048,576 bytes),
+// a guard against regressions such as a text/template brought back (3 MB).
+// It was 26,755,234 bytes with gonum/plot and exporter-toolkit, 16,187,554
+// without them, and 17,399,970 once the off-CPU stacks came with their C++
+// demangler (0.9 MB) and the BPF task walk. Issue 19 aims at 15 MB: see
+// the README's build section for what the megabytes buy and what is left.
+const maxBytes = 17 << 20
 
 var shares = flag.Bool("shares", false, "log the binary's size by module even when within budget")
 
