@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/record/recordtest"
 	"github.com/ctxtop/ctxtop/internal/testutil"
@@ -245,7 +246,7 @@ func bound(line, bin, pid, fixture string) string {
 // end the window before it opens.
 func incidentRecording(path string) error {
 	start := time.Date(2026, 3, 1, 10, 14, 0, 0, time.UTC)
-	h := record.Header{Host: "example-host", Kernel: "6.1.0-test", CPUs: 2, CtxtopVersion: "test", Interval: 10 * time.Second,
+	h := record.Header{Facts: hostinfo.Facts{Hostname: "example-host", Kernel: "6.1.0-test"}, CPUs: 2, CtxtopVersion: "test", Interval: 10 * time.Second,
 		ProcRoot: "/proc", HotThreshold: 1000, Start: start, ZoneName: "UTC"}
 	f, err := os.Create(path)
 	if err != nil {

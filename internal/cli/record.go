@@ -104,19 +104,9 @@ func recordHeader(root string, pids []int, interval time.Duration, hot float64) 
 	now := time.Now()
 	zone, off := now.Zone()
 	return record.Header{
-		Host: f.Hostname, Kernel: f.Kernel, CtxtopVersion: version, Interval: interval,
+		Facts: f, CtxtopVersion: version, Interval: interval,
 		ProcRoot: root, PIDs: pids, HotThreshold: hot, Start: now, ZoneName: zone, ZoneOffset: off,
-		CPUModel: f.CPUModel, LogicalCPUs: f.CPUs, MemTotal: f.MemTotal, BootTime: f.BootTime,
 	}
-}
-
-// recordedFacts are the host facts a recording kept.
-func recordedFacts(h record.Header) hostinfo.Facts {
-	f := hostinfo.Facts{Hostname: h.Host, Kernel: h.Kernel, CPUModel: h.CPUModel, CPUs: h.LogicalCPUs, MemTotal: h.MemTotal}
-	if !h.BootTime.IsZero() {
-		f.BootTime = h.BootTime
-	}
-	return f
 }
 
 func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/record/recordtest"
 	"github.com/ctxtop/ctxtop/internal/testutil"
@@ -122,7 +123,7 @@ func TestReplayKeepsTheRecordedHotThreshold(t *testing.T) {
 // 200-20,000 times a second, recorded with a hot threshold none reaches.
 func coldRecording(path string) error {
 	s := recordtest.New(40, 5, false)
-	h := record.Header{Host: "cold-host", CPUs: 2, Interval: time.Second, ProcRoot: "/proc", HotThreshold: 1e12,
+	h := record.Header{Facts: hostinfo.Facts{Hostname: "cold-host"}, CPUs: 2, Interval: time.Second, ProcRoot: "/proc", HotThreshold: 1e12,
 		Start: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), ZoneName: "UTC"}
 	f, err := os.Create(path)
 	if err != nil {

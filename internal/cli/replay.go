@@ -97,7 +97,7 @@ func openPlayer(path string, hot float64, stderr io.Writer) (*record.Player, err
 // that matters for reading it.
 func cpuNote(h record.Header) string {
 	if otherCPUs(h) {
-		return fmt.Sprintf("recorded on %s with %d CPUs (this host has %d): per-CPU figures are the recording's", h.Host, h.CPUs, runtime.NumCPU())
+		return fmt.Sprintf("recorded on %s with %d CPUs (this host has %d): per-CPU figures are the recording's", h.Facts.Hostname, h.CPUs, runtime.NumCPU())
 	}
 	return ""
 }
@@ -120,7 +120,7 @@ func runReplay(cmd *cobra.Command, path string, o options, ro replayOptions) err
 		return err
 	}
 	if o.batch {
-		return replayBatch(cmd.OutOrStdout(), p, o, recordedFacts(p.Recording().Header))
+		return replayBatch(cmd.OutOrStdout(), p, o, p.Recording().Header.Facts)
 	}
 	return runReplayTUI(p, o)
 }
@@ -257,7 +257,7 @@ func printInfo(w io.Writer, path string) error {
 		pids = fmt.Sprint(h.PIDs)
 	}
 	fmt.Fprintf(w, "file       %s (%s, format %d, part %d)\n", path, formatSize(r.Size), h.Version, h.Part)
-	fmt.Fprintf(w, "host       %s, kernel %s, %d CPUs\n", h.Host, h.Kernel, h.CPUs)
+	fmt.Fprintf(w, "host       %s, kernel %s, %d CPUs\n", h.Facts.Hostname, h.Facts.Kernel, h.CPUs)
 	fmt.Fprintf(w, "recorder   ctxtop %s, every %s, procfs %s, processes %s, hot at %s/s\n",
 		h.CtxtopVersion, h.Interval, h.ProcRoot, pids, format.Thousands(h.HotThreshold))
 	first, last := r.Span()
@@ -321,7 +321,7 @@ func replayNote(r *record.Recording) string {
 func runReplayTUI(p *record.Player, o options) error {
 	r := p.Recording()
 	return tui.Run(tui.Options{
-		Replay:       tui.PlayerReplay(p, recordedFacts(r.Header), replayNote(r)),
+		Replay:       tui.PlayerReplay(p, r.Header.Facts, replayNote(r)),
 		Interval:     r.Header.Interval,
 		HotThreshold: o.hot,
 		NoColor:      o.noColor,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/record/recordtest"
@@ -16,7 +17,7 @@ import (
 // (UTC, which the header names), so clock times land on samples.
 func minutePlayer(t *testing.T, start time.Time, n int) *record.Player {
 	t.Helper()
-	h := record.Header{Host: "h", CPUs: 2, Interval: time.Minute, ProcRoot: "/proc", HotThreshold: 1000, Start: start, ZoneName: "UTC"}
+	h := record.Header{Facts: hostinfo.Facts{Hostname: "h"}, CPUs: 2, Interval: time.Minute, ProcRoot: "/proc", HotThreshold: 1000, Start: start, ZoneName: "UTC"}
 	var buf bytes.Buffer
 	w, err := record.NewWriter(&buf, h, record.WriterOptions{})
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 )
 
 // FormatVersion is the format this package writes and the newest it reads.
@@ -62,8 +64,10 @@ var (
 type Header struct {
 	// Version is the format version the file was written with.
 	Version int
-	Host    string
-	Kernel  string
+	// Facts are the host facts batch JSON and the monitor's header show,
+	// kept so a replay shows the recording's host: its name, kernel, CPU
+	// model, logical CPUs, memory and boot time.
+	Facts hostinfo.Facts
 	// CPUs is the online CPU count when recording started.
 	CPUs int
 	// CtxtopVersion is the writer's version string.
@@ -84,12 +88,6 @@ type Header struct {
 	ZoneOffset int
 	// Part numbers the files of one rotated recording, from 0.
 	Part int
-	// CPUModel, LogicalCPUs, MemTotal (bytes) and BootTime are the host
-	// facts batch JSON prints live, kept so a replay prints them too.
-	CPUModel    string
-	LogicalCPUs int
-	MemTotal    uint64
-	BootTime    time.Time
 }
 
 // Header field numbers.
@@ -122,8 +120,8 @@ func (h *Header) marshal() []byte {
 		b = protowire.AppendTag(b, n, protowire.VarintType)
 		b = protowire.AppendVarint(b, protowire.EncodeZigZag(v))
 	}
-	str(hHost, h.Host)
-	str(hKernel, h.Kernel)
+	str(hHost, h.Facts.Hostname)
+	str(hKernel, h.Facts.Kernel)
 	vint(hCPUs, int64(h.CPUs))
 	str(hCtxtopVersion, h.CtxtopVersion)
 	vint(hInterval, int64(h.Interval))
@@ -137,11 +135,11 @@ func (h *Header) marshal() []byte {
 	str(hZoneName, h.ZoneName)
 	vint(hZoneOffset, int64(h.ZoneOffset))
 	vint(hPart, int64(h.Part))
-	str(hCPUModel, h.CPUModel)
-	vint(hLogicalCPUs, int64(h.LogicalCPUs))
-	vint(hMemTotal, int64(h.MemTotal))
-	if !h.BootTime.IsZero() {
-		vint(hBootTime, h.BootTime.UnixNano())
+	str(hCPUModel, h.Facts.CPUModel)
+	vint(hLogicalCPUs, int64(h.Facts.CPUs))
+	vint(hMemTotal, int64(h.Facts.MemTotal))
+	if !h.Facts.BootTime.IsZero() {
+		vint(hBootTime, h.Facts.BootTime.UnixNano())
 	}
 	return b
 }
@@ -156,9 +154,9 @@ func (h *Header) unmarshal(b []byte) error {
 		num, typ, v, z, s := f.num, f.typ, f.v, f.z(), string(f.b)
 		switch {
 		case num == hHost && typ == protowire.BytesType:
-			h.Host = s
+			h.Facts.Hostname = s
 		case num == hKernel && typ == protowire.BytesType:
-			h.Kernel = s
+			h.Facts.Kernel = s
 		case num == hCPUs && typ == protowire.VarintType:
 			h.CPUs = clampInt(z)
 		case num == hCtxtopVersion && typ == protowire.BytesType:
@@ -182,13 +180,13 @@ func (h *Header) unmarshal(b []byte) error {
 		case num == hPart && typ == protowire.VarintType:
 			h.Part = clampInt(z)
 		case num == hCPUModel && typ == protowire.BytesType:
-			h.CPUModel = s
+			h.Facts.CPUModel = s
 		case num == hLogicalCPUs && typ == protowire.VarintType:
-			h.LogicalCPUs = clampInt(z)
+			h.Facts.CPUs = clampInt(z)
 		case num == hMemTotal && typ == protowire.VarintType:
-			h.MemTotal = uint64(z)
+			h.Facts.MemTotal = uint64(z)
 		case num == hBootTime && typ == protowire.VarintType:
-			h.BootTime = time.Unix(0, z)
+			h.Facts.BootTime = time.Unix(0, z)
 		}
 		// Any other field is from a newer writer: skipped.
 	}

@@ -156,9 +156,9 @@ func read(src io.ReaderAt, size int64) (*Recording, error) {
 	}
 	r.Header.Version = ver
 	h := &r.Header
-	h.Host, h.Kernel = sanitize.Name(h.Host), sanitize.Name(h.Kernel)
+	h.Facts.Hostname, h.Facts.Kernel = sanitize.Name(h.Facts.Hostname), sanitize.Name(h.Facts.Kernel)
 	h.CtxtopVersion, h.ProcRoot, h.ZoneName = sanitize.Name(h.CtxtopVersion), sanitize.Name(h.ProcRoot), sanitize.Name(h.ZoneName)
-	h.CPUModel = sanitize.Name(h.CPUModel)
+	h.Facts.CPUModel = sanitize.Name(h.Facts.CPUModel)
 	r.loc = h.Location()
 	zd, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxChunkRaw),
 		zstd.WithDecodeAllCapLimit(true), zstd.WithDecoderLowmem(true))

@@ -4,6 +4,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/record/recordtest"
 )
@@ -35,7 +36,7 @@ func BusyReplayFile(path string, n, burstFrom, burstTo int) error {
 }
 
 func writeReplay(path string, n int, s *recordtest.Synth, cpus int) error {
-	h := record.Header{Host: "replay-host", Kernel: "6.1.0-test", CPUs: cpus, CtxtopVersion: "test", Interval: time.Second,
+	h := record.Header{Facts: hostinfo.Facts{Hostname: "replay-host", Kernel: "6.1.0-test"}, CPUs: cpus, CtxtopVersion: "test", Interval: time.Second,
 		ProcRoot: "/proc", HotThreshold: 1000, Start: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), ZoneName: "UTC"}
 	f, err := os.Create(path)
 	if err != nil {
