@@ -320,6 +320,7 @@ func replayNote(r *record.Recording) string {
 
 func runReplayTUI(p *record.Player, o options) error {
 	r := p.Recording()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	return tui.Run(tui.Options{
 		Replay:       tui.PlayerReplay(p, r.Header.Facts, replayNote(r)),
 		Interval:     r.Header.Interval,

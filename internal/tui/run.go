@@ -1,10 +1,8 @@
 package tui
 
 import (
-	"context"
 	"errors"
 	"os"
-	"runtime"
 	"sync"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
-	"github.com/ctxtop/ctxtop/internal/selfprio"
 	"github.com/ctxtop/ctxtop/internal/tui/eventloop"
 )
 
@@ -40,8 +37,9 @@ type Options struct {
 	Replay Replay
 	// FixedBackground skips asking the terminal for its background colour.
 	FixedBackground bool
-	// ProcRoot is the procfs the host facts are read from; "" is /proc.
-	ProcRoot string
+	// Facts frame the header: this host's, read by the caller (a replay
+	// shows its recording's instead).
+	Facts hostinfo.Facts
 	// HidePID is the procfs's hidepid mode when it hides other users'
 	// processes from this user: the header says so and the remainder row
 	// is labelled as theirs.
@@ -67,27 +65,13 @@ func Run(o Options) error {
 	if o.Load == nil {
 		o.Load = NewLoader()
 	}
-	var facts hostinfo.Facts
+	facts := o.Facts
 	if o.Replay != nil {
 		// The recording's host, not this one.
 		facts = o.Replay.Facts()
-	} else {
-		facts = hostinfo.Read(context.Background(), o.ProcRoot)
 	}
 	m := New(o, facts.Hostname, facts.Kernel)
 	m.header.SetFacts(facts)
-
-	// One P: the monitor's goroutines then hand off on one thread instead
-	// of waking idle ones, which measured 3.8 instead of 16.8 switches/s.
-	// A load run needs its threads free, so it raises this while it runs.
-	m.procs = runtime.GOMAXPROCS(1)
-	defer runtime.GOMAXPROCS(m.procs)
-
-	// Ahead of other processes when it may be (see selfprio): a load's
-	// wake-ups then no longer preempt the sampling thread.
-	if o.Replay == nil {
-		selfprio.Raise()
-	}
 
 	tty := newWatchedTTY(os.Stdin, os.Stdout)
 	t := uv.NewTerminal(uv.NewConsole(tty.in, tty.out, os.Environ()), nil)

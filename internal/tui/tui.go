@@ -92,8 +92,6 @@ type Model struct {
 	demo    *demoState
 	// replay is ctxtop replay's time control; nil when live.
 	replay *replayState
-	// procs is GOMAXPROCS as it was before Run lowered it.
-	procs int
 }
 
 // New builds the root model. host and kernel are shown in the header.
