@@ -15,8 +15,10 @@ type StackShare struct {
 	Own string
 	// Waker is the waking thread's name, for a wake-up stack.
 	Waker string
-	// Count is how often the thread blocked (or was woken) at this stack
-	// over the window, Share that count over all of the thread's.
+	// Count is how many of the thread's sampled blocking switches (or
+	// wakings) were at this stack over the window, Share that count over
+	// all of the thread's samples: the kernel samples a busy thread's
+	// events, independently of their stacks.
 	Count uint64
 	Share float64
 	// NoFramePointers names the object the user stack walk likely stopped
@@ -51,9 +53,9 @@ type Stacks struct {
 	Targets []int
 	// Refreshes is how many refreshes the shares are over.
 	Refreshes int
-	// Dropped counts events of the interval not counted (a full map);
-	// InterruptWakings the targets' wake-ups in an interrupt, which have
-	// no waker stack.
+	// Dropped counts sampled events of the interval not counted (a full
+	// map); InterruptWakings the targets' sampled wake-ups in an
+	// interrupt, which have no waker stack.
 	Dropped, InterruptWakings uint64
 	// Threads holds each target's stacks, by TID.
 	Threads map[int]*ThreadStacks

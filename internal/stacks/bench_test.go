@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"math"
 	"runtime"
 	"slices"
 	"testing"
@@ -14,22 +15,31 @@ import (
 )
 
 // BenchmarkOverheadPinnedFutex is the stack tracer's cost where it is
-// highest: a futex ping-pong pinned to one CPU (some 400,000 switches a
+// highest: a futex ping-pong pinned to one CPU (some 500,000 switches a
 // second), measured as internal/wakeup's BenchmarkTracerOverheadPinnedFutex
-// does: one ping-pong throughout, the tracer attached and detached under
-// it in turn, each attached window's ns per round trip against the mean of
-// the detached windows either side, the median of those paired ratios.
+// does: one ping-pong throughout, the tracer on and off under it in turn,
+// each on window's ns per round trip against the mean of the off windows
+// either side, the median of those paired ratios.
 //
-//   - targeted-on/off (target ≤ 1.05): both ping-pong threads are targets,
-//     the collector read every refresh (0.5 s) as the views read it, which
-//     traces the part of each interval its switch budget allows.
-//   - untargeted-on/off: the programs attached throughout with no target,
-//     so every switch and waking pays only the filter lookup.
-//   - always-on/off: the programs attached throughout, both threads
-//     targeted: what tracing every switch would cost.
+//   - targeted-on/off (target ≤ 1.05): the collector as the views run it,
+//     both ping-pong threads its targets, sampled at the rates the last
+//     snapshot gave; the window is the refresh after the read that set
+//     the targets, up to the next read.
+//   - untargeted-on/off: the programs attached with no target, so every
+//     switch and waking pays only the filter lookup.
+//   - unsampled-on/off: both threads targeted, every event's stacks
+//     taken: what tracing without sampling would cost.
 //
-// And the kernel's accounting of a program run (bpf_stats), with and
-// without targets.
+// A window's figure is its time over the round trips the workload itself
+// counted in it, so a pause of the ping-pong inside a window counts
+// against it. A window with no round trip at all is a stall: an on window
+// is skipped only when its off neighbours stalled too (the host starved
+// the ping-pong); when they did not, the stall is the tracer's and counts
+// as an infinite ratio. An off window that stalled leaves its on window
+// compared with the other neighbour.
+//
+// And the kernel's accounting of a program run (bpf_stats), without
+// targets, with both targeted unsampled, and sampled.
 func BenchmarkOverheadPinnedFutex(b *testing.B) {
 	if err := Check(); err != nil {
 		b.Skip(err)
@@ -49,31 +59,63 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 		b.Fatalf("ping-pong threads: %+v", run.Progress().Threads)
 	}
 	const settle = 10 * time.Millisecond
+	// nsPerRT is the ns per round trip over window, or +Inf for a stall.
 	nsPerRT := func(window time.Duration) float64 {
 		time.Sleep(settle)
 		t0, n0 := time.Now(), run.Progress().RoundTrips
 		time.Sleep(window)
 		t1, n1 := time.Now(), run.Progress().RoundTrips
 		if n1 <= n0 {
-			b.Fatalf("the ping-pong made no round trip in %v", window)
+			return math.Inf(1)
 		}
 		return float64(t1.Sub(t0).Nanoseconds()) / float64(n1-n0)
 	}
-	paired := func(n int, window time.Duration, on, off func()) (ratios []float64, offNs float64) {
-		before := nsPerRT(window)
+	// ratio is an on window's against its off neighbours; false when it
+	// tells nothing (both neighbours stalled).
+	ratio := func(on, before, after float64) (float64, bool) {
 		var offs []float64
+		for _, x := range []float64{before, after} {
+			if !math.IsInf(x, 1) {
+				offs = append(offs, x)
+			}
+		}
+		if len(offs) == 0 {
+			return 0, false
+		}
+		var sum float64
+		for _, x := range offs {
+			sum += x
+		}
+		return on * float64(len(offs)) / sum, true
+	}
+	// paired alternates on() and measure() (which measures an on window)
+	// with off(), n times.
+	paired := func(n int, window time.Duration, on func(), measure func() float64, off func()) (ratios, offs []float64) {
+		before := nsPerRT(window)
+		stalls := 0
 		for range n {
 			on()
-			ns := nsPerRT(window)
+			ns := measure()
 			off()
 			after := nsPerRT(window)
-			ratios = append(ratios, 2*ns/(before+after))
-			offs = append(offs, before)
+			if r, ok := ratio(ns, before, after); ok {
+				ratios = append(ratios, r)
+			}
+			if !math.IsInf(before, 1) {
+				offs = append(offs, before)
+			}
+			if math.IsInf(ns, 1) || math.IsInf(after, 1) {
+				stalls++
+				b.Logf("stall: on window %.0f ns/rt, off windows %.0f and %.0f", ns, before, after)
+			}
 			before = after
+		}
+		if len(ratios) == 0 || len(offs) == 0 {
+			b.Fatalf("every window stalled")
 		}
 		slices.Sort(ratios)
 		slices.Sort(offs)
-		return ratios, offs[len(offs)/2]
+		return ratios, offs
 	}
 	q := func(r []float64, f float64) float64 { return r[int(f*float64(len(r)-1))] }
 	report := func(name, what string, r []float64) {
@@ -84,104 +126,81 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 	b.ReportAllocs()
 	for range b.N {
 		c := NewCollector(Options{})
-		var traced uint64
+		var samples uint64
+		var opens []time.Duration
 		// The snapshot the view would hand over: each thread switches
 		// once a round trip.
 		perSec := 1e9 / nsPerRT(refresh)
 		for i := range threads {
 			threads[i].VoluntaryPerSec = perSec
 		}
-		// One refresh with the view on, measured from the read that
-		// starts its traced part (the first, whose rate is unknown, is
-		// let pass), against the refreshes with it off either side.
 		snapOf := func() *model.Snapshot {
 			return &model.Snapshot{Interval: refresh, Threads: slices.Clone(threads)}
 		}
-		var r []float64
-		var offs []float64
-		before := nsPerRT(refresh)
-		for range 30 {
+		r, offs := paired(30, refresh, func() {
+			t0 := time.Now()
 			c.SetEnabled(true)
+			opens = append(opens, time.Since(t0))
+			// The first read has nothing yet; it sets the targets.
 			c.Read(snapOf())
-			time.Sleep(firstWindow)
-			t0, n0 := time.Now(), run.Progress().RoundTrips
-			c.Read(snapOf())
-			time.Sleep(refresh)
-			t1, n1 := time.Now(), run.Progress().RoundTrips
+		}, func() float64 {
+			return nsPerRT(refresh)
+		}, func() {
 			snap := snapOf()
 			c.Read(snap)
 			c.SetEnabled(false)
 			if snap.Stacks == nil || snap.Stacks.Unavailable != "" {
 				b.Fatalf("collector: %+v", snap.Stacks)
 			}
-			if n1 <= n0 {
-				// The host starved the ping-pong (load average 15-80 on a
-				// shared 2-CPU box): no figure from this window.
-				b.Logf("no round trip in a %v window; skipped", refresh)
-				before = nsPerRT(refresh)
-				continue
-			}
 			for _, t := range snap.Threads {
 				for _, s := range t.BlockedAt {
-					traced += s.Count
+					samples += s.Count
 				}
 			}
-			ns := float64(t1.Sub(t0).Nanoseconds()) / float64(n1-n0)
-			after := nsPerRT(refresh)
-			r = append(r, 2*ns/(before+after))
-			offs = append(offs, before)
-			before = after
+		})
+		if samples == 0 {
+			b.Fatal("no blocking switch of the ping-pong was sampled")
 		}
-		slices.Sort(r)
-		slices.Sort(offs)
-		off := offs[len(offs)/2]
-		if traced == 0 {
-			b.Fatal("no blocking switch of the ping-pong was traced")
-		}
-		b.ReportMetric(off, "ns/rt-off")
-		b.Logf("pinned futex, %.0f ns a round trip detached; %d blocking switches traced in the last windows", off, traced)
-		report("targeted-on/off", "both threads targeted, collector read every "+refresh.String(), r)
+		slices.Sort(opens)
+		b.ReportMetric(q(offs, .5), "ns/rt-off")
+		b.Logf("pinned futex, %.0f ns a round trip off, %.0f switches a second a thread, one in %d sampled; "+
+			"%d blocking switches sampled in the last windows; collector enable (load, attach) median %v, max %v",
+			q(offs, .5), perSec, sampleEvery(perSec, 2, sampleBudget), samples, q2(opens, .5), opens[len(opens)-1])
+		report("targeted-on/off", "both threads targeted and sampled, collector read every "+refresh.String(), r)
 
 		tr, err := Open()
 		if err != nil {
 			b.Fatal(err)
 		}
-		r, _ = paired(30, refresh, func() {
-			if tr.sw, err = attach(tr.objs.CtxtopStacksSwitch); err != nil {
-				b.Fatal(err)
+		var raw Raw
+		attached := func(on bool) func() {
+			return func() {
+				if err := tr.SetAttached(on); err != nil {
+					b.Fatal(err)
+				}
+				if !on {
+					tr.Read(&raw)
+				}
 			}
-			if tr.waking, err = attach(tr.objs.CtxtopStacksWaking); err != nil {
-				b.Fatal(err)
-			}
-		}, func() {
-			tr.sw.Close()
-			tr.waking.Close()
-			tr.sw, tr.waking = nil, nil
-		})
-		report("untargeted-on/off", "no target: the filter lookup alone", r)
-		if err := tr.SetTargets([]int{threads[0].TID, threads[1].TID}); err != nil {
+		}
+		measure := func() float64 { return nsPerRT(refresh) }
+		if err := tr.SetAttached(false); err != nil {
 			b.Fatal(err)
 		}
-		var raw Raw
-		r, _ = paired(10, refresh, func() {
-			if err := tr.SetAttached(true); err != nil {
-				b.Fatal(err)
-			}
-		}, func() {
-			tr.SetAttached(false)
-			tr.Read(&raw)
-		})
-		report("always-on/off", "both targeted, attached throughout", r)
-		tr.SetTargets(nil)
+		r, _ = paired(20, refresh, attached(true), measure, attached(false))
+		report("untargeted-on/off", "no target: the filter lookup alone", r)
+		unsampled := []Target{{TID: threads[0].TID, Every: 1}, {TID: threads[1].TID, Every: 1}}
+		if err := tr.SetTargets(unsampled); err != nil {
+			b.Fatal(err)
+		}
+		r, _ = paired(10, refresh, attached(true), measure, attached(false))
+		report("unsampled-on/off", "both targeted, every event's stacks taken", r)
 
 		stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
 		if err != nil {
 			b.Fatalf("bpf_stats: %v", err)
 		}
-		if tr.sw, err = attach(tr.objs.CtxtopStacksSwitch); err != nil {
-			b.Fatal(err)
-		}
-		if tr.waking, err = attach(tr.objs.CtxtopStacksWaking); err != nil {
+		if err := tr.SetAttached(true); err != nil {
 			b.Fatal(err)
 		}
 		perRun := func(label string) {
@@ -204,16 +223,19 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 				b.Logf("bpf_stats, %s: %.0f ns a sched_%s run over %d runs", label, ns, name, runs)
 			}
 		}
+		tr.SetTargets(nil)
 		perRun("untargeted")
-		tids := []int{threads[0].TID, threads[1].TID}
-		if err := tr.SetTargets(tids); err != nil {
-			b.Fatal(err)
-		}
-		perRun("targeted")
+		tr.SetTargets(unsampled)
+		perRun("unsampled")
+		every := sampleEvery(perSec, 2, sampleBudget)
+		tr.SetTargets([]Target{{TID: threads[0].TID, Every: every}, {TID: threads[1].TID, Every: every}})
+		perRun("sampled")
 		stats.Close()
 		tr.Close()
 	}
 }
+
+func q2(d []time.Duration, f float64) time.Duration { return d[int(f*float64(len(d)-1))] }
 
 // BenchmarkCollectorRead is one refresh's drain, symbolization and summary
 // with the blocking stacks of a pinned ping-pong's two threads.

@@ -3,6 +3,7 @@ package stacks
 import (
 	"cmp"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/symbolize"
@@ -32,6 +32,10 @@ type Options struct {
 	Top int
 	// Folded keeps every stack of each interval for flame graphs.
 	Folded bool
+	// Budget is about how many events of each kind (blocking switches,
+	// wakings) are sampled a second over all targets (default
+	// sampleBudget).
+	Budget int
 }
 
 // Collector attaches the tracer only while wanted, drains and symbolizes
@@ -59,61 +63,31 @@ type Collector struct {
 	used    map[int32]int
 	refresh int
 	targets []int
-	// window ends the programs' part of an interval; gen tells a window's
-	// end from an earlier one's.
-	timer *time.Timer
-	gen   int
 }
 
 // A target's blocking switch costs some 0.7 µs and a waking of it 1.2 µs
-// with their stacks (bpf_stats on a 2-CPU VM), and every switch and waking
-// on the host some 40 ns while the programs are attached at all. So when
-// the targets switch often, the programs are attached for the part of each
-// interval that keeps the traced switches to about switchBudget a second
-// (a pinned futex ping-pong, a million switches a second, is then traced
-// 2% of the time), never less than minWindow; all of the interval below
-// that. The shares are those of the traced part.
+// with their stacks (bpf_stats on a 2-CPU VM), against some 40 ns for any
+// switch or waking while the programs are attached at all. So a target
+// that switches often is sampled in the kernel: each target gets an equal
+// part of sampleBudget samples a second of each kind, one of every
+// rate/part of its events (a pinned futex ping-pong's two threads, 250,000
+// switches a second each, one in 500). The programs stay attached while
+// the collector is on; only the sampling changes each refresh.
 const (
-	switchBudget = 20000
-	minWindow    = 10 * time.Millisecond
-	// firstWindow is the share of the first interval, whose rate is not
-	// known yet.
-	firstWindow = 100 * time.Millisecond
+	sampleBudget = 1000
+	// seedEvery samples the -p threads before any snapshot says how often
+	// they switch.
+	seedEvery = 16
 )
 
-// tracedWindow is how long to trace in the interval to come, after one of
-// length interval in which the targets switched rate times a second; 0 for
-// all of it.
-func tracedWindow(rate float64, interval time.Duration) time.Duration {
-	if rate <= switchBudget || interval <= 0 {
-		return 0
+// sampleEvery is one in how many events of a target switching rate times
+// a second is sampled, with budget samples a second shared by n targets.
+func sampleEvery(rate float64, n, budget int) uint32 {
+	part := float64(budget) / float64(max(n, 1))
+	if rate <= part {
+		return 1
 	}
-	return max(time.Duration(float64(interval)*switchBudget/rate), minWindow)
-}
-
-// traceFor attaches the programs for d from now, or until told otherwise
-// when d is 0. c.mu is held.
-func (c *Collector) traceFor(d time.Duration) error {
-	c.gen++
-	if c.timer != nil {
-		c.timer.Stop()
-		c.timer = nil
-	}
-	if err := c.tr.SetAttached(true); err != nil {
-		return err
-	}
-	if d == 0 {
-		return nil
-	}
-	gen := c.gen
-	c.timer = time.AfterFunc(d, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.gen == gen && c.tr != nil {
-			c.tr.SetAttached(false)
-		}
-	})
-	return nil
+	return uint32(min(math.Ceil(rate/part), math.MaxUint32))
 }
 
 type resolveKey struct {
@@ -155,6 +129,9 @@ func NewCollector(opt Options) *Collector {
 	}
 	if opt.Top <= 0 {
 		opt.Top = 3
+	}
+	if opt.Budget <= 0 {
+		opt.Budget = sampleBudget
 	}
 	return &Collector{opt: opt, open: Open}
 }
@@ -204,11 +181,11 @@ func (c *Collector) Apply() {
 	// A -p target's threads are known before any snapshot: trace them
 	// from the start, so the first report already has stacks.
 	c.targets = c.seed()
-	if err := c.tr.SetTargets(c.targets); err != nil {
-		c.err = err
-		return
+	seeds := make([]Target, len(c.targets))
+	for i, tid := range c.targets {
+		seeds[i] = Target{TID: tid, Every: seedEvery}
 	}
-	c.err = c.traceFor(firstWindow)
+	c.err = c.tr.SetTargets(seeds)
 }
 
 // seed lists the threads of the -p processes, up to MaxTargets.
@@ -241,11 +218,6 @@ func (c *Collector) Close() {
 }
 
 func (c *Collector) closeLocked() {
-	c.gen++
-	if c.timer != nil {
-		c.timer.Stop()
-		c.timer = nil
-	}
 	if c.tr != nil {
 		c.tr.Close()
 		c.tr = nil
@@ -297,17 +269,8 @@ func (c *Collector) Read(snap *model.Snapshot) {
 	}
 	c.freeStale()
 	c.targets = c.choose(snap)
-	if err := c.tr.SetTargets(c.targets); err != nil {
+	if err := c.tr.SetTargets(c.sampling(snap)); err != nil {
 		st.Unavailable = "setting stack targets: " + err.Error()
-	}
-	var rate float64
-	for i := range snap.Threads {
-		if t := &snap.Threads[i]; slices.Contains(c.targets, t.TID) {
-			rate += t.VoluntaryPerSec
-		}
-	}
-	if err := c.traceFor(tracedWindow(rate, snap.Interval)); err != nil {
-		st.Unavailable = err.Error()
 	}
 	model.AttachStacks(snap, st)
 }
@@ -450,6 +413,20 @@ func (c *Collector) summarize(st *model.Stacks) {
 	for tid, s := range fold(func(iv interval) map[int]map[string]*counted { return iv.woken }) {
 		thread(tid).WokenFrom = top(s)
 	}
+}
+
+// sampling is how each of c.targets is to be sampled, from its rate in
+// snap (a thread not in it did not switch: every event is taken).
+func (c *Collector) sampling(snap *model.Snapshot) []Target {
+	rates := make(map[int]float64, len(c.targets))
+	for i := range snap.Threads {
+		rates[snap.Threads[i].TID] = snap.Threads[i].VoluntaryPerSec
+	}
+	out := make([]Target, len(c.targets))
+	for i, tid := range c.targets {
+		out[i] = Target{TID: tid, Every: sampleEvery(rates[tid], len(c.targets), c.opt.Budget)}
+	}
+	return out
 }
 
 // choose picks the next targets: the focused thread, then every thread of

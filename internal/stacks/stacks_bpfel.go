@@ -28,6 +28,14 @@ type stacksCounters struct {
 	StackErrors uint64
 }
 
+type stacksTarget struct {
+	_          structs.HostLayout
+	Every      uint32
+	SwitchLeft uint32
+	WakingLeft uint32
+	Pad        uint32
+}
+
 type stacksWakeKey struct {
 	_        structs.HostLayout
 	WakeeTid uint32

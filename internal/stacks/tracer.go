@@ -10,6 +10,7 @@ package stacks
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"unsafe"
 
@@ -54,7 +55,7 @@ func Check() error {
 type Tracer struct {
 	objs       stacksObjects
 	sw, waking link.Link
-	targets    map[uint32]bool
+	targets    map[uint32]uint32 // tid: Every
 	bkeys      []stacksBlockKey
 	bvals      []uint64
 	wkeys      []stacksWakeKey
@@ -118,7 +119,7 @@ func Open() (t *Tracer, err error) {
 	if err := spec.Variables["preempt_count_from_rq"].Set(pc); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	t = &Tracer{targets: map[uint32]bool{}}
+	t = &Tracer{targets: map[uint32]uint32{}}
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
 		return nil, fmt.Errorf("%w: the kernel cannot load the programs: %s", ErrUnavailable, firstLine(err))
 	}
@@ -168,35 +169,47 @@ func setLink(l link.Link, p *ebpf.Program, on bool) (link.Link, error) {
 	return l, nil
 }
 
-// SetTargets makes tids (at most MaxTargets; the rest are ignored) the
+// Target is a traced thread and how it is sampled: one of about Every of
+// its blocking switches, and of its wakings, has its stacks taken (1 or
+// 0: every one).
+type Target struct {
+	TID   int
+	Every uint32
+}
+
+// SetTargets makes targets (at most MaxTargets; the rest are ignored) the
 // traced threads, changing only the entries that differ.
-func (t *Tracer) SetTargets(tids []int) error {
-	want := make(map[uint32]bool, len(tids))
-	for _, tid := range tids {
+func (t *Tracer) SetTargets(targets []Target) error {
+	want := make(map[uint32]uint32, len(targets))
+	for _, x := range targets {
 		if len(want) == MaxTargets {
 			break
 		}
-		if tid > 0 {
-			want[uint32(tid)] = true
+		if x.TID > 0 {
+			want[uint32(x.TID)] = max(x.Every, 1)
 		}
 	}
 	var errs []error
 	for tid := range t.targets {
-		if !want[tid] {
+		if _, ok := want[tid]; !ok {
 			if err := t.objs.Targets.Delete(tid); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
 				errs = append(errs, err)
 			}
 			delete(t.targets, tid)
 		}
 	}
-	for tid := range want {
-		if !t.targets[tid] {
-			if err := t.objs.Targets.Put(tid, uint8(1)); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			t.targets[tid] = true
+	for tid, every := range want {
+		if t.targets[tid] == every {
+			continue
 		}
+		// The countdowns start at a random point too, so that the first
+		// event after a change is no likelier to be taken than another.
+		v := stacksTarget{Every: every, SwitchLeft: 1 + rand.Uint32N(every), WakingLeft: 1 + rand.Uint32N(every)}
+		if err := t.objs.Targets.Put(tid, &v); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		t.targets[tid] = every
 	}
 	return errors.Join(errs...)
 }

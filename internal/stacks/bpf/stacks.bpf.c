@@ -12,9 +12,21 @@
  * task the interrupt came upon), the waker's stacks are taken and the
  * (wakee, waker, stacks) count goes up. Interrupt wakings are only counted.
  *
+ * Taking two stacks costs a microsecond, so a target that switches often
+ * is sampled: its entry in the target map says to take one event in
+ * `every` (user space sets it from the thread's rate, keeping the samples
+ * to a budget). Each event kind has a countdown; when it runs out the
+ * event is sampled and the countdown starts again from a random length of
+ * mean `every`. The random gaps keep the sampling independent of the
+ * stack, even for a thread that blocks in a fixed rotation (every 4th
+ * event would always land on the same stack of a rotation of 4), so the
+ * shares of the samples estimate the shares of the events; the counts are
+ * of samples.
+ *
  * Every other thread pays one hash lookup of its thread ID in the target
- * map. User space drains the count maps once per refresh with a batch
- * lookup-and-delete and frees the stacks no count refers to any more.
+ * map, a target's unsampled event that and a decrement. User space drains
+ * the count maps once per refresh with a batch lookup-and-delete and frees
+ * the stacks no count refers to any more.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -56,15 +68,28 @@ struct wake_val {
 /* Per CPU, so no CPU bounces another's cache line. */
 struct counters {
 	u64 dropped;		/* events not counted: a count map was full */
-	u64 irq_wakings;	/* target wakings in an interrupt: counted here only */
+	u64 irq_wakings;	/* sampled target wakings in an interrupt: counted here only */
 	u64 stack_errors;	/* stacks not kept (map full, a collision) */
+};
+
+/*
+ * A target thread's sampling: one event in `every` is taken; the
+ * countdowns are the events left before the next sample of each kind.
+ * Updated without atomics: two CPUs racing on one target's countdown (a
+ * waking from each) lose a decrement at worst, which shifts no share.
+ */
+struct target {
+	u32 every;
+	u32 switch_left;
+	u32 waking_left;
+	u32 _pad;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_TARGETS);
 	__type(key, u32);
-	__type(value, u8);
+	__type(value, struct target);
 } targets SEC(".maps");
 
 struct {
@@ -130,6 +155,25 @@ static __always_inline struct counters *stats(void)
 	return bpf_map_lookup_elem(&counter_map, &zero);
 }
 
+/*
+ * sampled counts an event of the target down; true when it is to be
+ * taken, and then the countdown restarts at a random length in
+ * [1, 2*every-1].
+ */
+static __always_inline bool sampled(struct target *t, u32 *left)
+{
+	u32 every = t->every;
+
+	if (every <= 1)
+		return true;
+	if (*left > 1) {
+		(*left)--;
+		return false;
+	}
+	*left = bpf_get_prandom_u32() % (2 * every - 1) + 1;
+	return true;
+}
+
 static __always_inline s32 stack_of(void *ctx, u64 flags)
 {
 	long id = bpf_get_stackid(ctx, &stack_map, flags);
@@ -147,16 +191,20 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(ctxtop_stacks_switch, bool preempt, struct task_struct *prev)
 {
 	struct block_key k = {};
+	struct target *t;
 	u64 one = 1, *v;
 	u32 tid;
 
 	if (preempt)
 		return 0;
 	tid = prev->pid;
-	if (!bpf_map_lookup_elem(&targets, &tid))
+	t = bpf_map_lookup_elem(&targets, &tid);
+	if (!t)
 		return 0;
 	/* Read after the filter: only a target's switch pays for it. */
 	if (bpf_core_field_exists(prev->__state) && prev->__state == 0)
+		return 0;
+	if (!sampled(t, &t->switch_left))
 		return 0;
 	k.tid = tid;
 	k.pid = prev->tgid;
@@ -186,13 +234,18 @@ int BPF_PROG(ctxtop_stacks_waking, struct task_struct *p)
 	struct wake_key k = {};
 	struct wake_val *v;
 	struct counters *c;
+	struct target *t;
 	u32 wakee = p->pid;
 	u64 id;
 
-	if (!bpf_map_lookup_elem(&targets, &wakee))
+	t = bpf_map_lookup_elem(&targets, &wakee);
+	if (!t)
 		return 0;
 	/* Still on its run queue: it never slept for this waking (see internal/wakeup). */
 	if (p->on_rq && !(bpf_core_field_exists(p->se.sched_delayed) && p->se.sched_delayed))
+		return 0;
+	/* Sampled before the interrupt test, so interrupt wakings are sampled alike. */
+	if (!sampled(t, &t->waking_left))
 		return 0;
 	if (in_interrupt_ctx()) {
 		c = stats();
