@@ -12,13 +12,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/rlimit"
 
-	"github.com/ctxtop/ctxtop/internal/sanitize"
+	"github.com/ctxtop/ctxtop/internal/bpfutil"
 	"github.com/ctxtop/ctxtop/internal/wakeup"
 )
 
@@ -121,7 +120,7 @@ func Open() (t *Tracer, err error) {
 	}
 	t = &Tracer{targets: map[uint32]uint32{}}
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
-		return nil, fmt.Errorf("%w: the kernel cannot load the programs: %s", ErrUnavailable, firstLine(err))
+		return nil, fmt.Errorf("%w: the kernel cannot load the programs: %s", ErrUnavailable, bpfutil.FirstLine(err))
 	}
 	defer func() {
 		if err != nil {
@@ -144,7 +143,7 @@ func Open() (t *Tracer, err error) {
 func attach(p *ebpf.Program) (link.Link, error) {
 	l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
 	if err != nil {
-		return nil, fmt.Errorf("%w: cannot attach %s: %s", ErrUnavailable, p, firstLine(err))
+		return nil, fmt.Errorf("%w: cannot attach %s: %s", ErrUnavailable, p, bpfutil.FirstLine(err))
 	}
 	return l, nil
 }
@@ -237,7 +236,7 @@ func (t *Tracer) Read(r *Raw) error {
 		for i := range n {
 			k, v := &t.wkeys[i], &t.wvals[i]
 			r.Wakes = append(r.Wakes, WakeCount{WakeeTID: int(k.WakeeTid), WakerTID: int(k.WakerTid), WakerPID: int(k.WakerPid),
-				WakerComm: comm(&v.WakerComm), KStack: k.Kstack, UStack: k.Ustack, Count: v.Count})
+				WakerComm: bpfutil.Comm(&v.WakerComm), KStack: k.Kstack, UStack: k.Ustack, Count: v.Count})
 		}
 		if errors.Is(err, ebpf.ErrKeyNotExist) {
 			break
@@ -297,21 +296,4 @@ func (t *Tracer) Close() error {
 	errs = append(errs, t.objs.Close())
 	t.objs = stacksObjects{}
 	return errors.Join(errs...)
-}
-
-// comm turns a kernel task name into a string safe for a terminal.
-func comm(c *[16]int8) string {
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&c[0])), len(c))
-	if i := strings.IndexByte(string(b), 0); i >= 0 {
-		b = b[:i]
-	}
-	return sanitize.Name(string(b))
-}
-
-func firstLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }

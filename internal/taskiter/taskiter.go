@@ -14,12 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/bpfutil"
 )
 
 // ErrUnavailable wraps every reason the iterator cannot run here; its
@@ -161,7 +162,7 @@ func (it *Iter) load(capacity int) error {
 	}
 	var objs walkObjects
 	if err := spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: it.kernel}}); err != nil {
-		return fmt.Errorf("%w: kernel %s cannot load the program (open-coded task iterators need Linux 6.7 or later): %s", ErrUnavailable, kernelRelease(), firstLine(err))
+		return fmt.Errorf("%w: kernel %s cannot load the program (open-coded task iterators need Linux 6.7 or later): %s", ErrUnavailable, bpfutil.KernelRelease(), bpfutil.FirstLine(err))
 	}
 	for _, pid := range it.opts.PIDs {
 		if err := objs.Targets.Put(uint32(pid), uint8(1)); err != nil {
@@ -266,20 +267,4 @@ func clockTicks() uint64 {
 		}
 	}
 	return 100
-}
-
-func firstLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
-}
-
-func kernelRelease() string {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return "?"
-	}
-	return unix.ByteSliceToString(u.Release[:])
 }

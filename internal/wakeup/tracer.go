@@ -11,17 +11,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
+	"github.com/ctxtop/ctxtop/internal/bpfutil"
 	"github.com/ctxtop/ctxtop/internal/model"
-	"github.com/ctxtop/ctxtop/internal/sanitize"
 )
 
 // PairMapSize is how many distinct (waker, wakee) pairs the kernel counts
@@ -142,7 +140,7 @@ func open(pairs uint32) (t *Tracer, err error) {
 	}
 	t = &Tracer{}
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
-		return nil, fmt.Errorf("%w: kernel %s cannot load the programs (BTF tracepoint programs need Linux 5.5 or later): %s", ErrUnavailable, kernelRelease(), firstLine(err))
+		return nil, fmt.Errorf("%w: kernel %s cannot load the programs (BTF tracepoint programs need Linux 5.5 or later): %s", ErrUnavailable, bpfutil.KernelRelease(), bpfutil.FirstLine(err))
 	}
 	defer func() {
 		if err != nil {
@@ -167,7 +165,7 @@ func open(pairs uint32) (t *Tracer, err error) {
 func attach(p *ebpf.Program) (link.Link, error) {
 	l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
 	if err != nil {
-		return nil, fmt.Errorf("%w: kernel %s cannot attach %s: %s", ErrUnavailable, kernelRelease(), p, firstLine(err))
+		return nil, fmt.Errorf("%w: kernel %s cannot attach %s: %s", ErrUnavailable, bpfutil.KernelRelease(), p, bpfutil.FirstLine(err))
 	}
 	return l, nil
 }
@@ -239,7 +237,7 @@ func (t *Tracer) Read(s *model.WakeupSample) error {
 		for i := range n {
 			k, v := &t.keys[i], &t.vals[i]
 			p := model.WakeupPairCount{
-				WakeePID: int(v.WakeePid), WakeeTID: int(k.WakeeTid), WakeeComm: comm(&v.WakeeComm),
+				WakeePID: int(v.WakeePid), WakeeTID: int(k.WakeeTid), WakeeComm: bpfutil.Comm(&v.WakeeComm),
 				Wakeups: v.Wakeups, Resolved: v.Resolved, CrossCPU: v.CrossCpu,
 			}
 			p.WakerPID, p.WakerTID, p.WakerComm = wakerOf(k.WakerTid, v.WakerPid, &v.WakerComm)
@@ -283,33 +281,7 @@ func wakerOf(key, pid uint32, c *[16]int8) (int, int, string) {
 	case key == keyTimer:
 		return model.WakerTimer, model.WakerTimer, model.WakerTimerComm
 	case key&keyIdle != 0:
-		return 0, 0, comm(c)
+		return 0, 0, bpfutil.Comm(c)
 	}
-	return int(pid), int(key), comm(c)
-}
-
-// comm turns a kernel task name into a string safe for a terminal: a name
-// is whatever a program set with prctl, escape sequences included.
-func comm(c *[16]int8) string {
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&c[0])), len(c))
-	if i := strings.IndexByte(string(b), 0); i >= 0 {
-		b = b[:i]
-	}
-	return sanitize.Name(string(b))
-}
-
-func firstLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
-}
-
-func kernelRelease() string {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return "?"
-	}
-	return unix.ByteSliceToString(u.Release[:])
+	return int(pid), int(key), bpfutil.Comm(c)
 }

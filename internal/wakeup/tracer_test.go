@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/bpfutil"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
@@ -30,7 +31,7 @@ func needTracer(t *testing.T) *Tracer {
 		}
 		t.Skipf("path: skipped, no BPF here: %v", err)
 	}
-	t.Logf("path: real BPF programs on kernel %s", kernelRelease())
+	t.Logf("path: real BPF programs on kernel %s", bpfutil.KernelRelease())
 	t.Cleanup(func() { tr.Close() })
 	return tr
 }
@@ -422,7 +423,7 @@ func TestCommIsSanitized(t *testing.T) {
 	for i, b := range []byte("\x1b[2Jpwn\x00junk") {
 		c[i] = int8(b)
 	}
-	if got, want := comm(&c), "?[2Jpwn"; got != want {
+	if got, want := bpfutil.Comm(&c), "?[2Jpwn"; got != want {
 		t.Errorf("comm = %q, want %q", got, want)
 	}
 }
