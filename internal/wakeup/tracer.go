@@ -103,6 +103,9 @@ type Tracer struct {
 	vals   []wakeupPair
 	cpuIDs []uint32
 	cpus   []wakeupCpuStats
+	// cursor is where a batch read stopped: a hash map's bucket (4 bytes),
+	// an array's key (4 bytes here).
+	cursor [8]byte
 }
 
 // batch is how many pairs one batch syscall returns; a hash bucket never
@@ -257,9 +260,9 @@ func (t *Tracer) Close() error {
 func (t *Tracer) Read(s *model.WakeupSample) error {
 	s.Time = time.Now()
 	s.Pairs = s.Pairs[:0]
-	var cursor ebpf.MapBatchCursor
-	for {
-		n, err := t.objs.PairMap.BatchLookupAndDelete(&cursor, t.keys, t.vals, nil)
+	pairs := t.objs.PairMap.FD()
+	for first := true; ; first = false {
+		n, err := t.batch(unix.BPF_MAP_LOOKUP_AND_DELETE_BATCH, pairs, first, unsafe.Pointer(&t.keys[0]), unsafe.Pointer(&t.vals[0]), len(t.keys))
 		for i := range n {
 			k, v := &t.keys[i], &t.vals[i]
 			p := model.WakeupPairCount{
@@ -272,17 +275,16 @@ func (t *Tracer) Read(s *model.WakeupSample) error {
 			}
 			s.Pairs = append(s.Pairs, p)
 		}
-		if errors.Is(err, ebpf.ErrKeyNotExist) {
+		if err == unix.ENOENT {
 			break
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("reading %s: %w", t.objs.PairMap, err)
 		}
 	}
-	var cc ebpf.MapBatchCursor
-	n, err := t.objs.CpuStatMap.BatchLookup(&cc, t.cpuIDs, t.cpus, nil)
-	if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-		return err
+	n, err := t.batch(unix.BPF_MAP_LOOKUP_BATCH, t.objs.CpuStatMap.FD(), true, unsafe.Pointer(&t.cpuIDs[0]), unsafe.Pointer(&t.cpus[0]), len(t.cpuIDs))
+	if err != nil && err != unix.ENOENT {
+		return fmt.Errorf("reading %s: %w", t.objs.CpuStatMap, err)
 	}
 	s.CPUs = s.CPUs[:0]
 	s.Dropped = 0
@@ -293,6 +295,37 @@ func (t *Tracer) Read(s *model.WakeupSample) error {
 		s.Dropped += c.Dropped
 	}
 	return nil
+}
+
+// batch runs one batch lookup command on the map with fd into keys and
+// vals (count entries each, in t's buffers), from the start of the map or
+// from where the previous call left t.cursor. It returns how many entries
+// it filled, and unix.ENOENT with the last of them. It is a raw system
+// call for the reason rawLink's are: the read at a refresh can find the
+// runtime's sysmon asleep. The attr holds addresses as integers, which is
+// safe because they point into t, on the heap, which Go never moves and
+// which outlives the call.
+func (t *Tracer) batch(cmd uintptr, fd int, first bool, keys, vals unsafe.Pointer, count int) (int, error) {
+	attr := struct {
+		inBatch, outBatch, keys, values uint64
+		count, mapFD                    uint32
+		elemFlags, flags                uint64
+	}{
+		outBatch: uint64(uintptr(unsafe.Pointer(&t.cursor))),
+		keys:     uint64(uintptr(keys)),
+		values:   uint64(uintptr(vals)),
+		count:    uint32(count),
+		mapFD:    uint32(fd),
+	}
+	if !first {
+		// The kernel reads the cursor before it writes the next.
+		attr.inBatch = attr.outBatch
+	}
+	_, _, e := unix.RawSyscall(unix.SYS_BPF, cmd, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
+	if e != 0 {
+		return int(attr.count), e
+	}
+	return int(attr.count), nil
 }
 
 // wakerOf is who a pair map key's waker is: a thread, the idle task (thread
