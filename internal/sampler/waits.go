@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/polltimer"
 	"github.com/ctxtop/ctxtop/internal/procfs"
 	"github.com/ctxtop/ctxtop/internal/wait"
 )
@@ -64,12 +65,12 @@ const (
 )
 
 // waitSampler takes the looks. Its timer callback runs on a goroutine of
-// its own (see lookTimer), so everything it touches is behind mu; the Monitor arms it
+// its own (see polltimer), so everything it touches is behind mu; the Monitor arms it
 // after a refresh and collects its tallies at the next.
 type waitSampler struct {
 	mu      sync.Mutex
 	rootFD  int
-	timer   *lookTimer
+	timer   *polltimer.Timer
 	period  time.Duration
 	looks   int
 	targets []waitTarget
@@ -425,7 +426,7 @@ func (w *waitSampler) arm(snap *model.Snapshot) {
 	w.looks = 0
 	w.period = snap.Interval / (WaitLooks + 1)
 	if w.timer == nil {
-		w.timer = newLookTimer(w.tick)
+		w.timer = polltimer.New(w.tick)
 	}
 	w.timer.Start(w.period)
 }

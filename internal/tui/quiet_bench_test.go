@@ -68,12 +68,20 @@ func hog(stop *atomic.Bool) {
 // idle, with a futex load running unpinned (s), and pinned to one CPU (p),
 // each phase measured after the wait-reason looks have had time to settle.
 // Five rounds, with a busy loop per CPU in the background. The load's
-// threads live in a child process and are not the monitor's. Reported:
-// the median of each phase over the rounds, and load/idle. The target is
-// a monitor within 2x its idle switches while its own load runs.
+// threads live in a child process and are not the monitor's.
+//
+// The machine this runs on is shared, and what others run moves the
+// monitor's figures several times over within minutes (its involuntary
+// switches follow how many tasks compete for the CPUs, its sampling pass
+// how many threads the host has). So each round's load phases are
+// compared with the idle phases either side of them, measured within
+// half a minute, and the gate is the median of those per-round ratios:
+// the monitor within 2x its idle switches while its own load runs.
+// Reported: the median of each phase over the rounds (total and
+// voluntary), and the median ratios.
 func BenchmarkMonitorSelfSwitchesUnderLoad(b *testing.B) {
 	if testing.Short() {
-		b.Skip("runs the monitor in tmux for two minutes")
+		b.Skip("runs the monitor in tmux for two and a half minutes")
 	}
 	x := tmux{t: b, socket: fmt.Sprintf("ctxtop-quiet-%d", os.Getpid())}
 	if _, err := exec.LookPath("tmux"); err != nil {
@@ -108,6 +116,14 @@ func BenchmarkMonitorSelfSwitchesUnderLoad(b *testing.B) {
 		secs := time.Since(t0).Seconds()
 		return phase{float64(v1-v0+n1-n0) / secs, float64(v1-v0) / secs}
 	}
+	median := func(v []float64) float64 {
+		s := slices.Clone(v)
+		slices.Sort(s)
+		if n := len(s); n%2 == 0 {
+			return (s[n/2-1] + s[n/2]) / 2
+		}
+		return s[len(s)/2]
+	}
 	for range b.N {
 		mark := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
 		x.run("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", "-e", "CTXTOP_QUIET_BENCH="+mark, bin)
@@ -118,10 +134,13 @@ func BenchmarkMonitorSelfSwitchesUnderLoad(b *testing.B) {
 		})
 		x.run("send-keys", "-t", "e2e", "L")
 		x.waitFor("the load panel", contains("LOAD", "futex", "unpinned"))
+		// idle has one phase more than the others: before round 1 and
+		// after each round.
 		var idle, unpinned, pinned []phase
+		time.Sleep(settle)
+		idle = append(idle, rate(pid))
+		var perUnpinned, perPinned []float64
 		for r := range rounds {
-			time.Sleep(settle)
-			idle = append(idle, rate(pid))
 			x.run("send-keys", "-t", "e2e", "s")
 			x.waitFor("the load to run unpinned", contains("running", "unpinned"))
 			time.Sleep(settle)
@@ -137,8 +156,14 @@ func BenchmarkMonitorSelfSwitchesUnderLoad(b *testing.B) {
 				x.run("send-keys", "-t", "e2e", "p")
 				time.Sleep(100 * time.Millisecond)
 			}
-			b.Logf("round %d: monitor's own switches/s (voluntary): idle %.1f (%.1f), futex load unpinned %.1f (%.1f), pinned %.1f (%.1f)",
-				r+1, idle[r].total, idle[r].vol, unpinned[r].total, unpinned[r].vol, pinned[r].total, pinned[r].vol)
+			time.Sleep(settle)
+			idle = append(idle, rate(pid))
+			base := (idle[r].total + idle[r+1].total) / 2
+			perUnpinned = append(perUnpinned, unpinned[r].total/base)
+			perPinned = append(perPinned, pinned[r].total/base)
+			b.Logf("round %d: monitor's own switches/s (voluntary): idle %.1f (%.1f), futex load unpinned %.1f (%.1f), pinned %.1f (%.1f), idle %.1f (%.1f); %.2fx and %.2fx idle",
+				r+1, idle[r].total, idle[r].vol, unpinned[r].total, unpinned[r].vol, pinned[r].total, pinned[r].vol,
+				idle[r+1].total, idle[r+1].vol, perUnpinned[r], perPinned[r])
 		}
 		x.run("kill-server")
 		med := func(v []phase, f func(phase) float64) float64 {
@@ -146,21 +171,22 @@ func BenchmarkMonitorSelfSwitchesUnderLoad(b *testing.B) {
 			for _, p := range v {
 				s = append(s, f(p))
 			}
-			slices.Sort(s)
-			return s[len(s)/2]
+			return median(s)
 		}
 		total := func(p phase) float64 { return p.total }
 		vol := func(p phase) float64 { return p.vol }
-		mi, mu, mp := med(idle, total), med(unpinned, total), med(pinned, total)
-		b.ReportMetric(mi, "idle-cs/s")
-		b.ReportMetric(mu, "unpinned-cs/s")
-		b.ReportMetric(mp, "pinned-cs/s")
+		b.ReportMetric(med(idle, total), "idle-cs/s")
+		b.ReportMetric(med(unpinned, total), "unpinned-cs/s")
+		b.ReportMetric(med(pinned, total), "pinned-cs/s")
 		b.ReportMetric(med(idle, vol), "idle-vol-cs/s")
 		b.ReportMetric(med(unpinned, vol), "unpinned-vol-cs/s")
 		b.ReportMetric(med(pinned, vol), "pinned-vol-cs/s")
-		b.ReportMetric(max(mu, mp)/mi, "load/idle")
-		if worst := max(mu, mp); worst > 2*mi {
-			b.Errorf("monitor's own switches with its load running %.1f/s (median of %d rounds), idle %.1f/s: want at most 2x idle", worst, rounds, mi)
+		ru, rp := median(perUnpinned), median(perPinned)
+		b.ReportMetric(ru, "unpinned/idle")
+		b.ReportMetric(rp, "pinned/idle")
+		if worst := max(ru, rp); worst > 2 {
+			b.Errorf("monitor's own switches with its load running %.2fx its idle ones (unpinned %.2fx, pinned %.2fx, medians of %d rounds): want at most 2x",
+				worst, ru, rp, rounds)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/polltimer"
 )
 
 // Collector attaches the tracer only while someone looks (a view is open,
@@ -25,10 +26,12 @@ type Collector struct {
 	// prev is the previous read (nil before the first), held in last.
 	prev      *model.WakeupSample
 	last, cur model.WakeupSample
-	// window ends the switch program's part of an interval; gen tells a
-	// window's end from an earlier one's.
-	window *time.Timer
-	gen    int
+	// window ends the switch program's part of an interval, at windowEnd
+	// (zero when no window is open). It is a polltimer: a Go timer would
+	// wake the runtime's sysmon thread too, two more switches of the
+	// monitor at every refresh while a load runs.
+	window    *polltimer.Timer
+	windowEnd time.Time
 }
 
 // The switch program, which times wake-ups to the wakee's switch-in, runs
@@ -100,10 +103,9 @@ func (c *Collector) Apply() {
 // timeLatencies times wake-ups for d from now, or until told otherwise
 // when d is 0. c.mu is held.
 func (c *Collector) timeLatencies(d time.Duration) {
-	c.gen++
+	c.windowEnd = time.Time{}
 	if c.window != nil {
 		c.window.Stop()
-		c.window = nil
 	}
 	if err := c.tr.TimeLatencies(true); err != nil {
 		c.err = err
@@ -112,14 +114,25 @@ func (c *Collector) timeLatencies(d time.Duration) {
 	if d == 0 {
 		return
 	}
-	gen := c.gen
-	c.window = time.AfterFunc(d, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.gen == gen && c.tr != nil {
-			c.tr.TimeLatencies(false)
-		}
-	})
+	if c.window == nil {
+		c.window = polltimer.New(c.endWindow)
+	}
+	c.windowEnd = time.Now().Add(d)
+	c.window.Start(d)
+}
+
+// endWindow stops timing wake-ups when the window is over. An expiry of a
+// window that a later one replaced may still be on its way here; the
+// window's end tells them apart.
+func (c *Collector) endWindow() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.windowEnd.IsZero() || time.Now().Before(c.windowEnd) || c.tr == nil {
+		return
+	}
+	c.windowEnd = time.Time{}
+	c.window.Stop()
+	c.tr.TimeLatencies(false)
 }
 
 // Err is why the programs could not be attached, nil when they are (or
@@ -198,9 +211,9 @@ func (c *Collector) Close() {
 }
 
 func (c *Collector) closeLocked() {
-	c.gen++
+	c.windowEnd = time.Time{}
 	if c.window != nil {
-		c.window.Stop()
+		c.window.Close()
 		c.window = nil
 	}
 	if c.tr != nil {

@@ -12,9 +12,9 @@ import (
 	"fmt"
 	"os"
 	"time"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
@@ -92,7 +92,7 @@ type Tracer struct {
 	objs wakeupObjects
 	// The programs' links while attached: waking always, sw while timing
 	// or counting per CPU, migrate while counting per CPU.
-	waking, sw, migrate link.Link
+	waking, sw, migrate *rawLink
 	// What SetPerCPU and TimeLatencies asked for.
 	perCPU, timing bool
 
@@ -102,6 +102,9 @@ type Tracer struct {
 	vals   []wakeupPair
 	cpuIDs []uint32
 	cpus   []wakeupCpuStats
+	// cursor is where a batch read stopped: a hash map's bucket (4 bytes),
+	// an array's key (4 bytes here).
+	cursor [8]byte
 }
 
 // batch is how many pairs one batch syscall returns; a hash bucket never
@@ -161,17 +164,42 @@ func open(pairs uint32) (t *Tracer, err error) {
 	return t, nil
 }
 
-// attach attaches a program to its tracepoint.
-func attach(p *ebpf.Program) (link.Link, error) {
-	l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
-	if err != nil {
-		return nil, fmt.Errorf("%w: kernel %s cannot attach %s: %s", ErrUnavailable, bpfutil.KernelRelease(), p, bpfutil.FirstLine(err))
+// rawLink is an attached program: the fd of its BPF link, made and closed
+// with raw system calls. The latency window detaches the switch program
+// from a timer between two refreshes, while the monitor is otherwise
+// asleep. An ordinary system call there (cilium's link.Close is one) wakes
+// the Go runtime's sysmon thread from its sleep with its polling reset to
+// every 20 µs, which it then keeps up through the next sampling pass:
+// about 50 switches of its own and as many preemptions of the sampling
+// thread, each refresh. A raw one wakes nothing.
+type rawLink struct{ fd int }
+
+// attach attaches a program to its tracepoint: BPF_RAW_TRACEPOINT_OPEN
+// with no name takes the tracepoint from the program (tp_btf), on every
+// kernel that loads these programs (5.5 and later).
+func attach(p *ebpf.Program) (*rawLink, error) {
+	attr := struct {
+		name   uint64
+		progFD uint32
+		_      uint32
+	}{progFD: uint32(p.FD())}
+	fd, _, e := unix.RawSyscall(unix.SYS_BPF, unix.BPF_RAW_TRACEPOINT_OPEN, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
+	if e != 0 {
+		return nil, fmt.Errorf("%w: kernel %s cannot attach %s: %v", ErrUnavailable, bpfutil.KernelRelease(), p, e)
 	}
-	return l, nil
+	return &rawLink{fd: int(fd)}, nil
+}
+
+// Close detaches the program.
+func (l *rawLink) Close() error {
+	if _, _, e := unix.RawSyscall(unix.SYS_CLOSE, uintptr(l.fd), 0, 0); e != 0 {
+		return e
+	}
+	return nil
 }
 
 // setLink attaches p or detaches l, as on asks, and returns the link.
-func setLink(l link.Link, p *ebpf.Program, on bool) (link.Link, error) {
+func setLink(l *rawLink, p *ebpf.Program, on bool) (*rawLink, error) {
 	switch {
 	case on && l == nil:
 		return attach(p)
@@ -214,7 +242,7 @@ func (t *Tracer) Close() error {
 		return nil
 	}
 	var errs []error
-	for _, l := range []link.Link{t.migrate, t.sw, t.waking} {
+	for _, l := range []*rawLink{t.migrate, t.sw, t.waking} {
 		if l != nil {
 			errs = append(errs, l.Close())
 		}
@@ -231,9 +259,9 @@ func (t *Tracer) Close() error {
 func (t *Tracer) Read(s *model.WakeupSample) error {
 	s.Time = time.Now()
 	s.Pairs = s.Pairs[:0]
-	var cursor ebpf.MapBatchCursor
-	for {
-		n, err := t.objs.PairMap.BatchLookupAndDelete(&cursor, t.keys, t.vals, nil)
+	pairs := t.objs.PairMap.FD()
+	for first := true; ; first = false {
+		n, err := t.batch(unix.BPF_MAP_LOOKUP_AND_DELETE_BATCH, pairs, first, unsafe.Pointer(&t.keys[0]), unsafe.Pointer(&t.vals[0]), len(t.keys))
 		for i := range n {
 			k, v := &t.keys[i], &t.vals[i]
 			p := model.WakeupPairCount{
@@ -246,17 +274,16 @@ func (t *Tracer) Read(s *model.WakeupSample) error {
 			}
 			s.Pairs = append(s.Pairs, p)
 		}
-		if errors.Is(err, ebpf.ErrKeyNotExist) {
+		if err == unix.ENOENT {
 			break
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("reading %s: %w", t.objs.PairMap, err)
 		}
 	}
-	var cc ebpf.MapBatchCursor
-	n, err := t.objs.CpuStatMap.BatchLookup(&cc, t.cpuIDs, t.cpus, nil)
-	if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-		return err
+	n, err := t.batch(unix.BPF_MAP_LOOKUP_BATCH, t.objs.CpuStatMap.FD(), true, unsafe.Pointer(&t.cpuIDs[0]), unsafe.Pointer(&t.cpus[0]), len(t.cpuIDs))
+	if err != nil && err != unix.ENOENT {
+		return fmt.Errorf("reading %s: %w", t.objs.CpuStatMap, err)
 	}
 	s.CPUs = s.CPUs[:0]
 	s.Dropped = 0
@@ -267,6 +294,37 @@ func (t *Tracer) Read(s *model.WakeupSample) error {
 		s.Dropped += c.Dropped
 	}
 	return nil
+}
+
+// batch runs one batch lookup command on the map with fd into keys and
+// vals (count entries each, in t's buffers), from the start of the map or
+// from where the previous call left t.cursor. It returns how many entries
+// it filled, and unix.ENOENT with the last of them. It is a raw system
+// call for the reason rawLink's are: the read at a refresh can find the
+// runtime's sysmon asleep. The attr holds addresses as integers, which is
+// safe because they point into t, on the heap, which Go never moves and
+// which outlives the call.
+func (t *Tracer) batch(cmd uintptr, fd int, first bool, keys, vals unsafe.Pointer, count int) (int, error) {
+	attr := struct {
+		inBatch, outBatch, keys, values uint64
+		count, mapFD                    uint32
+		elemFlags, flags                uint64
+	}{
+		outBatch: uint64(uintptr(unsafe.Pointer(&t.cursor))),
+		keys:     uint64(uintptr(keys)),
+		values:   uint64(uintptr(vals)),
+		count:    uint32(count),
+		mapFD:    uint32(fd),
+	}
+	if !first {
+		// The kernel reads the cursor before it writes the next.
+		attr.inBatch = attr.outBatch
+	}
+	_, _, e := unix.RawSyscall(unix.SYS_BPF, cmd, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
+	if e != 0 {
+		return int(attr.count), e
+	}
+	return int(attr.count), nil
 }
 
 // wakerOf is who a pair map key's waker is: a thread, the idle task (thread

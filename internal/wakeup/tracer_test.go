@@ -116,6 +116,20 @@ func TestCollectorTimesLatenciesPartOfTheInterval(t *testing.T) {
 	if n := bpfLinks(t) - before; n != 1 {
 		t.Errorf("after a 30 ms window: %d links, want 1", n)
 	}
+	// A window replaced before its end lasts its own length: the first
+	// one's expiry must not end the second.
+	window(100 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	window(2 * time.Second)
+	time.Sleep(200 * time.Millisecond)
+	if n := bpfLinks(t) - before; n != 2 {
+		t.Errorf("a 2 s window, past the end of the 100 ms one it replaced: %d links, want 2", n)
+	}
+	for end := time.Now().Add(10 * time.Second); bpfLinks(t)-before != 1; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the 2 s window still open after 10 s: %d links, want 1", bpfLinks(t)-before)
+		}
+	}
 	c.WantPerCPU(true)
 	c.Apply()
 	window(30 * time.Millisecond)

@@ -1,4 +1,8 @@
-package sampler
+// Package polltimer is a timer for a monitor that must not wake itself:
+// it wakes only the thread already parked in the Go runtime's network
+// poller, and not the runtime's sysmon thread, which a Go timer wakes
+// each time one is due.
+package polltimer
 
 import (
 	"os"
@@ -8,16 +12,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lookTimer calls f every period until stopped. The looks run while a
-// load's threads are hot, and a Go timer would cost each of them about
-// four switches: the runtime's sysmon thread sleeps until the next timer
-// is due, so it wakes at every look, and the callback's goroutine is
-// handed to another thread. A timerfd waited on through the runtime's
-// network poller instead wakes only the thread already parked in
-// epoll_wait, which runs the look itself; it is set and read with raw
-// system calls, which do not wake sysmon either. Where timerfd is missing,
-// a Go timer does the job.
-type lookTimer struct {
+// Timer calls f every period until stopped. A Go timer would cost each
+// call about four switches: the runtime's sysmon thread sleeps until the
+// next timer is due, so it wakes at every one, and the callback's
+// goroutine is handed to another thread. A timerfd waited on through the
+// runtime's network poller instead wakes only the thread already parked
+// in epoll_wait, which runs f itself; it is set and read with raw system
+// calls, which do not wake sysmon either. Where timerfd is missing, a Go
+// timer does the job. f runs on a goroutine of the Timer's own.
+type Timer struct {
 	f      func()
 	file   *os.File
 	fd     int
@@ -25,8 +28,9 @@ type lookTimer struct {
 	timer  *time.Timer // fallback without timerfd
 }
 
-func newLookTimer(f func()) *lookTimer {
-	t := &lookTimer{f: f, fd: -1}
+// New returns a stopped Timer that calls f.
+func New(f func()) *Timer {
+	t := &Timer{f: f, fd: -1}
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
 		return t
@@ -43,7 +47,7 @@ func newLookTimer(f func()) *lookTimer {
 }
 
 // wait runs f after each expiry until the file is closed.
-func (t *lookTimer) wait(rc interface {
+func (t *Timer) wait(rc interface {
 	Read(func(fd uintptr) bool) error
 }) {
 	var n uint64
@@ -60,7 +64,7 @@ func (t *lookTimer) wait(rc interface {
 }
 
 // Start calls f every period from now on.
-func (t *lookTimer) Start(period time.Duration) {
+func (t *Timer) Start(period time.Duration) {
 	t.period = period
 	if t.file == nil {
 		if t.timer == nil {
@@ -73,19 +77,19 @@ func (t *lookTimer) Start(period time.Duration) {
 	t.set(period)
 }
 
-func (t *lookTimer) fallback() {
+func (t *Timer) fallback() {
 	t.f()
 }
 
 // Again schedules the next call when the timer does not repeat by itself.
-func (t *lookTimer) Again() {
+func (t *Timer) Again() {
 	if t.file == nil && t.timer != nil {
 		t.timer.Reset(t.period)
 	}
 }
 
 // Stop cancels the calls not yet made.
-func (t *lookTimer) Stop() {
+func (t *Timer) Stop() {
 	if t.file == nil {
 		if t.timer != nil {
 			t.timer.Stop()
@@ -95,14 +99,14 @@ func (t *lookTimer) Stop() {
 	t.set(0)
 }
 
-func (t *lookTimer) set(period time.Duration) {
+func (t *Timer) set(period time.Duration) {
 	ts := unix.NsecToTimespec(int64(period))
 	its := unix.ItimerSpec{Interval: ts, Value: ts}
 	unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, uintptr(t.fd), 0, uintptr(unsafe.Pointer(&its)), 0, 0, 0)
 }
 
 // Close stops the calls for good.
-func (t *lookTimer) Close() {
+func (t *Timer) Close() {
 	t.Stop()
 	if t.file != nil {
 		t.file.Close()
