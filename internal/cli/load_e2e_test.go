@@ -657,6 +657,19 @@ func TestCPUQuotaKilledLeavesNoCgroup(t *testing.T) {
 	if _, err := os.Stat(stale); err != nil {
 		t.Fatalf("the killed run's cgroup %s is already gone (%v): nothing to test", stale, err)
 	}
+	// The sweep removes only empty groups. The orphaned workload stays
+	// listed in cgroup.procs until init reaps it, which a busy host may
+	// take a while to do.
+	for {
+		procs, err := os.ReadFile(filepath.Join(stale, "cgroup.procs"))
+		if err != nil || len(bytes.TrimSpace(procs)) == 0 {
+			break
+		}
+		if time.Now().After(deadline.Add(20 * time.Second)) {
+			t.Fatalf("the killed run's cgroup %s still lists %q", stale, procs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	out, err := exec.Command(bin, "load", "--mode", "pool", "--threads", "1", "--cpu-quota", "0.5", "--duration", "0.2").CombinedOutput()
 	if err != nil {
 		t.Fatalf("second --cpu-quota run: %v\n%s", err, out)
