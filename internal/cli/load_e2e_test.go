@@ -420,7 +420,9 @@ func TestLoadChildDies(t *testing.T) {
 // waitChild finds the child process of ppid, scanning /proc for its PPID.
 func waitChild(t *testing.T, ppid int) int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// A condition, not a sleep: on a host of a hundred thousand threads
+	// a Go binary took over ten seconds to start its child.
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		ents, _ := os.ReadDir("/proc")
 		for _, e := range ents {
