@@ -10,12 +10,17 @@
 //	sampler.go   Config, New, Close and Sample, a pass in named phases
 //	pass.go      one process per pass: the activity gate, which threads, reading them
 //	pool.go      the task and process records kept between passes, recycled
-//	task.go      per-thread reads: schedstat, status, stat, comm
-//	readclock.go when each task's counters were read
-//	system.go    system-wide counters: stat, interrupts, loadavg, pressure
-//	errors.go    which errors are normal life in /proc and which count
-//	sys.go       raw syscalls over NUL-terminated paths
-//	taskstats.go the netlink activity gate
+//	task.go        per-thread reads: schedstat, status, stat
+//	migrations.go  per-thread migrations, for threads that ran
+//	readclock.go   when each task's counters were read
+//	systemfiles.go system-wide counters: stat, interrupts, loadavg, pressure
+//	errors.go      which errors are normal life in /proc and which count
+//	rawcalls.go    raw syscalls over NUL-terminated paths
+//	taskstats.go   the netlink activity gate
+//	iter.go        the BPF task walk, which reads every thread in one call as root
+//	cgroup.go      the cgroups tasks are in, and their CPU throttling
+//	looks.go       wait-reason looks at hot blocking threads between passes
+//	looks_api.go   the looks as the live source drives them (Waits)
 package sampler
 
 import (

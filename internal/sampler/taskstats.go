@@ -93,7 +93,7 @@ func genlRequest(family uint16, cmd uint8, attrType uint16, payload []byte) []by
 }
 
 // roundTrip sends a request and reads the reply with raw syscalls: the
-// kernel answers within the send, so the read never waits (see sys.go).
+// kernel answers within the send, so the read never waits (see rawcalls.go).
 func (c *taskstatsConn) roundTrip(req []byte) ([]byte, error) {
 	for {
 		_, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(c.fd), uintptr(unsafe.Pointer(&req[0])), uintptr(len(req)))

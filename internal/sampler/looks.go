@@ -567,7 +567,7 @@ func (w *waitSampler) fdKind(pid, fd int) procfs.FDKind {
 	return procfs.ParseFDTarget(string(w.link[:n]))
 }
 
-// readlinkat is raw, as the other procfs reads are (see sys.go).
+// readlinkat is raw, as the other procfs reads are (see rawcalls.go).
 func readlinkat(dirfd int, path, buf []byte) (int, error) {
 	n, _, e := unix.RawSyscall6(unix.SYS_READLINKAT, uintptr(dirfd), uintptr(unsafe.Pointer(&path[0])),
 		uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)

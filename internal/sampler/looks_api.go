@@ -3,7 +3,7 @@ package sampler
 import "github.com/ctxtop/ctxtop/internal/model"
 
 // Waits takes the wait-reason looks at a sampler's hot blocking threads
-// between two passes (see waits.go for how many and when). The live
+// between two passes (see looks.go for how many and when). The live
 // source arms it after each Snapshot and collects it at the next pass.
 type Waits struct{ w *waitSampler }
 
