@@ -242,10 +242,19 @@ func TestPerfCounterReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	k0, _ := ReadCounters("/proc", th.PID, th.TID)
-	time.Sleep(100 * time.Millisecond)
-	p1, _ := c.read()
-	k1, _ := ReadCounters("/proc", th.PID, th.TID)
-	perf, kernel := p1-p0, k1.sub(k0)
+	// Beside CPU hogs the pinned pair made 72 switches in a fixed 100 ms:
+	// read both counters until the kernel has counted the 100 compared.
+	var perf uint64
+	var kernel Counters
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		time.Sleep(20 * time.Millisecond)
+		p1, _ := c.read()
+		k1, _ := ReadCounters("/proc", th.PID, th.TID)
+		perf, kernel = p1-p0, k1.sub(k0)
+		if kernel.Voluntary+kernel.Involuntary >= 100 || time.Now().After(deadline) {
+			break
+		}
+	}
 	t.Logf("perf: %d switches, /proc: %d", perf, kernel.Voluntary+kernel.Involuntary)
 	// The two reads are not simultaneous: allow the switches of a few ms.
 	if k := float64(kernel.Voluntary + kernel.Involuntary); k < 100 || float64(perf) < 0.8*k || float64(perf) > 1.2*k {
