@@ -420,24 +420,37 @@ func TestLoadChildDies(t *testing.T) {
 // waitChild finds the child process of ppid, scanning /proc for its PPID.
 func waitChild(t *testing.T, ppid int) int {
 	t.Helper()
-	// A condition, not a sleep: on a host of a hundred thousand threads
-	// a Go binary took over ten seconds to start its child.
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			pid, err := strconv.Atoi(e.Name())
+	// Beside CPU hogs the process mode's second process was not there
+	// 10 s after its parent: a re-executed binary waits its turn for a CPU
+	// at every step of its start. The kernel's lists of the parent's
+	// children are looked at until one appears, the parent is gone, or a
+	// deadline far past any start seen passes.
+	start := time.Now()
+	deadline := start.Add(45 * time.Second)
+	for {
+		kids, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", ppid))
+		for _, k := range kids {
+			b, err := os.ReadFile(k)
 			if err != nil {
 				continue
 			}
-			if parent(pid) == ppid {
-				return pid
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					if d := time.Since(start); d > time.Second {
+						t.Logf("child %d of %d appeared after %v", pid, ppid, d.Round(time.Millisecond))
+					}
+					return pid
+				}
 			}
+		}
+		if !alive(ppid) {
+			t.Fatalf("%d exited with no child", ppid)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no child of %d appeared in %v", ppid, time.Since(start).Round(time.Millisecond))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("no child of %d appeared", ppid)
-	return 0
 }
 
 // parent is field 4 of /proc/PID/stat, read after the last ')' since the

@@ -29,8 +29,9 @@ func threadsSwitches(t *testing.T, r *Run) Counters {
 // watchRun starts cfg with no end, reads its threads' counters 50 ms in
 // and again watch later, stops it, and returns the difference and the
 // summary: what the run reports must hold at least what the test saw the
-// kernel count.
-func watchRun(t *testing.T, cfg Config, watch time.Duration) (seen Counters, s Summary) {
+// kernel count. end is the threads' counters since they started, read just
+// before the stop.
+func watchRun(t *testing.T, cfg Config, watch time.Duration) (seen, end Counters, s Summary) {
 	t.Helper()
 	cfg.Duration = 0
 	r, err := Start(cfg)
@@ -42,7 +43,7 @@ func watchRun(t *testing.T, cfg Config, watch time.Duration) (seen Counters, s S
 	time.Sleep(watch)
 	c1 := threadsSwitches(t, r)
 	s = r.Stop()
-	return c1.sub(c0), s
+	return c1.sub(c0), c1, s
 }
 
 // TestPoolCounts: the pool's reported items are what its threads' CPU time
@@ -50,7 +51,7 @@ func watchRun(t *testing.T, cfg Config, watch time.Duration) (seen Counters, s S
 // hold at least those the test saw the kernel count during the run.
 func TestPoolCounts(t *testing.T) {
 	cfg := Config{Mode: ModePool, Threads: 3, Work: 200 * time.Microsecond}
-	seen, s := watchRun(t, cfg, 250*time.Millisecond)
+	seen, _, s := watchRun(t, cfg, 250*time.Millisecond)
 	t.Logf("%d items, %.0f/s, %.0f involuntary/s, cpu %.3fs, run-queue wait %.2f; test saw %d involuntary",
 		s.Items, s.ItemsPerSec, s.InvoluntaryPerSec, s.CPUS, deref(s.RunQueueWaitShare), seen.Involuntary)
 	if s.Items < 50 || s.Threads != 3 || s.WorkNs != 200e3 {
@@ -82,16 +83,26 @@ func TestPoolCounts(t *testing.T) {
 // the kernel counts one voluntary switch (the sleep) per wake-up.
 func TestPollCounts(t *testing.T) {
 	cfg := Config{Mode: ModePoll, Threads: 4, Period: 5 * time.Millisecond}
-	seen, s := watchRun(t, cfg, 300*time.Millisecond)
-	t.Logf("%d wake-ups, %.0f/s (expected %.0f), %.1f voluntary/s per thread; test saw %d voluntary",
-		s.Wakeups, s.WakeupsPerSec, s.ExpectedWakeupsPerSec, s.VoluntaryPerSecPerThread, seen.Voluntary)
+	seen, end, s := watchRun(t, cfg, 300*time.Millisecond)
+	// Deadlines are absolute, so a late wake-up never adds one; but a
+	// thread kept off the CPU for more than a period loses the periods it
+	// waited through. Beside two CPU hogs the pollers spent much of the
+	// run waiting on the run queue and woke 491 times a second of 800.
+	// The kernel's run-queue wait of the threads (schedstat, over the
+	// whole run but the stop; none where schedstat is absent) is what the
+	// run could lose.
+	lost := float64(end.WaitNs) / float64(cfg.Period.Nanoseconds()) / s.DurationS
+	allowed := s.ExpectedWakeupsPerSec - lost
+	t.Logf("%d wake-ups, %.0f/s (expected %.0f, %.0f once the %.3f s waiting for a CPU is taken off), %.1f voluntary/s per thread; test saw %d voluntary",
+		s.Wakeups, s.WakeupsPerSec, s.ExpectedWakeupsPerSec, allowed, float64(end.WaitNs)/1e9, s.VoluntaryPerSecPerThread, seen.Voluntary)
 	if s.ExpectedWakeupsPerSec != 800 {
 		t.Errorf("expected wake-ups/s %v, want 4 threads / 5 ms = 800", s.ExpectedWakeupsPerSec)
 	}
-	// Deadlines are absolute, so a late wake-up never adds one; a busy
-	// machine may drop some.
-	if r := s.WakeupsPerSec / s.ExpectedWakeupsPerSec; r < 0.5 || r > 1.05 {
-		t.Errorf("%.0f wake-ups/s, expected %.0f: ratio %.2f, want 0.5-1.05", s.WakeupsPerSec, s.ExpectedWakeupsPerSec, r)
+	if r := s.WakeupsPerSec / s.ExpectedWakeupsPerSec; r > 1.05 {
+		t.Errorf("%.0f wake-ups/s, expected %.0f: ratio %.2f, want at most 1.05", s.WakeupsPerSec, s.ExpectedWakeupsPerSec, r)
+	}
+	if r := s.WakeupsPerSec / allowed; r < 0.5 {
+		t.Errorf("%.0f wake-ups/s, %.0f allowed by the time the threads were off the CPU: ratio %.2f, want at least 0.5", s.WakeupsPerSec, allowed, r)
 	}
 	if r := float64(s.SwitchesVoluntary) / float64(s.Wakeups); r < 0.9 || r > 1.5 {
 		t.Errorf("%d voluntary switches for %d wake-ups: %.2f each, want 0.9-1.5", s.SwitchesVoluntary, s.Wakeups, r)
@@ -231,10 +242,19 @@ func TestPerfCounterReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	k0, _ := ReadCounters("/proc", th.PID, th.TID)
-	time.Sleep(100 * time.Millisecond)
-	p1, _ := c.read()
-	k1, _ := ReadCounters("/proc", th.PID, th.TID)
-	perf, kernel := p1-p0, k1.sub(k0)
+	// Beside CPU hogs the pinned pair made 72 switches in a fixed 100 ms:
+	// read both counters until the kernel has counted the 100 compared.
+	var perf uint64
+	var kernel Counters
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		time.Sleep(20 * time.Millisecond)
+		p1, _ := c.read()
+		k1, _ := ReadCounters("/proc", th.PID, th.TID)
+		perf, kernel = p1-p0, k1.sub(k0)
+		if kernel.Voluntary+kernel.Involuntary >= 100 || time.Now().After(deadline) {
+			break
+		}
+	}
 	t.Logf("perf: %d switches, /proc: %d", perf, kernel.Voluntary+kernel.Involuntary)
 	// The two reads are not simultaneous: allow the switches of a few ms.
 	if k := float64(kernel.Voluntary + kernel.Involuntary); k < 100 || float64(perf) < 0.8*k || float64(perf) > 1.2*k {

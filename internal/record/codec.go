@@ -35,6 +35,8 @@ type state struct {
 	// wakeups is the current frame's tracer read alone, like waits; nil
 	// when the tracer was off.
 	wakeups *model.WakeupSample
+	// source is the current frame's alone, like waits.
+	source string
 	// wakeCPUs and wakeDropped are the running totals of the last frame
 	// that had a tracer read, which the next one's are written against.
 	wakeCPUs    []model.CPUSchedCount
@@ -86,6 +88,10 @@ const (
 	// less the change of the monotonic clock, zero but when the wall
 	// clock is stepped.
 	fWallSkew = 16
+	// fSource names what read the frame's tasks (model.Sample.Source). It
+	// is written in every frame that has one, so a reader that starts at
+	// any keyframe knows it; older readers skip it.
+	fSource = 17
 )
 
 // maxReadAt bounds a task's read time after its sample's: a pass takes

@@ -53,6 +53,7 @@ func (d *decoder) apply(b []byte) error {
 	// A new slice each frame: a sample handed out keeps its waits.
 	st.waits = nil
 	st.wakeups = nil
+	st.source = ""
 	var gone, readTimes, wakeups []byte
 	hasWakeups := false
 	// The wall clock moves as the monotonic one did in this frame, plus
@@ -101,6 +102,8 @@ func (d *decoder) apply(b []byte) error {
 			readTimes = f.b
 		case f.num == fWakeups && f.typ == protowire.BytesType:
 			wakeups, hasWakeups = f.b, true
+		case f.num == fSource && f.typ == protowire.BytesType:
+			st.source = readString(f.b)
 		case (f.num == fCounters || f.num == fPlanes) && f.typ == protowire.BytesType:
 			if err := d.parseCounters(f.b, f.num == fPlanes); err != nil {
 				return err
@@ -612,5 +615,6 @@ func (d *decoder) sample(dst *model.Sample, loc *time.Location) {
 		Cgroups:    cgs,
 		Waits:      d.st.waits,
 		Wakeups:    d.st.wakeups,
+		Source:     d.st.source,
 	}
 }

@@ -211,6 +211,9 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 	}
 	b = e.appendCgroups(b, s.Cgroups)
 	b = e.appendWaits(b, s.Waits)
+	if s.Source != "" {
+		b = appendStr(b, fSource, s.Source)
+	}
 	if b, err = e.appendWakeups(b, s); err != nil {
 		return dst, err
 	}

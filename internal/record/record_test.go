@@ -206,9 +206,6 @@ func fullSample(t *testing.T, from int) model.Sample {
 	f.fill(reflect.ValueOf(&s).Elem(), "Sample")
 	// What a sampler guarantees: CPU arrays as long as CPUs says.
 	s.System.CPUs = 2
-	// Which path read the tasks is said live only (Sample.Source): a
-	// replay's figures are the recording's, whichever path made them.
-	s.Source = ""
 	return s
 }
 

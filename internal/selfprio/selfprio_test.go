@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
@@ -73,16 +74,36 @@ func niceSet() string {
 // process has threads besides the one calling Raise.
 func lockedThreads(n int) func() {
 	stop := make(chan struct{})
+	var tids []int
 	for range n {
-		ready := make(chan struct{})
+		ready := make(chan int)
 		go func() {
 			runtime.LockOSThread()
-			close(ready)
+			ready <- unix.Gettid()
 			<-stop
 		}()
-		<-ready
+		tids = append(tids, <-ready)
 	}
-	return func() { close(stop) }
+	// A goroutine that returns locked takes its thread with it, but the
+	// thread leaves /proc/self/task a little later: beside CPU hogs one
+	// was still listed when the next test began, and gone before that
+	// test's walk reached it. Stopping waits until the kernel no longer
+	// lists them; the main thread, which the runtime never ends, stays.
+	return func() {
+		close(stop)
+		deadline := time.Now().Add(10 * time.Second)
+		for _, tid := range tids {
+			for tid != os.Getpid() {
+				if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(tid)); os.IsNotExist(err) {
+					break
+				}
+				if time.Now().After(deadline) {
+					panic(fmt.Sprintf("locked thread %d still listed 10 s after its goroutine returned", tid))
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	}
 }
 
 // TestRaiseWithoutPrivilege: an unprivileged monitor keeps its default

@@ -37,7 +37,8 @@ func stackShare(pane, title, fn string) float64 {
 // thread that blocks in reader_loop and consumer_wait and checks that
 // "blocked at" and "woken from" name them and their wakers' functions with
 // the shares the program counted (±10 points), and that the stack programs
-// are attached only while the detail view is open.
+// are attached only while the detail view is open: on top of what the table
+// view holds, which is the BPF task walk's three descriptors where it runs.
 func TestDetailShowsStacksInTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
@@ -60,9 +61,8 @@ func TestDetailShowsStacksInTmux(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// As root the BPF task walk reads the threads and holds its own
-	// descriptors; the stack tracer's come on top, only while the detail
-	// view is open.
+	// The table view's own descriptors (the BPF task walk, where it runs)
+	// are the baseline: the stack programs come and go on top of them.
 	base := bpfFDs(t, pid)
 	x.run("send-keys", "-t", "e2e", "/", "mixed", "Enter")
 	x.waitFor("the filter", contains("/mixed"))
@@ -73,7 +73,7 @@ func TestDetailShowsStacksInTmux(t *testing.T) {
 	})
 	checkFits(t, p, 100, 30)
 	if n := bpfFDs(t, pid); n <= base {
-		t.Errorf("the detail view holds %d BPF descriptors, no more than the table's %d", n, base)
+		t.Errorf("detail view shows stacks, yet %d BPF descriptors, as many as the table view's %d", n, base)
 	}
 	reads, conds := b.Counts()
 	r := 100 * float64(reads) / float64(reads+conds)
