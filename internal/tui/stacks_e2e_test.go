@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxtop/ctxtop/internal/stacks"
 	"github.com/ctxtop/ctxtop/internal/testutil"
@@ -67,9 +68,21 @@ func TestDetailShowsStacksInTmux(t *testing.T) {
 	x.run("send-keys", "-t", "e2e", "/", "mixed", "Enter")
 	x.waitFor("the filter", contains("/mixed"))
 	x.run("send-keys", "-t", "e2e", "Enter")
-	p := x.waitFor("both stacks of each kind", func(p string) bool {
+	allFour := func(p string) bool {
 		return stackShare(p, "blocked at", "reader_loop") > 0 && stackShare(p, "blocked at", "consumer_wait") > 0 &&
 			stackShare(p, "woken from", "writer_loop") > 0 && stackShare(p, "woken from", "producer_put") > 0
+	}
+	first := headerClock(t, x.waitFor("both stacks of each kind", allFour))
+	// The shares are over the last five refreshes, and the tracer samples
+	// the threads' events: judge them once the header's clock says the
+	// window is full (3 s of 0.5 s refreshes), not on the first screen
+	// that has a few samples of each.
+	p := x.waitFor("a full window of samples", func(p string) bool {
+		d := headerClock(t, p).Sub(first)
+		if d < 0 {
+			d += 24 * time.Hour // past midnight
+		}
+		return allFour(p) && d >= 3*time.Second
 	})
 	checkFits(t, p, 100, 30)
 	if n := bpfFDs(t, pid); n <= base {
@@ -93,4 +106,18 @@ func TestDetailShowsStacksInTmux(t *testing.T) {
 	}
 	x.run("send-keys", "-t", "e2e", "Escape")
 	x.waitFor("the table again", func(p string) bool { return !strings.Contains(p, "blocked at") && bpfFDs(t, pid) == base })
+}
+
+// headerClock is the time of day the header's first line ends with.
+func headerClock(t *testing.T, pane string) time.Time {
+	t.Helper()
+	line, _, _ := strings.Cut(pane, "\n")
+	f := strings.Fields(line)
+	for i := len(f) - 1; i >= 0; i-- {
+		if c, err := time.Parse("15:04:05", f[i]); err == nil {
+			return c
+		}
+	}
+	t.Fatalf("no clock in the header line %q", line)
+	return time.Time{}
 }
