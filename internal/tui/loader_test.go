@@ -104,21 +104,38 @@ func TestLoaderKeepsMonitorQuiet(t *testing.T) {
 	// next intervals find them asleep in futex every time, which settles
 	// them once five have: from then on they are looked at only at the
 	// refresh.
-	for i := 0; settled < 2; i++ {
-		if i == 6 {
-			t.Fatalf("the load's two threads not settled after %d refreshes (%d are)", i, settled)
+	//
+	// Beside CPU hogs a side's rate can swing more than twofold within
+	// the measured second, which rightly unsettles it and brings the
+	// spread looks back: such a second says nothing of settled threads,
+	// so it is measured again (three tries). The bound below applies to a
+	// second that ends with both still settled.
+	var (
+		p0, p1  LoadProgress
+		loadCS  uint64
+		loadCPU time.Duration
+		snap    model.Snapshot
+	)
+	for attempt := 1; ; attempt++ {
+		for i := 0; settled < 2; i++ {
+			if i == 10 {
+				t.Fatalf("the load's two threads not settled after %d refreshes (%d are)", i, settled)
+			}
+			time.Sleep(time.Second)
+			if _, err := mon.Next(); err != nil {
+				t.Fatal(err)
+			}
 		}
-		time.Sleep(time.Second)
-		if _, err := mon.Next(); err != nil {
+		p0 = run.Progress()
+		loadCS, loadCPU = watch(t, run)
+		p1 = run.Progress()
+		if snap, err = mon.Next(); err != nil {
 			t.Fatal(err)
 		}
-	}
-	p0 := run.Progress()
-	loadCS, loadCPU := watch(t, run)
-	p1 := run.Progress()
-	snap, err := mon.Next()
-	if err != nil {
-		t.Fatal(err)
+		if settled == 2 || attempt == 3 {
+			break
+		}
+		t.Logf("try %d: %d of the two threads still settled after the measured second; measuring again", attempt, settled)
 	}
 	t.Logf("wait-reason looks at the load's threads at the refresh: %d", looks)
 	if looks > 2*5 {
