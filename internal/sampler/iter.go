@@ -364,12 +364,7 @@ func (s *Sampler) updateIter(t *iterTask, r *taskiter.Record, fresh bool) {
 	c.State = taskiter.StateLetter(r.State, r.ExitState)
 	c.LastCPU = r.CPU
 	c.ReadAt = s.clock.stamp
-	if t.ran {
-		// The walk's record has no migration count: read it as the /proc
-		// path does, for threads that ran only.
-		s.path = appendTaskPath(s.path[:0], c.PID, c.TID, "sched")
-		readMigrationsInto(s, c)
-	}
+	c.Migrations = r.Migrations
 	ip := s.it
 	renamed := string(r.Comm) != t.comm
 	if renamed {

@@ -1,9 +1,6 @@
 package sampler
 
-import (
-	"github.com/ctxtop/ctxtop/internal/model"
-	"github.com/ctxtop/ctxtop/internal/procfs"
-)
+import "github.com/ctxtop/ctxtop/internal/procfs"
 
 // readMigrations refreshes t's se.nr_migrations from its sched file. It is
 // called only for a thread that ran since the last pass (or is new): one
@@ -15,22 +12,14 @@ import (
 // such file, and a thread may exit between its stat and its sched: either
 // way the count keeps its last value, so no rate jumps.
 //
-// The BPF task walk (iter.go) reads it the same way for the threads that
-// ran.
+// The BPF task walk (iter.go) has it in each thread's record, at no cost.
 func (s *Sampler) readMigrations(t *task) {
 	s.taskPath(t, "sched")
-	readMigrationsInto(s, &t.c)
-}
-
-// readMigrationsInto reads the sched file at s.path into c.Migrations,
-// keeping the last value when it cannot: the /proc path and the BPF task
-// walk (whose records carry no migration count) both use it.
-func readMigrationsInto(s *Sampler, c *model.TaskCounters) {
 	n, err := readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitStatus)
 	if err != nil {
 		return
 	}
 	if m, ok := procfs.ParseTaskSchedMigrations(s.buf[:n]); ok {
-		c.Migrations = m
+		t.c.Migrations = m
 	}
 }

@@ -9,7 +9,7 @@ import (
 // The record layout of bpf/taskiter.bpf.c (struct rec), little-endian as
 // the object is bpfel. Offsets are the C struct's.
 const (
-	recMaskOff = 88 // comm ends here; mask words follow
+	recMaskOff = 96 // comm ends here; mask words follow
 
 	// MaxMaskWords is how many 64-bit words of a thread's affinity the
 	// program copies at most (MAX_MASK_WORDS): 1024 CPUs. A machine with
@@ -42,6 +42,9 @@ type Record struct {
 	VoluntarySwitches, InvoluntarySwitches uint64
 	// RunNs, WaitNs and Timeslices are schedstat's three fields.
 	RunNs, WaitNs, Timeslices uint64
+	// Migrations is se.nr_migrations, /proc/PID/task/TID/sched's count of
+	// moves to another CPU.
+	Migrations uint64
 	// CPU is task_cpu(), stat's field 39.
 	CPU int
 	// State and ExitState are the raw __state and exit_state; StateLetter
@@ -70,7 +73,7 @@ func decode(b []byte, maskWords int, r *Record) error {
 		return fmt.Errorf("%w: thread %d on CPU %d", ErrRecord, tid, cpu)
 	}
 	flags := le.Uint32(b[68:])
-	comm := b[72:recMaskOff]
+	comm := b[80:recMaskOff]
 	for i, c := range comm {
 		if c == 0 {
 			comm = comm[:i]
@@ -88,6 +91,7 @@ func decode(b []byte, maskWords int, r *Record) error {
 		CPU:                 int(cpu),
 		State:               le.Uint32(b[60:]),
 		ExitState:           le.Uint32(b[64:]),
+		Migrations:          le.Uint64(b[72:]),
 		Kernel:              flags&pfKthread != 0,
 		Workqueue:           flags&pfWQWorker != 0,
 		Comm:                comm,

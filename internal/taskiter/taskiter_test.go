@@ -25,7 +25,8 @@ func rec(tid, tgid uint32, comm string, mask []uint64) []byte {
 	le.PutUint32(b[56:], 1)             // cpu
 	le.PutUint32(b[60:], 1)             // TASK_INTERRUPTIBLE
 	le.PutUint32(b[68:], pfKthread|0x4) // other flags are not the program's to send, but ignored
-	copy(b[72:88], comm)
+	le.PutUint64(b[72:], 9)             // nr_migrations
+	copy(b[80:96], comm)
 	for i, w := range mask {
 		le.PutUint64(b[recMaskOff+8*i:], w)
 	}
@@ -39,7 +40,7 @@ func TestDecode(t *testing.T) {
 	}
 	want := Record{
 		TID: 42, PID: 40, StartNs: 123e7, VoluntarySwitches: 5, InvoluntarySwitches: 6,
-		RunNs: 700, WaitNs: 80, Timeslices: 11, CPU: 1, State: 1, Kernel: true,
+		RunNs: 700, WaitNs: 80, Timeslices: 11, Migrations: 9, CPU: 1, State: 1, Kernel: true,
 		Comm: []byte("worker"), Mask: []byte{0b1011, 0, 0, 0, 0, 0, 0, 0},
 	}
 	if diff := cmp.Diff(want, r); diff != "" {

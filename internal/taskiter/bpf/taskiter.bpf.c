@@ -51,6 +51,7 @@ struct rec {
 	u32 state; /* __state */
 	s32 exit_state;
 	u32 flags; /* PF_KTHREAD | PF_WQ_WORKER of task->flags */
+	u64 nr_migrations; /* se.nr_migrations, sched's moves to another CPU */
 	char comm[TASK_COMM_LEN];
 	u64 mask[MAX_MASK_WORDS]; /* cpus_mask, mask_words of them */
 };
@@ -117,6 +118,7 @@ static __always_inline void fill(struct rec *r, struct task_struct *t)
 	r->nvcsw = t->nvcsw;
 	r->nivcsw = t->nivcsw;
 	r->run_ns = t->se.sum_exec_runtime;
+	r->nr_migrations = t->se.nr_migrations;
 	r->wait_ns = t->sched_info.run_delay;
 	r->pcount = t->sched_info.pcount;
 	r->cpu = cpu_of(t);

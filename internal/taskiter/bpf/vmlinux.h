@@ -48,6 +48,7 @@ struct bpf_iter_meta {
 
 struct sched_entity {
 	u64 sum_exec_runtime;
+	u64 nr_migrations;
 } __attribute__((preserve_access_index));
 
 /* CONFIG_SCHED_INFO (selected by SCHEDSTATS or TASK_DELAY_ACCT). */
