@@ -325,9 +325,10 @@ func num(v float64) string { return format.Thousands(v) }
 
 // JSON writes one object per report per line.
 type JSON struct {
-	w    io.Writer
-	opts Options
-	enc  *json.Encoder
+	w       io.Writer
+	opts    Options
+	enc     *json.Encoder
+	scratch *threadScratch
 }
 
 // NewJSON returns a JSON-lines writer to w.
@@ -335,7 +336,7 @@ func NewJSON(w io.Writer, opts Options) *JSON {
 	enc := json.NewEncoder(w)
 	// A comm like "a<b>&c" stays readable in jq's input.
 	enc.SetEscapeHTML(false)
-	return &JSON{w: w, opts: opts, enc: enc}
+	return &JSON{w: w, opts: opts, enc: enc, scratch: newThreadScratch()}
 }
 
 type jsonReport struct {
@@ -444,68 +445,125 @@ type jsonProcess struct {
 }
 
 // jsonThread is one thread as an object whose keys are package fields'
-// JSON keys, in the table's order.
-type jsonThread struct{ t *model.ThreadRates }
+// JSON keys, in the table's order, written into the report's scratch.
+type jsonThread struct {
+	t  *model.ThreadRates
+	sc *threadScratch
+}
 
-// MarshalJSON writes the thread's fields. Values go through an encoder
-// that leaves "<>&" alone, as the report's own does: json.Marshal would
-// escape them, and the report's encoder keeps a Marshaler's escapes.
+// threadScratch is the buffer and encoder every thread row of a report is
+// written with, one per JSON writer: a busy host's report has thousands of
+// rows, and an encoder and buffer each cost a third of the report's time.
+// The report's encoder copies what MarshalJSON returns before the next row
+// is written.
+type threadScratch struct {
+	b   bytes.Buffer
+	enc *json.Encoder
+}
+
+func newThreadScratch() *threadScratch {
+	sc := &threadScratch{}
+	sc.enc = json.NewEncoder(&sc.b)
+	// As the report's own encoder: json.Marshal would escape "<>&", and
+	// the report keeps a Marshaler's escapes.
+	sc.enc.SetEscapeHTML(false)
+	return sc
+}
+
+// key starts a member: our keys are plain ASCII, written as they are.
+func (sc *threadScratch) key(first bool, k string) {
+	if !first {
+		sc.b.WriteByte(',')
+	}
+	sc.b.WriteByte('"')
+	sc.b.WriteString(k)
+	sc.b.WriteString(`":`)
+}
+
+// value writes v as encoding/json does; numbers and the common kinds
+// without the encoder's reflection.
+func (sc *threadScratch) value(v any) error {
+	switch x := v.(type) {
+	case float64:
+		return sc.float(x)
+	case int:
+		sc.b.Write(strconv.AppendInt(sc.b.AvailableBuffer(), int64(x), 10))
+		return nil
+	case bool:
+		sc.b.WriteString(strconv.FormatBool(x))
+		return nil
+	}
+	if err := sc.enc.Encode(v); err != nil {
+		return err
+	}
+	sc.b.Truncate(sc.b.Len() - 1) // Encode ends each value with a newline
+	return nil
+}
+
+// float writes x as encoding/json does: from 1e-6 to 1e21 (and 0) as 'f'
+// with the fewest digits; anything else is left to the encoder ('e').
+func (sc *threadScratch) float(x float64) error {
+	if a := math.Abs(x); x == 0 || a >= 1e-6 && a < 1e21 {
+		sc.b.Write(strconv.AppendFloat(sc.b.AvailableBuffer(), x, 'f', -1, 64))
+		return nil
+	}
+	if err := sc.enc.Encode(x); err != nil {
+		return err
+	}
+	sc.b.Truncate(sc.b.Len() - 1)
+	return nil
+}
+
+// MarshalJSON writes the thread's fields.
 func (j jsonThread) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	b.WriteByte('{')
+	sc := j.sc
+	sc.b.Reset()
+	sc.b.WriteByte('{')
 	first := true
 	for i := range fields.Thread {
 		f := &fields.Thread[i]
 		if f.JSON == "" {
 			continue
 		}
-		var v any
 		if f.Numeric() {
 			x := round2(f.Value(j.t))
 			if x == 0 && f.OmitZero {
 				continue
 			}
-			v = x
-		} else if v = f.JSONValue(j.t); v == nil {
+			sc.key(first, f.JSON)
+			first = false
+			if err := sc.float(x); err != nil {
+				return nil, err
+			}
 			continue
 		}
-		if !first {
-			b.WriteByte(',')
+		v := f.JSONValue(j.t)
+		if v == nil {
+			continue
 		}
+		sc.key(first, f.JSON)
 		first = false
-		if err := enc.Encode(f.JSON); err != nil {
+		if err := sc.value(v); err != nil {
 			return nil, err
 		}
-		b.Truncate(b.Len() - 1) // Encode ends each value with a newline
-		b.WriteByte(':')
-		if err := enc.Encode(v); err != nil {
-			return nil, err
-		}
-		b.Truncate(b.Len() - 1)
 	}
 	// Stacks are per-thread lists, not columns: present only with
 	// --stacks, for threads the stack tracer targeted.
-	for _, st := range []struct {
-		key string
-		v   []jsonStack
-	}{{"blocked_at", jsonStacks(j.t.BlockedAt)}, {"woken_from", jsonStacks(j.t.WokenFrom)}} {
-		if len(st.v) == 0 {
-			continue
-		}
-		if !first {
-			b.WriteByte(',')
-		}
+	if len(j.t.BlockedAt) > 0 {
+		sc.key(first, "blocked_at")
 		first = false
-		b.WriteString(`"` + st.key + `":`)
-		if err := enc.Encode(st.v); err != nil {
+		if err := sc.value(jsonStacks(j.t.BlockedAt)); err != nil {
 			return nil, err
 		}
-		b.Truncate(b.Len() - 1)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	if len(j.t.WokenFrom) > 0 {
+		sc.key(first, "woken_from")
+		if err := sc.value(jsonStacks(j.t.WokenFrom)); err != nil {
+			return nil, err
+		}
+	}
+	sc.b.WriteByte('}')
+	return sc.b.Bytes(), nil
 }
 
 // jsonStack is one of a thread's top stacks over the last refreshes.
@@ -579,7 +637,7 @@ func (j *JSON) Write(s *model.Snapshot) error {
 		if j.opts.Top > 0 && i >= j.opts.Top {
 			break
 		}
-		jt := jsonThread{&s.Threads[i]}
+		jt := jsonThread{&s.Threads[i], j.scratch}
 		r.Threads = append(r.Threads, jt)
 	}
 	for i, c := range s.Cgroups {
