@@ -61,23 +61,8 @@ func TestCgroupsOnFixtureTree(t *testing.T) {
 // on a busy machine), and a futex ping-pong. One JSON report must say "throttled" for the
 // first and "futex" for the second.
 func TestThrottledAndFutexEndToEnd(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("creating a cgroup needs root; skipped")
-	}
-	fs, err := procfs.NewFS("/proc")
-	if err != nil {
-		t.Skip("no /proc")
-	}
-	mounts, err := fs.CgroupMounts()
-	if err != nil || mounts.CPU == "" || mounts.CPURoot != "/" {
-		t.Skip("no v1 cpu hierarchy here (the sampler's test covers cgroup v2); skipped")
-	}
 	bin := testutil.Binary(t)
-	name := fmt.Sprintf("ctxtop-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
-	dir := filepath.Join(mounts.CPU, name)
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Skipf("cannot create a cgroup: %v", err)
-	}
+	name, dir := v1CPUCgroup(t, "")
 	var spinners []*exec.Cmd
 	t.Cleanup(func() {
 		for _, c := range spinners {
@@ -201,23 +186,8 @@ func deref(p *float64) any {
 // sequence, a tab and a bidi override. Live JSON must not carry them raw,
 // and must show the very path the replay of the same run shows.
 func TestHostileCgroupNameLiveAndReplay(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("creating a cgroup needs root; skipped")
-	}
-	fs, err := procfs.NewFS("/proc")
-	if err != nil {
-		t.Skip("no /proc")
-	}
-	mounts, err := fs.CgroupMounts()
-	if err != nil || mounts.CPU == "" || mounts.CPURoot != "/" {
-		t.Skip("no v1 cpu hierarchy here (the sampler's test covers cgroup v2); skipped")
-	}
 	bin := testutil.Binary(t)
-	name := fmt.Sprintf("ctxtop-e2e-%d-%d-\x1b[31m\tred\u202eevil", os.Getpid(), time.Now().UnixNano())
-	dir := filepath.Join(mounts.CPU, name)
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Skipf("cannot create a cgroup: %v", err)
-	}
+	name, dir := v1CPUCgroup(t, "-\x1b[31m\tred\u202eevil")
 	spinner := exec.Command("sh", "-c", "while :; do :; done")
 	t.Cleanup(func() {
 		if spinner.Process != nil {
@@ -293,4 +263,28 @@ func threadNamed(comm string) bool {
 		}
 	}
 	return false
+}
+
+// v1CPUCgroup makes a cgroup in the v1 cpu hierarchy named for this test
+// run with suffix, skipping where there is none or no privilege; the
+// caller removes it once its processes are gone.
+func v1CPUCgroup(t *testing.T, suffix string) (name, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("creating a cgroup needs root; skipped")
+	}
+	fs, err := procfs.NewFS("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	mounts, err := fs.CgroupMounts()
+	if err != nil || mounts.CPU == "" || mounts.CPURoot != "/" {
+		t.Skip("no v1 cpu hierarchy here (the sampler's test covers cgroup v2); skipped")
+	}
+	name = fmt.Sprintf("ctxtop-e2e-%d-%d%s", os.Getpid(), time.Now().UnixNano(), suffix)
+	dir = filepath.Join(mounts.CPU, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot create a cgroup: %v", err)
+	}
+	return name, dir
 }
