@@ -5,6 +5,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/ctxtop/ctxtop/internal/bpfutil"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/procfs"
 	"github.com/ctxtop/ctxtop/internal/sanitize"
@@ -138,19 +139,10 @@ func (s *Sampler) closeIter() {
 func (s *Sampler) fallBack(err error) {
 	noTaskstats := s.it.noTaskstats
 	s.closeIter()
-	s.iterNote = "the task walk failed: " + firstLineOf(err.Error())
+	s.iterNote = "the task walk failed: " + bpfutil.FirstLine(err)
 	if !noTaskstats && sameNamespace(s.fs) {
 		s.ts, _ = openTaskstats()
 	}
-}
-
-func firstLineOf(s string) string {
-	for i := range len(s) {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }
 
 // errFellBack tells Sample that the walk failed and the /proc path is to
