@@ -366,27 +366,37 @@ func TestWaitLooksCostAboutOneSwitch(t *testing.T) {
 	w.collect(nil)
 	// On a busy machine this process switches without any look too (its
 	// runtime's threads are preempted and hand off): the same interval
-	// with nothing armed, just before, is the baseline taken off.
-	before := ownSwitches(t)
-	time.Sleep(snap.Interval)
-	idle := ownSwitches(t) - before
-	// Those looks settled the thread (one reason); spread looks again.
-	clear(w.known)
-	before = ownSwitches(t)
-	w.arm(snap)
-	time.Sleep(snap.Interval)
-	got := ownSwitches(t) - before - idle
-	tallies := w.collect(nil)
-	if len(tallies) != 1 || tallies[0].Looks != WaitLooks {
-		t.Fatalf("tallies %+v, want %d looks at thread %d", tallies, WaitLooks, target)
+	// with nothing armed, just before, is the baseline taken off. Beside
+	// CPU hogs one window's noise (10–50 switches) is as large as the
+	// bound, so three rounds are taken and their median judged.
+	var costs []int
+	var log []string
+	for range 3 {
+		before := ownSwitches(t)
+		time.Sleep(snap.Interval)
+		idle := ownSwitches(t) - before
+		// The looks before settled the thread (one reason); spread looks
+		// again.
+		clear(w.known)
+		before = ownSwitches(t)
+		w.arm(snap)
+		time.Sleep(snap.Interval)
+		got := ownSwitches(t) - before - idle
+		tallies := w.collect(nil)
+		if len(tallies) != 1 || tallies[0].Looks != WaitLooks {
+			t.Fatalf("tallies %+v, want %d looks at thread %d", tallies, WaitLooks, target)
+		}
+		costs = append(costs, got)
+		log = append(log, fmt.Sprintf("%d over an idle interval's %d", got, idle))
 	}
+	slices.Sort(costs)
 	// The sleep, the reads above and a busy machine cost a few more
 	// (13–26 measured on a quiet box, 33 under -race; 74–78 with a Go
-	// timer; beside CPU hogs the idle interval alone cost up to 50).
-	if limit := 4 * WaitLooks; got > limit {
-		t.Errorf("%d looks cost %d switches over an idle interval's %d, want at most %d", WaitLooks, got, idle, limit)
+	// timer).
+	if limit := 4 * WaitLooks; costs[1] > limit {
+		t.Errorf("%d looks cost a median %d switches (%s), want at most %d", WaitLooks, costs[1], strings.Join(log, "; "), limit)
 	}
-	t.Logf("%d looks: %d switches over an idle interval's %d", WaitLooks, got, idle)
+	t.Logf("%d looks: %s", WaitLooks, strings.Join(log, "; "))
 }
 
 // TestSettledThreadIsLookedAtOnlyAtTheRefresh: a thread whose asleep looks
