@@ -3,6 +3,7 @@ package exposition
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -264,14 +265,26 @@ func checkAgainstExpfmt(t *testing.T, ms []Metric) {
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
 			t.Errorf("%s differs from expfmt's (-expfmt +ours):\n%s", c.f.ContentType(), cmp.Diff(want.String(), got.String()))
 		}
+		// The text decoder hands families over in no set order.
+		read := map[string]*dto.MetricFamily{}
 		dec := expfmt.NewDecoder(&got, expfmt.Format(c.f.ContentType()))
-		for _, fam := range fams {
-			var read dto.MetricFamily
-			if err := dec.Decode(&read); err != nil {
+		for {
+			fam := &dto.MetricFamily{}
+			err := dec.Decode(fam)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
 				t.Fatalf("%s: expfmt cannot read it back: %v\n%s", c.f.ContentType(), err, got.String())
 			}
-			if !sameFamily(fam, &read) {
-				t.Errorf("%s: read back\n%v\nwant\n%v", c.f.ContentType(), &read, fam)
+			read[fam.GetName()] = fam
+		}
+		if len(read) != len(fams) {
+			t.Errorf("%s: read back %d families, want %d", c.f.ContentType(), len(read), len(fams))
+		}
+		for _, fam := range fams {
+			if r := read[fam.GetName()]; r == nil || !sameFamily(fam, r) {
+				t.Errorf("%s: read back\n%v\nwant\n%v", c.f.ContentType(), r, fam)
 			}
 		}
 	}
