@@ -8,7 +8,8 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 5s
 
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: the binary, its man
-# pages and shell completions, all generated from the binary just built.
+# pages and shell completions, generated from the binary just built (the man
+# pages by a build-time tool over the same commands, stamped alike).
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
@@ -53,7 +54,7 @@ install: build
 	  '$(DESTDIR)$(SHAREDIR)/zsh/site-functions' \
 	  '$(DESTDIR)$(SHAREDIR)/fish/vendor_completions.d'
 	install -m 0755 '$(abspath $(BIN))' '$(DESTDIR)$(BINDIR)/ctxtop'
-	'$(abspath $(BIN))' gen-man '$(DESTDIR)$(MANDIR)/man1'
+	CGO_ENABLED=0 $(GO) run -trimpath -ldflags '$(LDFLAGS)' ./internal/cli/genman '$(DESTDIR)$(MANDIR)/man1'
 	'$(abspath $(BIN))' completion bash > '$(DESTDIR)$(SHAREDIR)/bash-completion/completions/ctxtop'
 	'$(abspath $(BIN))' completion zsh > '$(DESTDIR)$(SHAREDIR)/zsh/site-functions/_ctxtop'
 	'$(abspath $(BIN))' completion fish > '$(DESTDIR)$(SHAREDIR)/fish/vendor_completions.d/ctxtop.fish'

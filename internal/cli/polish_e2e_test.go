@@ -104,9 +104,8 @@ func TestFlagValuesComplete(t *testing.T) {
 
 // The manual has what the help screen has: every key and the columns.
 func TestManualHasKeysAndColumns(t *testing.T) {
-	bin := testutil.Binary(t)
 	dir := t.TempDir()
-	if out, err := exec.Command(bin, "gen-man", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command(testutil.Tool(t, "./internal/cli/genman"), dir).CombinedOutput(); err != nil {
 		t.Fatalf("gen-man: %v\n%s", err, out)
 	}
 	page, err := os.ReadFile(filepath.Join(dir, "ctxtop.1"))

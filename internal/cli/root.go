@@ -35,6 +35,13 @@ func Execute() {
 	}
 }
 
+// RootCommand is ctxtop's command tree, for tools that document it (the man
+// pages are generated at install time, outside the shipped binary).
+func RootCommand() *cobra.Command { return newRootCmd() }
+
+// Version is the version the binary (or tool) was stamped with.
+func Version() string { return version }
+
 // options are the root command's flags: shared by batch mode and the TUI.
 type options struct {
 	batch      bool
@@ -129,7 +136,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	// through cobra's Version: its version template is a text/template,
 	// whose reflection keeps every exported method in the binary (3 MB).
 	f.Bool("version", false, "print the version and exit")
-	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd(), newGenManCmd(), newServeCmd(), newRecordCmd(), newReplayCmd())
+	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd(), newServeCmd(), newRecordCmd(), newReplayCmd())
 	return root
 }
 

@@ -117,11 +117,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 	}
 	defer exp.Close()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	reg, err := exporter.Registry(exp)
-	if err != nil {
-		return err
-	}
-	handler, err := exporter.Handler(reg, exporter.HandlerOptions{TelemetryPath: o.telemetryPath, Version: version, Logger: logger})
+	handler, err := exporter.Handler(exp, exporter.HandlerOptions{TelemetryPath: o.telemetryPath, Version: version, Logger: logger})
 	if err != nil {
 		return err
 	}

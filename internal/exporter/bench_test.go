@@ -72,11 +72,7 @@ func newScraper(b *testing.B, noGate bool, pids ...int) *scraper {
 		b.Fatal(err)
 	}
 	e.window = 0
-	reg, err := Registry(e)
-	if err != nil {
-		b.Fatal(err)
-	}
-	h, err := Handler(reg, HandlerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h, err := Handler(e, HandlerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}

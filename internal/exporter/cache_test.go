@@ -2,12 +2,9 @@ package exporter
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ctxtop/ctxtop/internal/model"
 )
@@ -15,26 +12,16 @@ import (
 // served is what collectGroups sends, keyed by metric name and labels.
 func served(t *testing.T, e *Exporter) map[string]float64 {
 	t.Helper()
-	ch := make(chan prometheus.Metric, 4096)
-	e.collectGroups(ch)
-	close(ch)
 	m := map[string]float64{}
-	for metric := range ch {
-		var d dto.Metric
-		if err := metric.Write(&d); err != nil {
-			t.Fatal(err)
+	for _, metric := range e.collectGroups(nil) {
+		k := metric.Desc.Name()
+		for i, l := range metric.Desc.Labels() {
+			k += "," + l + "=" + metric.Labels[i]
 		}
-		k := metric.Desc().String()
-		k = k[strings.Index(k, `fqName: "`)+9:]
-		k = k[:strings.IndexByte(k, '"')]
-		for _, l := range d.Label {
-			k += "," + l.GetName() + "=" + l.GetValue()
+		if _, dup := m[k]; dup {
+			t.Errorf("%s served twice", k)
 		}
-		if d.Counter != nil {
-			m[k] = d.Counter.GetValue()
-		} else {
-			m[k] = d.Gauge.GetValue()
-		}
+		m[k] = metric.Value
 	}
 	return m
 }
@@ -63,8 +50,9 @@ func fromAccounts(a *accounts) map[string]float64 {
 	return m
 }
 
-// A group whose sums did not move is served its cached metrics; one whose
-// thread moved, exited or turned hot must be served afresh, never stale.
+// A group's series are built once, with their labels, and every scrape
+// serves their values afresh: one whose thread moved, exited or turned hot
+// is never served stale.
 func TestCachedSeriesFollowEveryChange(t *testing.T) {
 	a := newAccounts(false, 200, 1000)
 	e := &Exporter{acc: a}
@@ -87,18 +75,18 @@ func TestCachedSeriesFollowEveryChange(t *testing.T) {
 		{"it went quiet", busy(2000, false)},
 		{"it exited with its counts", busy(2000, true)},
 	}
-	var idleMetric prometheus.Metric
+	var idleLabels *string
 	for _, s := range steps {
 		a.update(s.tasks, 1)
 		got := served(t, e)
 		if diff := cmp.Diff(fromAccounts(a), got); diff != "" {
 			t.Errorf("%s: served series (-want +got):\n%s", s.name, diff)
 		}
-		m := a.procs["idle"].series.metrics[0]
-		if idleMetric != nil && m != idleMetric {
-			t.Errorf("%s: the idle group's metrics were rebuilt, want them served from the cache", s.name)
+		l := &a.procs["idle"].series[0].Labels[0]
+		if idleLabels != nil && l != idleLabels {
+			t.Errorf("%s: the idle group's series were rebuilt, want them built once", s.name)
 		}
-		idleMetric = m
+		idleLabels = l
 	}
 	if got := served(t, e)["ctxtop_process_context_switches_total,group=busy,type=voluntary"]; got != 2003 {
 		t.Errorf("busy voluntary switches after its thread exited = %v, want 2003", got)

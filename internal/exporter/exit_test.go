@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/testutil"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // A busy thread that exits between two scrapes must not take its switches
@@ -32,22 +31,11 @@ func TestBusyThreadExitingKeepsCountersMonotonic(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	reg, err := Registry(e)
-	if err != nil {
-		t.Fatal(err)
-	}
 	group := strconv.Itoa(pid)
 	scrape := func() (proc, threads, busy float64) {
 		t.Helper()
 		time.Sleep(CacheWindow + 50*time.Millisecond)
-		mfs, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		fams := map[string]*dto.MetricFamily{}
-		for _, f := range mfs {
-			fams[f.GetName()] = f
-		}
+		fams := gather(t, e)
 		for _, typ := range []string{"voluntary", "involuntary"} {
 			v, _ := value(fams, "ctxtop_process_context_switches_total", "group", group, "type", typ)
 			proc += v

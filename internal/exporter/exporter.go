@@ -15,8 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/ctxtop/ctxtop/internal/exposition"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/sampler"
 )
@@ -53,7 +52,7 @@ type Config struct {
 	NoTaskstats bool
 }
 
-// Exporter is a prometheus.Collector over one Sampler.
+// Exporter collects the metrics of one Sampler.
 type Exporter struct {
 	mu      sync.Mutex
 	s       *sampler.Sampler
@@ -130,26 +129,18 @@ func (e *Exporter) refresh() {
 	}
 }
 
-// Describe sends every metric's description.
-func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range allDescs {
-		ch <- d
-	}
-}
-
-// Collect samples (or reuses a sample younger than CacheWindow) and sends
-// every metric.
-func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
+// Collect samples (or reuses a sample younger than CacheWindow) and appends
+// every metric to ms. It fails only when the pass over /proc did.
+func (e *Exporter) Collect(ms []exposition.Metric) ([]exposition.Metric, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.refresh()
 	if e.err != nil {
-		ch <- prometheus.NewInvalidMetric(descSelfSamples, e.err)
-		return
+		return ms, e.err
 	}
-	e.collectHost(ch)
-	e.collectGroups(ch)
-	e.collectSelf(ch)
+	ms = e.collectHost(ms)
+	ms = e.collectGroups(ms)
+	return e.collectSelf(ms), nil
 }
 
 // Samples reports how many passes over /proc the exporter has made.

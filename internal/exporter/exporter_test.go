@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	pmodel "github.com/prometheus/common/model"
 
+	"github.com/ctxtop/ctxtop/internal/exposition"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
@@ -48,11 +50,7 @@ func fixtureServer(t *testing.T, cfg Config) (*Exporter, *httptest.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	reg, err := Registry(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := Handler(reg, HandlerOptions{Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h, err := Handler(e, HandlerOptions{Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +91,20 @@ func parse(t *testing.T, body []byte) map[string]*dto.MetricFamily {
 		t.Fatalf("expfmt cannot parse the exposition: %v\n%s", err, body)
 	}
 	return fams
+}
+
+// gather collects e's metrics and reads them back through expfmt's parser.
+func gather(t *testing.T, e *Exporter) map[string]*dto.MetricFamily {
+	t.Helper()
+	ms, err := e.Collect(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := exposition.Write(&b, exposition.Text, ms); err != nil {
+		t.Fatal(err)
+	}
+	return parse(t, b.Bytes())
 }
 
 // value finds the sample of family name whose labels include want.
@@ -331,11 +343,7 @@ func TestTelemetryPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	reg, err := Registry(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := Handler(reg, HandlerOptions{TelemetryPath: "/ctxtop/metrics", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h, err := Handler(e, HandlerOptions{TelemetryPath: "/ctxtop/metrics", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,5 +399,31 @@ func TestMethodsOtherThanGetAreRefused(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("HEAD /metrics: status %d, want 200", resp.StatusCode)
+	}
+}
+
+// The handler's own series are promhttp's, as before: a scrape sees itself
+// in flight and the scrapes before it counted by status code; name[] picks
+// families.
+func TestHandlerSeriesAndNameFilter(t *testing.T) {
+	_, srv := fixtureServer(t, Config{})
+	get(t, srv.URL+"/metrics", "")
+	fams := parse(t, func() []byte { b, _ := get(t, srv.URL+"/metrics", ""); return b }())
+	want, got, check := checker(fams)
+	check(1, "promhttp_metric_handler_requests_total", "code", "200")
+	check(0, "promhttp_metric_handler_requests_total", "code", "503")
+	check(1, "promhttp_metric_handler_requests_in_flight")
+	check(0, "promhttp_metric_handler_errors_total", "cause", "gathering")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("handler series (-want +got):\n%s", diff)
+	}
+	body, _ := get(t, srv.URL+"/metrics?name[]=ctxtop_cpus&name[]=ctxtop_procs_running", "")
+	var names []string
+	for name := range parse(t, body) {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if diff := cmp.Diff([]string{"ctxtop_cpus", "ctxtop_procs_running"}, names); diff != "" {
+		t.Errorf("families with name[] (-want +got):\n%s", diff)
 	}
 }

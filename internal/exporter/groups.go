@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ctxtop/ctxtop/internal/exposition"
 	"github.com/ctxtop/ctxtop/internal/model"
 )
 
@@ -62,10 +63,9 @@ type group struct {
 	// score orders new keys for admission: lifetime switches seen in the
 	// pass that found them.
 	score uint64
-	// series caches the group's const metrics and the values they were built
-	// from: a group whose sums did not move since the last scrape (every
-	// thread asleep, the common case) is served them again.
-	series seriesCache
+	// series are the group's metrics, built with their labels at the first
+	// scrape that serves them; each scrape sets their values.
+	series []exposition.Metric
 }
 
 func (g *group) total() counts {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ctxtop/ctxtop/internal/model"
 )
@@ -303,12 +302,9 @@ func TestWorstCaseSeries(t *testing.T) {
 	}
 	a.update(tasks, 1)
 	e := &Exporter{acc: a}
-	ch := make(chan prometheus.Metric, 10000)
-	e.collectGroups(ch)
-	close(ch)
 	procs, threads := 0, 0
-	for m := range ch {
-		switch m.Desc() {
+	for _, m := range e.collectGroups(nil) {
+		switch m.Desc {
 		case descGroupSwitches, descGroupCPU, descGroupWait, descGroupThreads, descGroupHot:
 			procs++
 		case descThreadSwitches, descThreadThreads:

@@ -1,14 +1,18 @@
 package exporter
 
 import (
+	"errors"
 	"html"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/gzhttp"
 	"github.com/klauspost/compress/gzip"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ctxtop/ctxtop/internal/exposition"
 )
 
 // HandlerOptions configure the HTTP side.
@@ -20,42 +24,160 @@ type HandlerOptions struct {
 	Logger  *slog.Logger
 }
 
-// Registry returns a registry holding only the exporter: no Go runtime or
-// process collector. The process collector would count the sampler's open
-// files by listing /proc/self/fd, one entry per watched thread, every scrape;
-// the exporter's own CPU and switches are in ctxtop_exporter_* instead.
-func Registry(e *Exporter) (*prometheus.Registry, error) {
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(e); err != nil {
-		return nil, err
-	}
-	return reg, nil
+// maxInFlight bounds the scrapes served at once. Scrapes are serialised on
+// the sampler anyway; a pile-up of slow scrapers should be refused, not
+// queued without bound.
+const maxInFlight = 8
+
+// The handler's own series, named and described as client_golang's promhttp
+// handler has them (dashboards and the README's series count know them).
+// No Go runtime or process collector: process_open_fds would list
+// /proc/self/fd, one entry per watched thread, every scrape; the exporter's
+// own CPU and switches are in ctxtop_exporter_*.
+var (
+	descHandlerErrors = exposition.NewDesc("promhttp_metric_handler_errors_total",
+		"Total number of internal errors encountered by the promhttp metric handler.", exposition.Counter, "cause")
+	descHandlerInFlight = exposition.NewDesc("promhttp_metric_handler_requests_in_flight",
+		"Current number of scrapes being served.", exposition.Gauge)
+	descHandlerRequests = exposition.NewDesc("promhttp_metric_handler_requests_total",
+		"Total number of scrapes by HTTP status code.", exposition.Counter, "code")
+)
+
+// statusCodes are the answers a scrape can get, each with a series from the
+// start.
+var statusCodes = []int{http.StatusOK, http.StatusInternalServerError, http.StatusServiceUnavailable}
+
+var (
+	causeEncoding  = []string{"encoding"}
+	causeGathering = []string{"gathering"}
+	codeLabels     = [][]string{{"200"}, {"500"}, {"503"}}
+)
+
+// metricsHandler serves the exposition.
+type metricsHandler struct {
+	e        *Exporter
+	logger   *slog.Logger
+	inFlight chan struct{}
+	// Counted as client_golang counts them: requests by status code (the
+	// in-flight gauge and the count include scrapes refused with 503),
+	// errors while collecting (gathering) or writing the answer (encoding).
+	serving                    atomic.Int64
+	requests                   [3]atomic.Uint64
+	encodeErrors, gatherErrors atomic.Uint64
+	pool                       sync.Pool // of *[]exposition.Metric
 }
 
-// Handler serves the metrics at o.TelemetryPath (text format, or OpenMetrics
-// when the scraper asks for it) and a landing page at / linking to them.
-// More than 8 scrapes at once get 503; methods other than GET and HEAD 405.
-func Handler(reg *prometheus.Registry, o HandlerOptions) (http.Handler, error) {
+func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.serving.Add(1)
+	defer h.serving.Add(-1)
+	code := h.serve(w, r)
+	for i, c := range statusCodes {
+		if c == code {
+			h.requests[i].Add(1)
+		}
+	}
+}
+
+func (h *metricsHandler) serve(w http.ResponseWriter, r *http.Request) int {
+	select {
+	case h.inFlight <- struct{}{}:
+		defer func() { <-h.inFlight }()
+	default:
+		http.Error(w, "Limit of concurrent requests reached ("+strconv.Itoa(maxInFlight)+"), try again later.", http.StatusServiceUnavailable)
+		return http.StatusServiceUnavailable
+	}
+	buf, _ := h.pool.Get().(*[]exposition.Metric)
+	if buf == nil {
+		buf = new([]exposition.Metric)
+	}
+	defer func() {
+		clear(*buf) // drop the label slices of groups gone by the next scrape
+		*buf = (*buf)[:0]
+		h.pool.Put(buf)
+	}()
+	ms, err := h.e.Collect((*buf)[:0])
+	*buf = ms
+	if err != nil {
+		h.gatherErrors.Add(1)
+		h.logger.Error("error gathering metrics: " + err.Error())
+		httpError(w, err)
+		return http.StatusInternalServerError
+	}
+	ms = h.appendOwn(ms)
+	*buf = ms
+	if names := r.URL.Query()["name[]"]; len(names) > 0 {
+		ms = filterNames(ms, names)
+	}
+	f := exposition.Negotiate(r.Header.Get("Accept"))
+	w.Header().Add("Vary", "Accept")
+	w.Header().Set("Content-Type", f.ContentType())
+	if err := exposition.Write(w, f, ms); err != nil {
+		if errors.Is(err, exposition.ErrInvalid) {
+			h.gatherErrors.Add(1)
+			h.logger.Error("error gathering metrics: " + err.Error())
+			httpError(w, err)
+			return http.StatusInternalServerError
+		}
+		// The scraper went away: nothing more to tell it.
+		h.encodeErrors.Add(1)
+		h.logger.Error("error encoding and sending metric family: " + err.Error())
+	}
+	return http.StatusOK
+}
+
+// appendOwn appends the handler's series; this scrape is in flight and not
+// yet counted.
+func (h *metricsHandler) appendOwn(ms []exposition.Metric) []exposition.Metric {
+	ms = append(ms,
+		exposition.Metric{Desc: descHandlerErrors, Labels: causeEncoding, Value: float64(h.encodeErrors.Load())},
+		exposition.Metric{Desc: descHandlerErrors, Labels: causeGathering, Value: float64(h.gatherErrors.Load())},
+		exposition.Metric{Desc: descHandlerInFlight, Value: float64(h.serving.Load())})
+	for i := range statusCodes {
+		ms = append(ms, exposition.Metric{Desc: descHandlerRequests, Labels: codeLabels[i], Value: float64(h.requests[i].Load())})
+	}
+	return ms
+}
+
+// filterNames keeps the families named in a name[] query, as promhttp does.
+func filterNames(ms []exposition.Metric, names []string) []exposition.Metric {
+	kept := ms[:0]
+	for _, m := range ms {
+		for _, n := range names {
+			if m.Desc.Name() == n {
+				kept = append(kept, m)
+				break
+			}
+		}
+	}
+	return kept
+}
+
+// httpError answers 500 with the error, uncompressed, in promhttp's words.
+func httpError(w http.ResponseWriter, err error) {
+	w.Header().Del("Content-Encoding")
+	http.Error(w, "An error has occurred while serving metrics:\n\n"+err.Error(), http.StatusInternalServerError)
+}
+
+// Handler serves the metrics at o.TelemetryPath (text format, OpenMetrics
+// or delimited protobuf as the scraper's Accept header asks, gzip when it
+// accepts it) and a landing page at / linking to them. More than 8 scrapes
+// at once get 503; methods other than GET and HEAD 405.
+func Handler(e *Exporter, o HandlerOptions) (http.Handler, error) {
 	if o.TelemetryPath == "" {
 		o.TelemetryPath = "/metrics"
 	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	mux := http.NewServeMux()
-	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelError),
-		EnableOpenMetrics: true,
-		// Scrapes are serialised on the sampler anyway; a pile-up of
-		// slow scrapers should be refused, not queued without bound.
-		MaxRequestsInFlight: 8,
-		Registry:            reg,
-		// Compressed below, faster: promhttp's gzip at the default level
-		// was half of a scrape's work besides reading /proc.
-		DisableCompression: true,
-	})
+	metrics := &metricsHandler{e: e, logger: o.Logger, inFlight: make(chan struct{}, maxInFlight)}
+	// klauspost/compress at best speed: gzip at the default level was half
+	// of a scrape's work besides reading /proc.
 	compress, err := gzhttp.NewWrapper(gzhttp.CompressionLevel(gzip.BestSpeed))
 	if err != nil {
 		return nil, err
 	}
-	mux.Handle(o.TelemetryPath, compress(promhttp.InstrumentMetricHandler(reg, metrics)))
+	mux.Handle(o.TelemetryPath, compress(metrics))
 	if o.TelemetryPath != "/" {
 		mux.Handle("/", landingPage(o.Version, o.TelemetryPath))
 	}
@@ -63,8 +185,8 @@ func Handler(reg *prometheus.Registry, o HandlerOptions) (http.Handler, error) {
 }
 
 // readOnly answers 405 to any method but GET and HEAD, on every path: the
-// exporter only serves reads, and promhttp would otherwise take a POST or
-// DELETE for a scrape (and spend a pass over /proc on it).
+// exporter only serves reads, and a POST or DELETE would otherwise be
+// taken for a scrape (and spend a pass over /proc on it).
 func readOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
