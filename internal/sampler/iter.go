@@ -1,9 +1,11 @@
 package sampler
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/ctxtop/ctxtop/internal/bpfutil"
 	"github.com/ctxtop/ctxtop/internal/model"
@@ -25,23 +27,42 @@ const (
 //
 // The walk returns threads in the kernel's list order (processes, then
 // each one's threads, by creation), which stays the same from pass to pass
-// with newcomers inserted. So each thread's record is first looked for at
-// the position it had last pass; only a pass in which threads came or went
-// looks the others up by TID and re-sorts, and then only the newcomers.
+// with newcomers inserted, and rewrites only the records of threads that
+// ran or moved (taskiter.Iter.Changed). A record it left alone is the
+// thread that held that position last pass, unmoved: the pass does not
+// read it at all. A rewritten one is first looked for at the position its
+// thread had last pass; only a pass in which threads came or went looks
+// the others up by TID and re-sorts, and then only the newcomers.
 type iterPath struct {
 	it *taskiter.Iter
 	// slots hold the threads; a thread keeps its slot for life, so the
 	// index and the orders below stay valid as others come and go.
 	slots []iterTask
 	free  []int32
+	// keys is each slot's (PID, TID) as PID<<32|TID, 0 for a free slot:
+	// sorting and merging read it instead of the slots.
+	keys []uint64
 	// index maps a TID to its slot.
 	index map[int32]int32
 	// sorted is the slots in (PID, TID) order, as Sample.Tasks; order the
-	// slots in the walk's order of the last pass, next this pass's; fresh
-	// the slots of this pass's newcomers.
+	// slots by their position in the last pass's walk, next this pass's,
+	// -1 at a record that is no thread's (holes counts those in order);
+	// fresh the slots of this pass's newcomers.
 	sorted, merged, order, next, fresh []int32
-	pass                               uint32
-	rec                                taskiter.Record
+	holes                              int
+	// changed is the positions the walk rewrote, work those this pass
+	// reads (changed, and any the last pass holds no thread for), with
+	// workBits the same as a bitmap.
+	changed, work []int32
+	workBits      []uint64
+	// ranPIDs is the processes of the threads that ran in this pass, in
+	// walk order, repeats and all.
+	ranPIDs []int
+	pass    uint32
+	// stamp is the pass's reading of the clock, right after the walk:
+	// every walked thread's ReadAt.
+	stamp time.Duration
+	rec   taskiter.Record
 	// lastComm and lastMask are the raw name and affinity last cleaned,
 	// with what they gave: a pool's threads share both, so its newcomers
 	// take the strings already made instead of three allocations each.
@@ -72,11 +93,12 @@ type iterTask struct {
 	// thread from a later one that reused its TID.
 	startNs uint64
 	// pos is the thread's position in the walk of the pass that last
-	// found it (seen).
+	// found it; seen is that pass when its record was read in it (a
+	// record not rewritten is not read).
 	pos  int32
 	seen uint32
-	// ran is set when its counters moved in this pass.
-	ran bool
+	// ranPass is the last pass in which its counters moved.
+	ranPass uint32
 	// comm and mask are the raw name and affinity words: c.Comm and
 	// c.CPUsAllowed are derived from them only when they change. procComm
 	// is the raw /proc name of a kernel thread (readIterComm).
@@ -153,22 +175,24 @@ var errFellBack = errors.New("task walk failed; /proc serves")
 func (s *Sampler) sampleIter(dst *model.Sample) error {
 	ip := s.it
 	ip.pass++
-	ip.next, ip.fresh = ip.next[:0], ip.fresh[:0]
+	ip.fresh = ip.fresh[:0]
 	n, err := ip.it.Walk()
 	// One walk reads every thread within one call: a reading right after
 	// it is when each record was read, to within the walk's few ms.
 	s.clock.tick()
-	cur, changed := 0, false
-	for i := 0; i < n && err == nil; i++ {
-		if err = ip.it.Record(i, &ip.rec); err == nil {
-			s.matchRecord(&ip.rec, &cur, &changed)
-		}
+	ip.stamp = s.clock.stamp
+	if err == nil {
+		ip.changed, err = ip.it.Changed(ip.changed[:0], n)
+	}
+	var gone bool
+	if err == nil {
+		gone, err = s.matchWalk(n)
 	}
 	if err != nil {
 		s.fallBack(err)
 		return errFellBack
 	}
-	if changed || len(ip.next) != len(ip.order) {
+	if gone || len(ip.fresh) > 0 {
 		ip.resort()
 	}
 	ip.order, ip.next = ip.next, ip.order
@@ -195,41 +219,143 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 	return nil
 }
 
-// matchRecord finds r's thread, at cur, the position the last pass
-// suggests, or by TID, or makes it a newcomer, and updates it. changed is
-// set when the guess missed.
-func (s *Sampler) matchRecord(r *taskiter.Record, cur *int, changed *bool) {
+// matchWalk makes this pass's walk order, ip.next, from the last pass's,
+// ip.order, reading only the records the walk rewrote and any position the
+// last pass has no thread for; a record left alone is the thread the last
+// pass had there. It releases the threads that have gone and reports
+// whether any did.
+func (s *Sampler) matchWalk(n int) (gone bool, err error) {
 	ip := s.it
-	slot := int32(-1)
-	if *cur < len(ip.order) && ip.slots[ip.order[*cur]].same(r, ip.pass) {
-		slot = ip.order[*cur]
-	} else {
-		*changed = true
-		if k, ok := ip.index[int32(r.TID)]; ok && ip.slots[k].same(r, ip.pass) {
+	prev := ip.order
+	limit := min(n, len(prev))
+	ip.next = slices.Grow(ip.next[:0], n)[:n]
+	next := ip.next
+	copy(next, prev[:limit])
+	// The positions to read, in order: the rewritten ones, the holes of
+	// the last pass, and those past its end.
+	ip.work = ip.work[:0]
+	c := ip.changed
+	for len(c) > 0 && int(c[0]) < limit {
+		if ip.holes > 0 {
+			ip.work = appendHoles(ip.work, prev, len(ip.work), int(c[0]))
+		}
+		ip.work = append(ip.work, c[0])
+		c = c[1:]
+	}
+	if ip.holes > 0 {
+		ip.work = appendHoles(ip.work, prev, len(ip.work), limit)
+	}
+	for i := limit; i < n; i++ {
+		ip.work = append(ip.work, int32(i))
+	}
+	words := (max(n, len(prev)) + 63) / 64
+	ip.workBits = slices.Grow(ip.workBits[:0], words)[:words]
+	clear(ip.workBits)
+	for _, i := range ip.work {
+		ip.workBits[i/64] |= 1 << (i % 64)
+	}
+	// atRest reports whether slot k is the thread of a position this pass
+	// does not read: found already, so a record naming it again is a
+	// walk racing an exec.
+	atRest := func(k int32) bool {
+		p := ip.slots[k].pos
+		return int(p) < limit && prev[p] == k && ip.workBits[p/64]&(1<<(p%64)) == 0
+	}
+	ip.holes = 0
+	ip.ranPIDs = ip.ranPIDs[:0]
+	shift, last := 0, int32(-1) // where the last pass had this position's thread, relative to it
+	for _, i := range ip.work {
+		if err := ip.it.Record(int(i), &ip.rec); err != nil {
+			return false, err
+		}
+		r := &ip.rec
+		if i != last+1 {
+			shift = 0 // the position before is at rest: so is the walk's order here
+		}
+		last = i
+		slot := int32(-1)
+		if g := int(i) + shift; g >= 0 && g < len(prev) && prev[g] >= 0 && ip.slots[prev[g]].same(r, ip.pass) && !atRest(prev[g]) {
+			slot = prev[g]
+		} else if k, ok := ip.index[int32(r.TID)]; ok && ip.slots[k].same(r, ip.pass) {
+			if atRest(k) {
+				next[i] = -1
+				ip.holes++
+				continue
+			}
 			slot = k
-			*cur = int(ip.slots[k].pos) // resume the positional guess after it
+			shift = int(ip.slots[k].pos) - int(i) // resume the positional guess after it
 		}
-	}
-	if slot < 0 {
-		if k, ok := ip.index[int32(r.TID)]; ok && ip.slots[k].seen == ip.pass {
-			return // seen already this pass: a walk racing an exec
+		if slot < 0 {
+			if k, ok := ip.index[int32(r.TID)]; ok && ip.slots[k].seen == ip.pass {
+				next[i] = -1 // seen already this pass: a walk racing an exec
+				ip.holes++
+				continue
+			}
+			slot = ip.alloc()
+			t := &ip.slots[slot]
+			*t = iterTask{startNs: r.StartNs}
+			t.c.PID, t.c.TID = r.PID, r.TID
+			t.c.StartTime = max(ip.it.StartTicks(r.StartNs), 1) // 0 means unread
+			ip.index[int32(r.TID)] = slot
+			ip.keys[slot] = sortKey(r.PID, r.TID)
+			ip.fresh = append(ip.fresh, slot)
+			s.updateIter(t, r, true)
+		} else {
+			s.updateIter(&ip.slots[slot], r, false)
 		}
-		slot = ip.alloc()
 		t := &ip.slots[slot]
-		*t = iterTask{startNs: r.StartNs}
-		t.c.PID, t.c.TID = r.PID, r.TID
-		t.c.StartTime = max(ip.it.StartTicks(r.StartNs), 1) // 0 means unread
-		ip.index[int32(r.TID)] = slot
-		ip.fresh = append(ip.fresh, slot)
-		s.updateIter(t, r, true)
-	} else {
-		*cur++
-		s.updateIter(&ip.slots[slot], r, false)
+		t.seen, t.pos = ip.pass, i
+		next[i] = slot
+		if t.ranPass == ip.pass {
+			ip.ranPIDs = append(ip.ranPIDs, t.c.PID)
+		}
 	}
-	t := &ip.slots[slot]
-	t.seen, t.pos = ip.pass, int32(len(ip.next))
-	ip.next = append(ip.next, slot)
+	// A thread of the last pass has gone when its position was read in
+	// this one, or is past this walk's end, and no record named it.
+	for _, i := range ip.work {
+		if int(i) < len(prev) {
+			gone = ip.release(prev[i]) || gone
+		}
+	}
+	for _, k := range prev[limit:] {
+		gone = ip.release(k) || gone
+	}
+	slices.Sort(ip.ranPIDs)
+	return gone, nil
 }
+
+// appendHoles appends to work the positions below end, from the last one
+// in it on, at which prev holds no thread.
+func appendHoles(work, prev []int32, have, end int) []int32 {
+	from := 0
+	if have > 0 {
+		from = int(work[have-1]) + 1
+	}
+	for p := from; p < end; p++ {
+		if prev[p] < 0 {
+			work = append(work, int32(p))
+		}
+	}
+	return work
+}
+
+// release frees slot k, a thread of the last pass, unless this pass found
+// it; it reports whether it did.
+func (ip *iterPath) release(k int32) bool {
+	if k < 0 || ip.slots[k].seen == ip.pass {
+		return false
+	}
+	t := &ip.slots[k]
+	if ip.index[int32(t.c.TID)] == k {
+		delete(ip.index, int32(t.c.TID))
+	}
+	*t = iterTask{}
+	ip.keys[k] = 0
+	ip.free = append(ip.free, k)
+	return true
+}
+
+func sortKey(pid, tid int) uint64 { return uint64(pid)<<32 | uint64(uint32(tid)) }
 
 // relistPasses is how often, in passes, /proc is listed for processes the
 // walk does not report.
@@ -241,12 +367,6 @@ const relistPasses = 16
 // how many threads were unreadable.
 func (s *Sampler) readUnwalked() (bad int) {
 	ip := s.it
-	ip.walked = ip.walked[:0]
-	for _, k := range ip.sorted {
-		if pid := ip.slots[k].c.PID; len(ip.walked) == 0 || ip.walked[len(ip.walked)-1] != pid {
-			ip.walked = append(ip.walked, pid)
-		}
-	}
 	old, oi := ip.extra, 0
 	ip.nextExtra = ip.nextExtra[:0]
 	ip.unwalked = ip.unwalked[:0]
@@ -293,8 +413,8 @@ func (s *Sampler) readUnwalked() (bad int) {
 	return bad
 }
 
-// same reports whether t is the thread r describes and has not been found
-// yet in this pass.
+// same reports whether t is the thread r describes and its record has not
+// been read yet in this pass.
 func (t *iterTask) same(r *taskiter.Record, pass uint32) bool {
 	return t.c.TID == r.TID && t.c.PID == r.PID && t.startNs == r.StartNs && t.seen != pass
 }
@@ -306,37 +426,23 @@ func (ip *iterPath) alloc() int32 {
 		return k
 	}
 	ip.slots = append(ip.slots, iterTask{})
+	ip.keys = append(ip.keys, 0)
 	return int32(len(ip.slots) - 1)
 }
 
-// resort releases the threads this pass did not find and merges the
-// newcomers into the (PID, TID) order.
+// resort drops the threads that have gone (released, key 0) from the
+// (PID, TID) order, merges the newcomers into it, and lists the walked
+// processes anew.
 func (ip *iterPath) resort() {
-	slots := ip.slots
-	key := func(k int32) uint64 { return uint64(slots[k].c.PID)<<32 | uint64(slots[k].c.TID) }
-	slices.SortFunc(ip.fresh, func(a, b int32) int {
-		ka, kb := key(a), key(b)
-		switch {
-		case ka < kb:
-			return -1
-		case ka > kb:
-			return 1
-		}
-		return 0
-	})
+	keys := ip.keys
+	slices.SortFunc(ip.fresh, func(a, b int32) int { return cmp.Compare(keys[a], keys[b]) })
 	ip.merged = ip.merged[:0]
 	f := ip.fresh
 	for _, k := range ip.sorted {
-		t := &slots[k]
-		if t.seen != ip.pass {
-			if ip.index[int32(t.c.TID)] == k {
-				delete(ip.index, int32(t.c.TID))
-			}
-			*t = iterTask{}
-			ip.free = append(ip.free, k)
+		if keys[k] == 0 {
 			continue
 		}
-		for len(f) > 0 && key(f[0]) < key(k) {
+		for len(f) > 0 && keys[f[0]] < keys[k] {
 			ip.merged = append(ip.merged, f[0])
 			f = f[1:]
 		}
@@ -344,18 +450,26 @@ func (ip *iterPath) resort() {
 	}
 	ip.merged = append(ip.merged, f...)
 	ip.sorted, ip.merged = ip.merged, ip.sorted
+	ip.walked = ip.walked[:0]
+	for _, k := range ip.sorted {
+		if pid := int(keys[k] >> 32); len(ip.walked) == 0 || ip.walked[len(ip.walked)-1] != pid {
+			ip.walked = append(ip.walked, pid)
+		}
+	}
 }
 
 // updateIter copies a record into t. The name and affinity are cleaned
 // and formatted only when their raw bytes changed.
 func (s *Sampler) updateIter(t *iterTask, r *taskiter.Record, fresh bool) {
 	c := &t.c
-	t.ran = fresh || r.Timeslices != c.Timeslices || r.RunNs != c.RunNs
+	ran := fresh || r.Timeslices != c.Timeslices || r.RunNs != c.RunNs
+	if ran {
+		t.ranPass = s.it.pass
+	}
 	c.VoluntarySwitches, c.InvoluntarySwitches = r.VoluntarySwitches, r.InvoluntarySwitches
 	c.RunNs, c.WaitNs, c.Timeslices = r.RunNs, r.WaitNs, r.Timeslices
 	c.State = taskiter.StateLetter(r.State, r.ExitState)
 	c.LastCPU = r.CPU
-	c.ReadAt = s.clock.stamp
 	c.Migrations = r.Migrations
 	ip := s.it
 	renamed := string(r.Comm) != t.comm
@@ -370,7 +484,7 @@ func (s *Sampler) updateIter(t *iterTask, r *taskiter.Record, fresh bool) {
 	// ("kworker/0:1-events"), which changes as it runs, and a kernel
 	// thread by its full name where comm holds only 15 bytes of it:
 	// only /proc has those.
-	if r.Workqueue && t.ran || r.Kernel && len(r.Comm) == 15 && renamed {
+	if r.Workqueue && ran || r.Kernel && len(r.Comm) == 15 && renamed {
 		s.readIterComm(t)
 	}
 	if string(r.Mask) != t.mask {
@@ -402,12 +516,12 @@ func (s *Sampler) readIterComm(t *iterTask) {
 // kept in s.procs for the cgroups.
 func (s *Sampler) exportIter(dst *model.Sample) (live bool) {
 	ip := s.it
-	dst.Tasks = dst.Tasks[:0]
+	dst.Tasks = slices.Grow(dst.Tasks[:0], len(ip.sorted)+len(ip.extra))
 	pc := procCursor{old: s.procs}
 	s.nextProcs = s.nextProcs[:0]
 	g, x := 0, 0
 	for g < len(ip.sorted) || x < len(ip.extra) {
-		if x == len(ip.extra) || g < len(ip.sorted) && ip.slots[ip.sorted[g]].c.PID < ip.extra[x].pid {
+		if x == len(ip.extra) || g < len(ip.sorted) && int(ip.keys[ip.sorted[g]]>>32) < ip.extra[x].pid {
 			g, live = s.exportWalked(dst, g, &pc, live)
 			continue
 		}
@@ -433,31 +547,38 @@ func (s *Sampler) exportIter(dst *model.Sample) (live bool) {
 }
 
 // exportWalked exports the walked process whose threads start at
-// ip.sorted[g] and returns where the next one starts.
+// ip.sorted[g] and returns where the next one starts. It reads the
+// compact keys to find them and copies each thread's counters once.
 func (s *Sampler) exportWalked(dst *model.Sample, g int, pc *procCursor, live bool) (int, bool) {
 	ip := s.it
-	pid := ip.slots[ip.sorted[g]].c.PID
-	end, leader, ran := g, g, false
+	keys := ip.keys
+	pid := keys[ip.sorted[g]] >> 32
+	end, leader := g, g
 	for ; end < len(ip.sorted); end++ {
-		t := &ip.slots[ip.sorted[end]]
-		if t.c.PID != pid {
+		key := keys[ip.sorted[end]]
+		if key>>32 != pid {
 			break
 		}
-		if t.c.TID == pid {
+		if uint32(key) == uint32(pid) {
 			leader = end
 		}
-		ran = ran || t.ran
-		live = live || t.c.State != 'Z' && t.c.State != 'X'
 	}
-	p, fresh := s.carryIterProc(pc, pid)
+	for j := g; !live && j < end; j++ {
+		st := ip.slots[ip.sorted[j]].c.State
+		live = st != 'Z' && st != 'X'
+	}
+	_, ran := slices.BinarySearch(ip.ranPIDs, int(pid))
+	p, fresh := s.carryIterProc(pc, int(pid))
 	if (ran || fresh) && !s.noCgroups {
 		s.processCgroup(p)
 	}
 	name := ip.slots[ip.sorted[leader]].c.Comm
-	for _, k := range ip.sorted[g:end] {
-		t := &ip.slots[k]
-		t.c.ProcessComm, t.c.Cgroup = name, p.cgroup
-		dst.Tasks = append(dst.Tasks, t.c)
+	base := len(dst.Tasks)
+	dst.Tasks = dst.Tasks[:base+end-g]
+	for j, k := range ip.sorted[g:end] {
+		d := &dst.Tasks[base+j]
+		*d = ip.slots[k].c
+		d.ProcessComm, d.Cgroup, d.ReadAt = name, p.cgroup, ip.stamp
 	}
 	return end, live
 }

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
@@ -17,6 +20,8 @@ import (
 // (user+system of the process that makes it), in ms:
 //
 //	walk-ms   the BPF task walk (Source bpf-task-iter), the whole host
+//	kernel-ms of which the walk program's run in the kernel (bpf_stats
+//	          run_time_ns), the rest being Go's: matching and the Sample
 //	proc-ms   the /proc path, the whole host, taskstats gate on
 //	floor-ms  C, pread of the workload's kept-open schedstat files only
 //	walk/floor
@@ -35,14 +40,17 @@ func BenchmarkTaskIter10kOneBusy(b *testing.B) {
 	if floor.Threads < 10000 {
 		b.Fatalf("the floor keeps %d files open, want 10000+", floor.Threads)
 	}
+	kernel := startKernelClock(b, walk)
 	var smp model.Sample
-	var w, p, f []time.Duration
+	var w, k, p, f []time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		// A gap as between refreshes: the busy thread runs in it.
 		time.Sleep(20 * time.Millisecond)
+		k0 := kernel()
 		w = append(w, timePass(b, walk, &smp))
+		k = append(k, kernel()-k0)
 		time.Sleep(20 * time.Millisecond)
 		p = append(p, timePass(b, proc, &smp))
 		time.Sleep(20 * time.Millisecond)
@@ -53,6 +61,7 @@ func BenchmarkTaskIter10kOneBusy(b *testing.B) {
 		b.Fatalf("saw %d threads of the workload", countPID(&smp, pid))
 	}
 	b.ReportMetric(ms(median(w)), "walk-ms")
+	b.ReportMetric(ms(median(k)), "kernel-ms")
 	b.ReportMetric(ms(median(p)), "proc-ms")
 	b.ReportMetric(ms(median(f)), "floor-ms")
 	b.ReportMetric(float64(median(w))/float64(median(f)), "walk/floor")
@@ -60,27 +69,34 @@ func BenchmarkTaskIter10kOneBusy(b *testing.B) {
 }
 
 // BenchmarkTaskIter100kIdle: 100,000 idle threads (pid_max and threads-max
-// raised for it and restored after). Besides the pass it reports the
-// sampler's process RSS and open fds after the passes: the walk keeps no
-// file per thread, the /proc path one schedstat file each (as many as the
-// open-file limit allows).
+// raised for it and restored after; skipped when they cannot be). Besides
+// the pass it reports the sampler's process RSS and open fds after the
+// passes: the walk keeps no file per thread, the /proc path one schedstat
+// file each (as many as the open-file limit allows).
 func BenchmarkTaskIter100kIdle(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("100,000 threads need pid_max and threads-max raised, as root")
+	}
 	testutil.RaiseThreadLimits(b, 100000)
 	pid := testutil.StartCThreads(b, 100000, false)
 	walk := newBenchSampler(b, Config{Root: "/proc"}, SourceTaskIter)
+	kernel := startKernelClock(b, walk)
 	var smp model.Sample
-	var w []time.Duration
+	var w, k []time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		time.Sleep(20 * time.Millisecond)
+		k0 := kernel()
 		w = append(w, timePass(b, walk, &smp))
+		k = append(k, kernel()-k0)
 	}
 	b.StopTimer()
 	if n := countPID(&smp, pid); n < 100000 {
 		b.Fatalf("saw %d threads of the workload, want 100000+", n)
 	}
 	b.ReportMetric(ms(median(w)), "walk-ms")
+	b.ReportMetric(ms(median(k)), "kernel-ms")
 	b.ReportMetric(float64(len(smp.Tasks)), "host-threads")
 	b.ReportMetric(selfRSSMiB(b), "rss-MiB")
 	b.ReportMetric(float64(openFDs(b)), "fds")
@@ -141,6 +157,24 @@ func newBenchSampler(b *testing.B, cfg Config, want string) *Sampler {
 		}
 	}
 	return s
+}
+
+// startKernelClock turns the kernel's BPF statistics on for the rest of
+// the benchmark and returns a clock of the time s's walk program has run.
+func startKernelClock(b *testing.B, s *Sampler) func() time.Duration {
+	b.Helper()
+	stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
+	if err != nil {
+		b.Fatalf("bpf_stats: %v", err)
+	}
+	b.Cleanup(func() { stats.Close() })
+	return func() time.Duration {
+		st, err := s.it.it.Stats()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.Runtime
+	}
 }
 
 func timePass(b *testing.B, s *Sampler, smp *model.Sample) time.Duration {

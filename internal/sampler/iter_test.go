@@ -5,6 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -249,4 +252,117 @@ func copyExecutable(t *testing.T, from, to string) {
 	if err := out.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestTaskIterFollowsThreadsComingAndGoing ends threads in the middle of
+// this process's walk order and starts others, so the records after them
+// shift, between passes of one sampler that reads only the records the walk
+// rewrote. After each change its view of the test's threads must be what a
+// new sampler, reading every record, sees: the same threads, none gone
+// missing and none left over, with the same counters for the sleepers.
+func TestTaskIterFollowsThreadsComingAndGoing(t *testing.T) {
+	s := newSampler(t, Config{Root: "/proc", PIDs: []int{os.Getpid()}})
+	if s.Source() != SourceTaskIter {
+		t.Fatalf("the walk does not serve: %s", s.SourceNote())
+	}
+	type sleeper struct {
+		tid  int
+		wake *os.File
+	}
+	var wedged []sleeper
+	var start func() sleeper
+	start = func() sleeper {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tidc := make(chan int)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			tidc <- syscall.Gettid()
+			var b [1]byte
+			syscall.Read(int(r.Fd()), b[:])
+			r.Close()
+		}()
+		sl := sleeper{<-tidc, w}
+		if sl.tid == os.Getpid() {
+			// The runtime wedges the main thread rather than end it:
+			// it would never leave.
+			wedged = append(wedged, sl)
+			return start()
+		}
+		return sl
+	}
+	stop := func(sl sleeper) {
+		sl.wake.Write([]byte{1})
+		sl.wake.Close()
+		// Until its thread has left the process: on a loaded machine the
+		// woken thread may wait long for a CPU.
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+			if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(sl.tid)); err != nil {
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		t.Fatalf("thread %d did not end within 30 s", sl.tid)
+	}
+	var live []sleeper
+	for range 12 {
+		live = append(live, start())
+	}
+	t.Cleanup(func() {
+		for _, sl := range append(live, wedged...) {
+			sl.wake.Close()
+		}
+	})
+	var smp model.Sample
+	check := func(step string) {
+		t.Helper()
+		mustSample(t, s, &smp)
+		mustSample(t, s, &smp) // a pass at rest after the change
+		var fresh model.Sample
+		f := newSampler(t, Config{Root: "/proc", PIDs: []int{os.Getpid()}})
+		mustSample(t, f, &fresh)
+		mustSample(t, s, &smp)
+		want := map[int]model.TaskCounters{}
+		for _, c := range fresh.Tasks {
+			want[c.TID] = c
+		}
+		got := map[int]model.TaskCounters{}
+		for _, c := range smp.Tasks {
+			if _, dup := got[c.TID]; dup {
+				t.Errorf("%s: thread %d twice", step, c.TID)
+			}
+			got[c.TID] = c
+		}
+		for _, sl := range live {
+			g, okg := got[sl.tid]
+			w, okw := want[sl.tid]
+			if !okg || !okw {
+				t.Errorf("%s: sleeper %d: in the pass %v, in a new sampler's %v", step, sl.tid, okg, okw)
+				continue
+			}
+			g.ReadAt, w.ReadAt = 0, 0
+			if diff := cmp.Diff(w, g); diff != "" {
+				t.Errorf("%s: sleeper %d (-new sampler +this one)\n%s", step, sl.tid, diff)
+			}
+		}
+		for tid := range got {
+			if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(tid)); err != nil {
+				t.Errorf("%s: thread %d reported, but gone", step, tid)
+			}
+		}
+	}
+	check("12 sleepers")
+	for _, i := range []int{8, 5, 2} { // from the middle of the walk's order
+		stop(live[i])
+		live = slices.Delete(live, i, i+1)
+	}
+	check("3 ended")
+	for range 4 {
+		live = append(live, start())
+	}
+	stop(live[0])
+	live = live[1:]
+	check("4 started, the first ended")
 }

@@ -11,6 +11,9 @@ import (
 const (
 	recMaskOff = 96 // comm ends here; mask words follow
 
+	// changedWord is the size of an entry of the changed list (u64).
+	changedWord = 8
+
 	// MaxMaskWords is how many 64-bit words of a thread's affinity the
 	// program copies at most (MAX_MASK_WORDS): 1024 CPUs. A machine with
 	// more possible CPUs uses /proc.

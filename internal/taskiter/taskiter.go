@@ -11,6 +11,7 @@
 package taskiter
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -76,6 +77,9 @@ type Iter struct {
 	// kernel is the kernel's BTF, parsed once (some 30 ms): a grown array
 	// reloads the program, whose relocations need it again.
 	kernel *btf.Spec
+	// changed is the mapped list of the records the last walk wrote:
+	// capacity+1 words of 8 bytes, a count and then indices.
+	changed []byte
 }
 
 // walkObjects is what a pass needs of the object: not ctxtop_seq, whose
@@ -83,6 +87,7 @@ type Iter struct {
 type walkObjects struct {
 	Walk    *ebpf.Program `ebpf:"ctxtop_walk"`
 	Recs    *ebpf.Map     `ebpf:"recs"`
+	Changed *ebpf.Map     `ebpf:"changed"`
 	Targets *ebpf.Map     `ebpf:"targets"`
 }
 
@@ -91,7 +96,7 @@ func (o *walkObjects) Close() error {
 	if o.Walk != nil {
 		errs = append(errs, o.Walk.Close())
 	}
-	for _, m := range []*ebpf.Map{o.Recs, o.Targets} {
+	for _, m := range []*ebpf.Map{o.Recs, o.Changed, o.Targets} {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}
@@ -157,6 +162,7 @@ func (it *Iter) load(capacity int) error {
 	}
 	spec.Maps[taskiterMapRecs].ValueSize = uint32(it.size)
 	spec.Maps[taskiterMapRecs].MaxEntries = uint32(capacity)
+	spec.Maps[taskiterMapChanged].MaxEntries = uint32(capacity + 1)
 	if it.opts.PIDs != nil {
 		spec.Maps[taskiterMapTargets].MaxEntries = uint32(max(len(it.opts.PIDs), 1))
 	}
@@ -177,8 +183,14 @@ func (it *Iter) load(capacity int) error {
 		objs.Close()
 		return fmt.Errorf("%w: mapping the record array: %v", ErrUnavailable, err)
 	}
+	changed, err := unix.Mmap(objs.Changed.FD(), 0, (capacity+1)*changedWord, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		unix.Munmap(recs)
+		objs.Close()
+		return fmt.Errorf("%w: mapping the changed list: %v", ErrUnavailable, err)
+	}
 	it.release()
-	it.objs, it.recs, it.capacity = objs, recs, capacity
+	it.objs, it.recs, it.changed, it.capacity = objs, recs, changed, capacity
 	return nil
 }
 
@@ -188,6 +200,10 @@ func (it *Iter) release() error {
 	if it.recs != nil {
 		errs = append(errs, unix.Munmap(it.recs))
 		it.recs = nil
+	}
+	if it.changed != nil {
+		errs = append(errs, unix.Munmap(it.changed))
+		it.changed = nil
 	}
 	errs = append(errs, it.objs.Close())
 	return errors.Join(errs...)
@@ -218,10 +234,40 @@ func (it *Iter) StartTicks(ns uint64) uint64 {
 // array holds: threads are being born faster than the array grows.
 const maxGrowths = 3
 
-// Walk runs one walk and returns how many records it wrote: processes in
-// creation order and each one's threads in creation order. Record reads
-// them until the next walk.
+// Walk runs one walk and returns how many threads it found, a record
+// each: processes in creation order and each one's threads in creation
+// order. Record reads them until the next walk; Changed says which of them
+// this walk wrote.
 func (it *Iter) Walk() (int, error) { return it.walk() }
+
+// Changed appends to dst the indices, in increasing order, of the records
+// the last walk, which found n threads, wrote. Every other record below n
+// is as the walk before left it and stands for the same thread at the same
+// place, whose counters have not moved: a thread born or gone shifts the
+// records after it, and they are written afresh, as are all of them after
+// the array grew. The list is checked, never trusted: a count or index out
+// of order or range is ErrRecord.
+func (it *Iter) Changed(dst []int32, n int) ([]int32, error) {
+	le := binary.LittleEndian
+	d := le.Uint64(it.changed)
+	if d > uint64(n) || n > it.capacity {
+		return dst, fmt.Errorf("%w: %d records changed of %d", ErrRecord, d, n)
+	}
+	next := uint64(0) // the least index the next entry may hold
+	for k := 1; k <= int(d); k++ {
+		i := le.Uint64(it.changed[k*changedWord:])
+		if i < next || i >= uint64(n) {
+			return dst, fmt.Errorf("%w: changed record %d of %d out of order", ErrRecord, i, n)
+		}
+		next = i + 1
+		dst = append(dst, int32(i))
+	}
+	return dst, nil
+}
+
+// Stats is the walk program's run count and time, which the kernel keeps
+// while BPF statistics are enabled (ebpf.EnableStats).
+func (it *Iter) Stats() (*ebpf.ProgramStats, error) { return it.objs.Walk.Stats() }
 
 // Record decodes the i-th record of the last walk into r.
 func (it *Iter) Record(i int, r *Record) error {

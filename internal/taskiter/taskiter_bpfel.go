@@ -16,12 +16,15 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	taskiterMapRecs        = "recs"
-	taskiterMapTargets     = "targets"
-	taskiterProgCtxtopSeq  = "ctxtop_seq"
-	taskiterProgCtxtopWalk = "ctxtop_walk"
-	taskiterVarFilterTgid  = "filter_tgid"
-	taskiterVarMaskWords   = "mask_words"
+	taskiterMapChanged      = "changed"
+	taskiterMapRecs         = "recs"
+	taskiterMapTargets      = "targets"
+	taskiterProgCtxtopCount = "ctxtop_count"
+	taskiterProgCtxtopSeq   = "ctxtop_seq"
+	taskiterProgCtxtopWalk  = "ctxtop_walk"
+	taskiterVarChangedFirst = "changed_first"
+	taskiterVarFilterTgid   = "filter_tgid"
+	taskiterVarMaskWords    = "mask_words"
 )
 
 // loadTaskiter returns the embedded CollectionSpec for taskiter.
@@ -66,14 +69,16 @@ type taskiterSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type taskiterProgramSpecs struct {
-	CtxtopSeq  *ebpf.ProgramSpec `ebpf:"ctxtop_seq"`
-	CtxtopWalk *ebpf.ProgramSpec `ebpf:"ctxtop_walk"`
+	CtxtopCount *ebpf.ProgramSpec `ebpf:"ctxtop_count"`
+	CtxtopSeq   *ebpf.ProgramSpec `ebpf:"ctxtop_seq"`
+	CtxtopWalk  *ebpf.ProgramSpec `ebpf:"ctxtop_walk"`
 }
 
 // taskiterMapSpecs contains maps before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type taskiterMapSpecs struct {
+	Changed *ebpf.MapSpec `ebpf:"changed"`
 	Recs    *ebpf.MapSpec `ebpf:"recs"`
 	Targets *ebpf.MapSpec `ebpf:"targets"`
 }
@@ -82,8 +87,9 @@ type taskiterMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type taskiterVariableSpecs struct {
-	FilterTgid *ebpf.VariableSpec `ebpf:"filter_tgid"`
-	MaskWords  *ebpf.VariableSpec `ebpf:"mask_words"`
+	ChangedFirst *ebpf.VariableSpec `ebpf:"changed_first"`
+	FilterTgid   *ebpf.VariableSpec `ebpf:"filter_tgid"`
+	MaskWords    *ebpf.VariableSpec `ebpf:"mask_words"`
 }
 
 // taskiterObjects contains all objects after they have been loaded into the kernel.
@@ -106,12 +112,14 @@ func (o *taskiterObjects) Close() error {
 //
 // It can be passed to loadTaskiterObjects or ebpf.CollectionSpec.LoadAndAssign.
 type taskiterMaps struct {
+	Changed *ebpf.Map `ebpf:"changed"`
 	Recs    *ebpf.Map `ebpf:"recs"`
 	Targets *ebpf.Map `ebpf:"targets"`
 }
 
 func (m *taskiterMaps) Close() error {
 	return _TaskiterClose(
+		m.Changed,
 		m.Recs,
 		m.Targets,
 	)
@@ -121,20 +129,23 @@ func (m *taskiterMaps) Close() error {
 //
 // It can be passed to loadTaskiterObjects or ebpf.CollectionSpec.LoadAndAssign.
 type taskiterVariables struct {
-	FilterTgid *ebpf.Variable `ebpf:"filter_tgid"`
-	MaskWords  *ebpf.Variable `ebpf:"mask_words"`
+	ChangedFirst *ebpf.Variable `ebpf:"changed_first"`
+	FilterTgid   *ebpf.Variable `ebpf:"filter_tgid"`
+	MaskWords    *ebpf.Variable `ebpf:"mask_words"`
 }
 
 // taskiterPrograms contains all programs after they have been loaded into the kernel.
 //
 // It can be passed to loadTaskiterObjects or ebpf.CollectionSpec.LoadAndAssign.
 type taskiterPrograms struct {
-	CtxtopSeq  *ebpf.Program `ebpf:"ctxtop_seq"`
-	CtxtopWalk *ebpf.Program `ebpf:"ctxtop_walk"`
+	CtxtopCount *ebpf.Program `ebpf:"ctxtop_count"`
+	CtxtopSeq   *ebpf.Program `ebpf:"ctxtop_seq"`
+	CtxtopWalk  *ebpf.Program `ebpf:"ctxtop_walk"`
 }
 
 func (p *taskiterPrograms) Close() error {
 	return _TaskiterClose(
+		p.CtxtopCount,
 		p.CtxtopSeq,
 		p.CtxtopWalk,
 	)

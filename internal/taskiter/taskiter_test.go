@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -264,4 +265,90 @@ func TestWalkGrowsItsArray(t *testing.T) {
 	if self == 0 {
 		t.Errorf("this process's threads are not among the %d", n)
 	}
+}
+
+// TestChangedRejects: the changed list is read from a map any root process
+// may write, so a count or an index out of order or range is an error.
+func TestChangedRejects(t *testing.T) {
+	list := func(words ...uint64) []byte {
+		b := make([]byte, 8*8)
+		for i, w := range words {
+			binary.LittleEndian.PutUint64(b[8*i:], w)
+		}
+		return b
+	}
+	it := &Iter{capacity: 7, changed: list(3, 0, 2, 6)}
+	got, err := it.Changed(nil, 7)
+	if err != nil || !slices.Equal(got, []int32{0, 2, 6}) {
+		t.Errorf("Changed = %v, %v; want [0 2 6]", got, err)
+	}
+	for name, b := range map[string][]byte{
+		"count over n":       list(8, 0, 1, 2, 3, 4, 5, 6),
+		"index at n":         list(1, 7),
+		"index repeated":     list(2, 3, 3),
+		"out of order":       list(2, 4, 1),
+		"huge index":         list(1, 1<<63),
+		"count past the end": list(1 << 40),
+	} {
+		it.changed = b
+		if _, err := it.Changed(nil, 7); !errors.Is(err, ErrRecord) {
+			t.Errorf("%s: err = %v, want ErrRecord", name, err)
+		}
+	}
+}
+
+// TestWalkRewritesOnlyWhatMoved: a second walk over this process's threads
+// lists the records it rewrote, and a thread asleep in a pipe read all the
+// while is not among them, while each listed record is still read whole.
+func TestWalkRewritesOnlyWhatMoved(t *testing.T) {
+	it, err := Open(Options{PIDs: []int{os.Getpid()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var p [2]int
+	if err := unix.Pipe(p[:]); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[1])
+	tidc := make(chan int)
+	go func() {
+		runtime.LockOSThread()
+		tidc <- unix.Gettid()
+		var b [1]byte
+		unix.Read(p[0], b[:])
+	}()
+	tid := <-tidc
+	defer unix.Write(p[1], []byte{1})
+	var changed []int32
+	for range 50 { // until a walk finds the sleeper asleep and unmoved
+		unix.Nanosleep(&unix.Timespec{Nsec: 2e6}, nil)
+		n, err := it.Walk()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if changed, err = it.Changed(changed[:0], n); err != nil {
+			t.Fatal(err)
+		}
+		if len(changed) == n {
+			continue // the first walk writes every record
+		}
+		at := -1
+		var r Record
+		for i := range n {
+			if err := it.Record(i, &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.TID == tid {
+				at = i
+			}
+		}
+		if at < 0 {
+			t.Fatalf("thread %d not walked", tid)
+		}
+		if _, found := slices.BinarySearch(changed, int32(at)); !found {
+			return
+		}
+	}
+	t.Errorf("every walk rewrote the record of thread %d, asleep", tid)
 }

@@ -84,7 +84,7 @@ func (f *CFloor) Pass(tb testing.TB) time.Duration {
 
 // RaiseThreadLimits raises kernel.pid_max and kernel.threads-max, if they
 // are lower, so that n more threads can start, and restores them when the
-// test ends.
+// test ends. It skips the test when it cannot raise them.
 func RaiseThreadLimits(tb testing.TB, n int) {
 	tb.Helper()
 	for _, name := range []string{"pid_max", "threads-max"} {
@@ -106,7 +106,7 @@ func RaiseThreadLimits(tb testing.TB, n int) {
 			continue
 		}
 		if err := os.WriteFile(path, []byte(strconv.Itoa(want)), 0); err != nil {
-			tb.Fatalf("raising %s: %v", name, err)
+			tb.Skipf("cannot raise %s to %d for %d threads: %v", name, want, n, err)
 		}
 		tb.Cleanup(func() {
 			if err := os.WriteFile(path, []byte(old), 0); err != nil {

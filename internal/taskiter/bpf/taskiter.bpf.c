@@ -74,6 +74,30 @@ struct {
 	__uint(value_size, __builtin_offsetof(struct rec, mask) + sizeof(u64));
 } recs SEC(".maps");
 
+/*
+ * Which records the last walk wrote: element 0 holds how many, elements 1
+ * on their indices in increasing order. User space sizes it one longer
+ * than recs and maps it. A record not listed is byte for byte what it was
+ * after the walk before, and describes the same thread at the same place
+ * in the walk, which has not run since: user space need not read it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 2);
+	__type(key, u32);
+	__type(value, u64);
+} changed SEC(".maps");
+
+/*
+ * Where the changed list's indices start: 1, after the count. A variable
+ * rather than a constant so that the verifier does not know the key each
+ * iteration looks up, which would make it tell every iteration of the loop
+ * from the next by the count so far and give up. User space never sets
+ * it, and checks the list (Changed) as it checks the records.
+ */
+u32 changed_first = 1;
+
 /* The processes (tgid) to report when filter_tgid; user space sizes it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -148,7 +172,8 @@ int ctxtop_walk(void *ctx)
 	struct bpf_iter_task it;
 	struct task_struct *t;
 	struct rec *r;
-	u32 n = 0, tgid;
+	u64 *slot;
+	u32 n = 0, d = 0, k, tgid;
 
 	bpf_rcu_read_lock();
 	bpf_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_THREADS);
@@ -165,20 +190,55 @@ int ctxtop_walk(void *ctx)
 		r = bpf_map_lookup_elem(&recs, &n);
 		/*
 		 * The record left in this slot by the last walk is still
-		 * exact when it is this thread's and its schedstat did not
-		 * move: the thread has not run, so its switch counts, state
-		 * and CPU have not changed either, and the /proc path does
-		 * not re-read its name and affinity then. Reading three
-		 * lines of the task_struct instead of nine is most of a
-		 * walk over idle threads. A thread born or gone shifts the
-		 * slots after it, which are then written afresh.
+		 * exact when it is this thread's (its TID and start time) and
+		 * its schedstat did not move: the thread has not run, so its
+		 * switch counts, state and CPU have not changed either, and
+		 * the /proc path does not re-read its name and affinity then.
+		 * Reading four lines of the task_struct instead of ten is
+		 * some of a walk over idle threads; most of it is the
+		 * iterator's own step from task to task (ctxtop_count). A
+		 * thread born or gone shifts the slots after it, which are
+		 * then written afresh.
 		 */
-		if (r && !(r->tid == t->pid && r->pcount == t->sched_info.pcount &&
+		if (r && !(r->tid == t->pid && r->start_ns == t->start_boottime &&
+			   r->pcount == t->sched_info.pcount &&
 			   r->run_ns == t->se.sum_exec_runtime &&
-			   r->wait_ns == t->sched_info.run_delay))
+			   r->wait_ns == t->sched_info.run_delay)) {
 			fill(r, t);
+			k = changed_first + d;
+			slot = bpf_map_lookup_elem(&changed, &k);
+			if (slot) {
+				*slot = n;
+				d++;
+			}
+		}
 		n++;
 	}
+	bpf_iter_task_destroy(&it);
+	bpf_rcu_read_unlock();
+	k = 0;
+	slot = bpf_map_lookup_elem(&changed, &k);
+	if (slot)
+		*slot = d;
+	return n;
+}
+
+/*
+ * The walk alone, every task visited and nothing read but its PID: what
+ * any walk of the task list costs, for the benchmark.
+ */
+SEC("syscall")
+int ctxtop_count(void *ctx)
+{
+	struct bpf_iter_task it;
+	struct task_struct *t;
+	u32 n = 0;
+
+	bpf_rcu_read_lock();
+	bpf_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_THREADS);
+	while ((t = bpf_iter_task_next(&it)))
+		if (t->pid != 0)
+			n++;
 	bpf_iter_task_destroy(&it);
 	bpf_rcu_read_unlock();
 	return n;
