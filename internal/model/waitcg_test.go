@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ctxtop/ctxtop/internal/wait"
+	"github.com/ctxtop/ctxtop/internal/waitreason"
 )
 
 func TestCgroupName(t *testing.T) {
@@ -67,7 +67,7 @@ func TestComputeCgroupRollupAndThrottling(t *testing.T) {
 		{Path: "/b", HasThrottling: true, Periods: 25, Throttled: 0},
 		{Path: "/idle"},
 	}
-	s := Compute(prev, cur, Options{HotThreshold: 1000, ShortReason: wait.Short})
+	s := Compute(prev, cur, Options{HotThreshold: 1000, ShortReason: waitreason.Short})
 	want := []CgroupRates{
 		{Path: "/a", Name: "/a", Processes: 2, Threads: 3, VoluntaryPerSec: 1, InvoluntaryPerSec: 100, CPUPercent: 50,
 			HasThrottling: true, ThrottledPercent: 45, ThrottledMsPerSec: 400, LimitCPUs: 0.5, Hot: true, Reason: "throttled 45%"},
@@ -127,7 +127,7 @@ func TestComputeWaitShares(t *testing.T) {
 		// looked at, always running: no shares
 		{PID: 1, TID: 4, Looks: 10},
 	}
-	s := Compute(prev, cur, Options{HotThreshold: 1000, ShortReason: wait.Short})
+	s := Compute(prev, cur, Options{HotThreshold: 1000, ShortReason: waitreason.Short})
 	got := map[int]ThreadRates{}
 	for _, th := range s.Threads {
 		got[th.TID] = th
@@ -150,11 +150,11 @@ func TestComputeWaitShares(t *testing.T) {
 }
 
 func TestBlockingReasonCutsSmallShares(t *testing.T) {
-	got := blockingReason([]WaitShare{{"futex wait", 0.6}, {"sleep", 0.2}, {"epoll wait", 0.12}, {"poll", 0.05}, {"I/O", 0.03}}, wait.Short)
+	got := blockingReason([]WaitShare{{"futex wait", 0.6}, {"sleep", 0.2}, {"epoll wait", 0.12}, {"poll", 0.05}, {"I/O", 0.03}}, waitreason.Short)
 	if want := "blocking: futex 60%, sleep 20%, epoll 12%"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	got = blockingReason([]WaitShare{{"other: msleep", 1}}, wait.Short)
+	got = blockingReason([]WaitShare{{"other: msleep", 1}}, waitreason.Short)
 	if want := "blocking: msleep 100%"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

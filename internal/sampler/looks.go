@@ -11,7 +11,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/polltimer"
 	"github.com/ctxtop/ctxtop/internal/procfs"
-	"github.com/ctxtop/ctxtop/internal/wait"
+	"github.com/ctxtop/ctxtop/internal/waitreason"
 )
 
 // Bounds of wait-reason sampling: between two refreshes the hottest
@@ -454,7 +454,7 @@ func (w *waitSampler) lookAll() {
 }
 
 func (w *waitSampler) look(t *waitTarget) {
-	obs := wait.Observation{Syscall: wait.NoSyscall}
+	obs := waitreason.Observation{Syscall: waitreason.NoSyscall}
 	var raw []byte
 	if !t.noSyscall {
 		n, err := w.read(t, "syscall")
@@ -476,7 +476,7 @@ func (w *waitSampler) look(t *waitTarget) {
 			raw = append(w.raw[:0], trimSyscall(w.buf[:n])...)
 			w.raw = raw
 			obs.Syscall = sc.Number
-			if wait.TakesFD(sc.Number) && sc.Args[0] < 1<<31 {
+			if waitreason.TakesFD(sc.Number) && sc.Args[0] < 1<<31 {
 				obs.FD = w.fdKind(t.pid, int(sc.Args[0]))
 			}
 		}
@@ -492,7 +492,7 @@ func (w *waitSampler) look(t *waitTarget) {
 		}
 	}
 	t.tally.Looks++
-	reason := wait.Reason(obs)
+	reason := waitreason.Reason(obs)
 	if reason == "" {
 		return
 	}

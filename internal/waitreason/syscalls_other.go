@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package wait
+package waitreason
 
 import "golang.org/x/sys/unix"
 

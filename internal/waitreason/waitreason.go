@@ -1,10 +1,10 @@
-// Package wait names what a blocked thread waits on, in the words a user
+// Package waitreason names what a blocked thread waits on, in the words a user
 // knows ("futex wait", "pipe read", "sleep"), from what the kernel shows:
 // the system call a thread is in (/proc/PID/task/TID/syscall), the kind of
 // file its fd argument is open on (/proc/PID/fd/N), and the kernel
 // function it sleeps in (/proc/PID/task/TID/wchan). Every word comes from
 // the one table below.
-package wait
+package waitreason
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package wait
+package waitreason
 
 import "golang.org/x/sys/unix"
 
