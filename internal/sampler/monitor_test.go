@@ -10,7 +10,7 @@ import (
 // tests of its counters and looks, which cannot import the pipeline.
 type testMonitor struct {
 	s         *Sampler
-	waits     *waitSampler
+	waits     *looker
 	opts      model.Options
 	prev, cur *model.Sample
 }
@@ -20,7 +20,7 @@ func NewMonitor(cfg Config) (*testMonitor, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &testMonitor{s: s, waits: newWaitSampler(s.rootFD), prev: new(model.Sample), cur: new(model.Sample),
+	m := &testMonitor{s: s, waits: newLooker(s.rootFD), prev: new(model.Sample), cur: new(model.Sample),
 		opts: model.Options{HotThreshold: cfg.HotThreshold, Partial: len(cfg.PIDs) > 0, ShortReason: waitreason.Short}}
 	if err := s.Sample(m.prev); err != nil {
 		s.Close()

@@ -2,22 +2,22 @@ package sampler
 
 import "github.com/ctxtop/ctxtop/internal/model"
 
-// Waits takes the wait-reason looks at a sampler's hot blocking threads
-// between two passes (see looks.go for how many and when). The live
+// WaitLooker takes the wait-reason looks at a sampler's hot blocking threads
+// between two passes (see waitlooks.go for how many and when). The live
 // source arms it after each Snapshot and collects it at the next pass.
-type Waits struct{ w *waitSampler }
+type WaitLooker struct{ w *looker }
 
-// NewWaits is the looks over s's procfs; Close stops them.
-func (s *Sampler) NewWaits() *Waits { return &Waits{newWaitSampler(s.rootFD)} }
+// NewWaitLooker is the looks over s's procfs; Close stops them.
+func (s *Sampler) NewWaitLooker() *WaitLooker { return &WaitLooker{newLooker(s.rootFD)} }
 
 // Collect stops the interval's looks and appends their tallies to dst,
 // sorted by PID and TID.
-func (w *Waits) Collect(dst []model.WaitTally) []model.WaitTally { return w.w.collect(dst) }
+func (w *WaitLooker) Collect(dst []model.WaitTally) []model.WaitTally { return w.w.collect(dst) }
 
 // LookNow looks at once at the hot blocking threads of snap that cur has
 // no tally for (one that just became hot, or a settled one), adding their
 // tallies to cur.Waits in order. It reports whether it added any.
-func (w *Waits) LookNow(snap *model.Snapshot, cur *model.Sample) bool {
+func (w *WaitLooker) LookNow(snap *model.Snapshot, cur *model.Sample) bool {
 	if !w.w.lookNow(snap, cur) {
 		return false
 	}
@@ -27,7 +27,7 @@ func (w *Waits) LookNow(snap *model.Snapshot, cur *model.Sample) bool {
 
 // Arm schedules the looks over the next interval at snap's hot blocking
 // threads.
-func (w *Waits) Arm(snap *model.Snapshot) { w.w.arm(snap) }
+func (w *WaitLooker) Arm(snap *model.Snapshot) { w.w.arm(snap) }
 
 // Close stops the looks for good.
-func (w *Waits) Close() { w.w.close() }
+func (w *WaitLooker) Close() { w.w.close() }

@@ -183,7 +183,7 @@ func TestWaitReasonsOfKnownWorkloads(t *testing.T) {
 // TestWaitLooksOnlyWhileHotBlockingThreads checks the looks are bounded and
 // armed only when a thread is hot and blocking.
 func TestWaitLooksOnlyWhileHotBlockingThreads(t *testing.T) {
-	w := newWaitSampler(-1)
+	w := newLooker(-1)
 	snap := &model.Snapshot{Interval: time.Second, Threads: []model.ThreadRates{
 		{PID: 1, TID: 1, Hot: true, VoluntaryPerSec: 10, InvoluntaryPerSec: 5000}, // preempted
 		{PID: 1, TID: 2, VoluntaryPerSec: 10},                                     // not hot
@@ -312,15 +312,15 @@ func pipeSleeper(t *testing.T) int {
 	return <-tid
 }
 
-// procWaitSampler is a waitSampler on the real /proc, closed when the
+// procLooker is a looker on the real /proc, closed when the
 // test ends.
-func procWaitSampler(t *testing.T) *waitSampler {
+func procLooker(t *testing.T) *looker {
 	t.Helper()
 	root, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWaitSampler(root)
+	w := newLooker(root)
 	t.Cleanup(func() {
 		w.close()
 		unix.Close(root)
@@ -331,7 +331,7 @@ func procWaitSampler(t *testing.T) *waitSampler {
 // allLooksTaken waits until the armed interval's WaitLooks looks are
 // done. On a busy machine the timer behind them runs late, so a fixed
 // sleep of an interval and a bit would collect only some of them.
-func allLooksTaken(t *testing.T, w *waitSampler) {
+func allLooksTaken(t *testing.T, w *looker) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -356,7 +356,7 @@ func allLooksTaken(t *testing.T, w *waitSampler) {
 func TestWaitLooksCostAboutOneSwitch(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	target := pipeSleeper(t)
-	w := procWaitSampler(t)
+	w := procLooker(t)
 	snap := &model.Snapshot{Interval: 2 * time.Second, Threads: []model.ThreadRates{
 		{PID: os.Getpid(), TID: target, Hot: true, VoluntaryPerSec: 5000},
 	}}
@@ -406,7 +406,7 @@ func TestWaitLooksCostAboutOneSwitch(t *testing.T) {
 func TestSettledThreadIsLookedAtOnlyAtTheRefresh(t *testing.T) {
 	target := pipeSleeper(t)
 	key := taskKey{os.Getpid(), target}
-	w := procWaitSampler(t)
+	w := procLooker(t)
 	hot := []model.ThreadRates{{PID: os.Getpid(), TID: target, Hot: true, VoluntaryPerSec: 5000}}
 	snap := &model.Snapshot{Interval: 110 * time.Millisecond, Threads: hot}
 	refresh := func() *model.Sample {
@@ -513,7 +513,7 @@ func TestNeverAsleepThreadSettles(t *testing.T) {
 	}()
 	pid := spin.Process.Pid
 	key := taskKey{pid, pid}
-	w := procWaitSampler(t)
+	w := procLooker(t)
 	hot := []model.ThreadRates{{PID: pid, TID: pid, Hot: true, VoluntaryPerSec: 5000}}
 	snap := &model.Snapshot{Interval: 110 * time.Millisecond, Threads: hot}
 	for i := range 2 {
@@ -566,7 +566,7 @@ func TestNeverAsleepThreadSettles(t *testing.T) {
 // files, an fd's link, /proc/PID/cgroup and pressure/cpu reads and parses
 // as the sampler reads it.
 func TestReadersAgainstLiveProc(t *testing.T) {
-	w := procWaitSampler(t)
+	w := procLooker(t)
 	pid := os.Getpid()
 	tg := waitTarget{pid: pid, tid: pid}
 	if n, err := w.read(&tg, "wchan"); err != nil {

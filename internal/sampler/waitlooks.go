@@ -64,10 +64,10 @@ const (
 	coldRefreshes  = 3
 )
 
-// waitSampler takes the looks. Its timer callback runs on a goroutine of
+// looker takes the looks. Its timer callback runs on a goroutine of
 // its own (see polltimer), so everything it touches is behind mu; the Monitor arms it
 // after a refresh and collects its tallies at the next.
-type waitSampler struct {
+type looker struct {
 	mu      sync.Mutex
 	rootFD  int
 	timer   *polltimer.Timer
@@ -234,7 +234,7 @@ type waitTarget struct {
 }
 
 // knownOf is tw for the thread, made if new.
-func (w *waitSampler) knownOf(k taskKey) *threadWaits {
+func (w *looker) knownOf(k taskKey) *threadWaits {
 	tw := w.known[k]
 	if tw == nil {
 		tw = &threadWaits{}
@@ -243,12 +243,12 @@ func (w *waitSampler) knownOf(k taskKey) *threadWaits {
 	return tw
 }
 
-func newWaitSampler(rootFD int) *waitSampler {
-	return &waitSampler{rootFD: rootFD, buf: make([]byte, 512), link: make([]byte, 256), known: map[taskKey]*threadWaits{}}
+func newLooker(rootFD int) *looker {
+	return &looker{rootFD: rootFD, buf: make([]byte, 512), link: make([]byte, 256), known: map[taskKey]*threadWaits{}}
 }
 
 // close stops the looks for good.
-func (w *waitSampler) close() {
+func (w *looker) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.timer != nil {
@@ -261,7 +261,7 @@ func (w *waitSampler) close() {
 
 // collect stops the looks and appends what they found to dst, sorted by
 // PID and TID.
-func (w *waitSampler) collect(dst []model.WaitTally) []model.WaitTally {
+func (w *looker) collect(dst []model.WaitTally) []model.WaitTally {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.timer != nil {
@@ -317,7 +317,7 @@ func hotBlocking(snap *model.Snapshot) (hot [WaitThreads]*model.ThreadRates, n i
 // WaitThreads) that cur has no looks for, a few times in a row until one
 // finds it asleep, appending the tallies to cur.Waits: a thread that just
 // became hot, or a settled one. It reports whether it added any.
-func (w *waitSampler) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
+func (w *looker) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var (
@@ -383,7 +383,7 @@ func (w *waitSampler) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 // arm picks the hot blocking threads of snap that are not settled and
 // schedules the looks over the next interval, taken to be as long as the
 // last one.
-func (w *waitSampler) arm(snap *model.Snapshot) {
+func (w *looker) arm(snap *model.Snapshot) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.targets = w.targets[:0]
@@ -431,7 +431,7 @@ func (w *waitSampler) arm(snap *model.Snapshot) {
 	w.timer.Start(w.period)
 }
 
-func (w *waitSampler) tick() {
+func (w *looker) tick() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.targets) == 0 || w.looks >= WaitLooks {
@@ -447,13 +447,13 @@ func (w *waitSampler) tick() {
 }
 
 // lookAll looks at every target once.
-func (w *waitSampler) lookAll() {
+func (w *looker) lookAll() {
 	for i := range w.targets {
 		w.look(&w.targets[i])
 	}
 }
 
-func (w *waitSampler) look(t *waitTarget) {
+func (w *looker) look(t *waitTarget) {
 	obs := waitreason.Observation{Syscall: waitreason.NoSyscall}
 	var raw []byte
 	if !t.noSyscall {
@@ -510,7 +510,7 @@ func (w *waitSampler) look(t *waitTarget) {
 
 // lookSettled looks at a settled thread: its wchan alone when that names
 // the function it was last found asleep in, a full look otherwise.
-func (w *waitSampler) lookSettled(t *waitTarget, tw *threadWaits) {
+func (w *looker) lookSettled(t *waitTarget, tw *threadWaits) {
 	n, err := w.read(t, "wchan")
 	if err != nil {
 		return // gone, or hidden: not a look
@@ -549,13 +549,13 @@ func trimSyscall(b []byte) []byte {
 	return b
 }
 
-func (w *waitSampler) read(t *waitTarget, file string) (int, error) {
+func (w *looker) read(t *waitTarget, file string) (int, error) {
 	w.path = appendTaskPath(w.path[:0], t.pid, t.tid, file)
 	return readFileAt(w.rootFD, w.path, &w.buf, procfs.LimitLine)
 }
 
 // fdKind resolves /proc/PID/fd/N; unknown when it cannot be read.
-func (w *waitSampler) fdKind(pid, fd int) procfs.FDKind {
+func (w *looker) fdKind(pid, fd int) procfs.FDKind {
 	p := appendInt(w.path[:0], pid)
 	p = append(p, "/fd/"...)
 	p = appendInt(p, fd)

@@ -37,7 +37,7 @@ func spinner(t *testing.T) int {
 func TestUnluckyIntervalKeepsTheReason(t *testing.T) {
 	pid := spinner(t)
 	key := taskKey{pid, pid}
-	w := procWaitSampler(t)
+	w := procLooker(t)
 	hot := []model.ThreadRates{{PID: pid, TID: pid, Hot: true, VoluntaryPerSec: 5000}}
 	snap := &model.Snapshot{Interval: 110 * time.Millisecond, Threads: hot}
 	want := []model.ReasonCount{{Reason: "pipe read", N: 3}}
