@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/testutil"
-	"github.com/ctxtop/ctxtop/internal/wakeup"
+	"github.com/ctxtop/ctxtop/internal/waketrace"
 )
 
 // bpfFDs counts a process's BPF descriptors (programs, maps, links).
@@ -37,7 +37,7 @@ func TestWakeupViewInTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
-	if err := wakeup.Check(); err != nil {
+	if err := waketrace.Check(); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("path: BPF unavailable under CI: %v", err)
 		}

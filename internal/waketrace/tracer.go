@@ -1,11 +1,11 @@
-// Package wakeup measures who wakes whom with eBPF programs on the
+// Package waketrace measures who wakes whom with eBPF programs on the
 // scheduler's tracepoints. The kernel aggregates: per (waker, wakee) thread
 // pair a wake-up count, a cross-CPU count and a log2 wake-to-run latency
 // histogram, from one program on sched_waking; and, only while asked for
 // (SetPerCPU), per CPU the context switches and migrations, from programs
 // on sched_switch and sched_migrate_task. User space reads the maps once
 // per refresh; no event is sent to user space.
-package wakeup
+package waketrace
 
 import (
 	"errors"
@@ -89,7 +89,7 @@ func privileged() bool {
 
 // Tracer is the loaded and attached programs and their maps.
 type Tracer struct {
-	objs wakeupObjects
+	objs waketraceObjects
 	// The programs' links while attached: waking always, sw while timing
 	// or counting per CPU, migrate while counting per CPU.
 	waking, sw, migrate *rawLink
@@ -98,10 +98,10 @@ type Tracer struct {
 
 	// Buffers for the batch reads, kept so a read allocates only for the
 	// pairs it returns.
-	keys   []wakeupPairKey
-	vals   []wakeupPair
+	keys   []waketracePairKey
+	vals   []waketracePair
 	cpuIDs []uint32
-	cpus   []wakeupCpuStats
+	cpus   []waketraceCpuStats
 	// cursor is where a batch read stopped: a hash map's bucket (4 bytes),
 	// an array's key (4 bytes here).
 	cursor [8]byte
@@ -122,7 +122,7 @@ func open(pairs uint32) (t *Tracer, err error) {
 	}
 	// Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK.
 	_ = rlimit.RemoveMemlock()
-	spec, err := loadWakeup()
+	spec, err := loadWaketrace()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -130,14 +130,14 @@ func open(pairs uint32) (t *Tracer, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	spec.Maps[wakeupMapCpuStatMap].MaxEntries = uint32(ncpu)
-	if m := spec.Maps[wakeupMapNotes]; m.MaxEntries != NoteSlots || m.ValueSize != 256 {
+	spec.Maps[waketraceMapCpuStatMap].MaxEntries = uint32(ncpu)
+	if m := spec.Maps[waketraceMapNotes]; m.MaxEntries != NoteSlots || m.ValueSize != 256 {
 		return nil, fmt.Errorf("%w: note table holds %d entries of %d bytes, Go expects %d of 256", ErrUnavailable, m.MaxEntries, m.ValueSize, NoteSlots)
 	}
-	if m := spec.Maps[wakeupMapPairMap]; m.MaxEntries != PairMapSize {
+	if m := spec.Maps[waketraceMapPairMap]; m.MaxEntries != PairMapSize {
 		return nil, fmt.Errorf("%w: pair map holds %d entries, Go expects %d", ErrUnavailable, m.MaxEntries, PairMapSize)
 	}
-	spec.Maps[wakeupMapPairMap].MaxEntries = pairs
+	spec.Maps[waketraceMapPairMap].MaxEntries = pairs
 	if err := setPerCPULayout(spec); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -154,13 +154,13 @@ func open(pairs uint32) (t *Tracer, err error) {
 	if t.waking, err = attach(t.objs.CtxtopWaking); err != nil {
 		return nil, err
 	}
-	t.keys = make([]wakeupPairKey, batch)
-	t.vals = make([]wakeupPair, batch)
+	t.keys = make([]waketracePairKey, batch)
+	t.vals = make([]waketracePair, batch)
 	t.cpuIDs = make([]uint32, ncpu)
 	for i := range t.cpuIDs {
 		t.cpuIDs[i] = uint32(i)
 	}
-	t.cpus = make([]wakeupCpuStats, ncpu)
+	t.cpus = make([]waketraceCpuStats, ncpu)
 	return t, nil
 }
 
@@ -249,7 +249,7 @@ func (t *Tracer) Close() error {
 	}
 	t.waking, t.sw, t.migrate = nil, nil, nil
 	errs = append(errs, t.objs.Close())
-	t.objs = wakeupObjects{}
+	t.objs = waketraceObjects{}
 	return errors.Join(errs...)
 }
 

@@ -1,4 +1,4 @@
-package wakeup
+package waketrace
 
 import (
 	"os/exec"

@@ -1,4 +1,4 @@
-package wakeup
+package waketrace
 
 import (
 	"errors"
@@ -79,10 +79,10 @@ func setPerCPULayout(spec *ebpf.CollectionSpec) error {
 		return err
 	}
 	for name, v := range map[string]any{
-		wakeupVarPreemptCountFromRq: l.preemptCount,
-		wakeupVarHrtimerBasesFromRq: l.hrtimerBases,
-		wakeupVarTimerBasesFromRq:   l.timerBases,
-		wakeupVarTimerBasesN:        l.timerBasesN,
+		waketraceVarPreemptCountFromRq: l.preemptCount,
+		waketraceVarHrtimerBasesFromRq: l.hrtimerBases,
+		waketraceVarTimerBasesFromRq:   l.timerBases,
+		waketraceVarTimerBasesN:        l.timerBasesN,
 	} {
 		vs, ok := spec.Variables[name]
 		if !ok {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (MIT OR GPL-2.0) */
 /*
- * The few kernel types wakeup.bpf.c reads, declared by hand instead of a
+ * The few kernel types waketrace.bpf.c reads, declared by hand instead of a
  * full generated vmlinux.h (megabytes in the repository). preserve_access_index
  * makes every field access a CO-RE relocation: the loader finds each field's
  * offset in the running kernel's BTF, so the layout here need not match any
