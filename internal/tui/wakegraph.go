@@ -6,7 +6,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/loadpanel"
-	"github.com/ctxtop/ctxtop/internal/tui/wakeups"
+	"github.com/ctxtop/ctxtop/internal/tui/wakegraph"
 )
 
 // WakeupSwitch turns the wake-up tracer on and off. Want records the wish
@@ -22,13 +22,13 @@ type WakeupSwitch interface {
 
 // wakeState is the root's part of the wake-up graph.
 type wakeState struct {
-	view wakeups.Model
+	view wakegraph.Model
 	// on is what the tracer was last asked to be; perCPU whether with the
 	// per-CPU counters.
 	on, perCPU bool
 	// wakee is the thread whose detail the wake-up view opened; zero when
 	// the detail follows the table.
-	wakee wakeups.OpenMsg
+	wakee wakegraph.OpenMsg
 }
 
 // handleWakeupKey is W, and the wake-up view's own keys while it is open.
@@ -39,7 +39,7 @@ func (m Model) handleWakeupKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd, bool) {
 		if m.view == viewWakeups {
 			m.view = viewTable
 		} else {
-			m.view, m.wake.wakee = viewWakeups, wakeups.OpenMsg{}
+			m.view, m.wake.wakee = viewWakeups, wakegraph.OpenMsg{}
 		}
 		return m, nil, true
 	case m.view == viewWakeups && m.wake.view.Handles(k):
@@ -48,19 +48,19 @@ func (m Model) handleWakeupKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd, bool) {
 		return m, cmd, true
 	case m.view == viewDetail && m.wake.wakee.TID != 0:
 		if key.Matches(k, km.Back) {
-			m.view, m.wake.wakee = viewWakeups, wakeups.OpenMsg{}
+			m.view, m.wake.wakee = viewWakeups, wakegraph.OpenMsg{}
 			return m, nil, true
 		}
 		if key.Matches(k, km.Up, km.Down, km.PageUp, km.PageDown, km.Home, km.End) {
 			// Moving goes back to following the table.
-			m.wake.wakee = wakeups.OpenMsg{}
+			m.wake.wakee = wakegraph.OpenMsg{}
 		}
 	}
 	return m, nil, false
 }
 
 // openWakee shows the detail of the thread a wake-up row woke.
-func (m Model) openWakee(o wakeups.OpenMsg) Model {
+func (m Model) openWakee(o wakegraph.OpenMsg) Model {
 	if o.TID <= 0 {
 		return m
 	}

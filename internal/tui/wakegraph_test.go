@@ -13,7 +13,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
-	"github.com/ctxtop/ctxtop/internal/tui/wakeups"
+	"github.com/ctxtop/ctxtop/internal/tui/wakegraph"
 )
 
 // fakeSwitch records what the root asked of the tracer.
@@ -140,7 +140,7 @@ func TestWakeupEnterOpensWakeeAndEscReturns(t *testing.T) {
 
 func TestWakeupOpenIgnoresNoThread(t *testing.T) {
 	m, _ := wakeRoot(t)
-	m = m.openWakee(wakeups.OpenMsg{})
+	m = m.openWakee(wakegraph.OpenMsg{})
 	if m.view != viewTable {
 		t.Errorf("OpenMsg without a TID changed the view to %v", m.view)
 	}
@@ -175,7 +175,7 @@ func TestLoadAttachesTracerUntilItEnds(t *testing.T) {
 func TestWakeeOutsideTheTableKeepsItsName(t *testing.T) {
 	m, _ := wakeRoot(t)
 	m = sampled(t, m)
-	m = m.openWakee(wakeups.OpenMsg{PID: 31337, TID: 31338, Comm: "elsewhere"})
+	m = m.openWakee(wakegraph.OpenMsg{PID: 31337, TID: 31338, Comm: "elsewhere"})
 	if got := ansi.Strip(m.Render()); !strings.Contains(got, "thread 31338 elsewhere  of process 31337") {
 		t.Errorf("detail of a wakee the table does not hold:\n%s", got)
 	}

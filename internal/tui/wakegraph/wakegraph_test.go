@@ -1,4 +1,4 @@
-package wakeups
+package wakegraph
 
 import (
 	"slices"

@@ -1,8 +1,9 @@
-// Package wakeups is the wake-up view: one row per (waker thread → wakee
-// thread) pair, busiest first, with the share of wake-ups that crossed CPUs
-// and the wakee's wake-to-run latency. It filters, sorts and scrolls like
-// the thread table; Enter asks the root to open the wakee's detail.
-package wakeups
+// Package wakegraph is the wake-up graph view (W): one row per (waker
+// thread → wakee thread) pair, busiest first, with the share of wake-ups
+// that crossed CPUs and the wakee's wake-to-run latency. It filters, sorts
+// and scrolls like the thread table; Enter asks the root to open the
+// wakee's detail.
+package wakegraph
 
 import (
 	"cmp"
