@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/cli/tuiadapt"
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/sampler"
 	"github.com/ctxtop/ctxtop/internal/selfprio"
@@ -45,6 +46,7 @@ func runTUI(o options, demoStep time.Duration) error {
 		Source:       src,
 		Wakeups:      col,
 		Stacks:       stackSwitch,
+		Load:         tuiadapt.NewLoader(),
 		Interval:     time.Duration(o.delay),
 		HotThreshold: o.hot,
 		NoColor:      o.noColor,

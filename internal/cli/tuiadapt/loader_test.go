@@ -1,4 +1,4 @@
-package tui
+package tuiadapt
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/procfs"
 	"github.com/ctxtop/ctxtop/internal/sampler"
+	"github.com/ctxtop/ctxtop/internal/tui"
 )
 
 // selfCost is this process's switches and CPU time so far, summed over
@@ -48,7 +49,7 @@ func selfCost(t *testing.T) (switches uint64, cpu time.Duration) {
 
 // watch mimics the monitor's second: ten wake-ups that read the run's
 // progress (nil: idle), and returns what this process spent meanwhile.
-func watch(t *testing.T, run LoadRun) (switches uint64, cpu time.Duration) {
+func watch(t *testing.T, run tui.LoadRun) (switches uint64, cpu time.Duration) {
 	t.Helper()
 	s0, c0 := selfCost(t)
 	for range 10 {
@@ -62,7 +63,7 @@ func watch(t *testing.T, run LoadRun) (switches uint64, cpu time.Duration) {
 }
 
 // TestLoaderKeepsMonitorQuiet: a futex load started through the TUI's
-// loader runs in a process of its own, so this process, the monitor,
+// Loader runs in a process of its own, so this process, the monitor,
 // costs what it costs idle: within 2× its idle switches and CPU time,
 // plus a little slack for a busy machine. Run inside this process, the
 // load made about 7,000 switches/s here. A sampler watching the load
@@ -111,7 +112,7 @@ func TestLoaderKeepsMonitorQuiet(t *testing.T) {
 	// so it is measured again (three tries). The bound below applies to a
 	// second that ends with both still settled.
 	var (
-		p0, p1  LoadProgress
+		p0, p1  tui.LoadProgress
 		loadCS  uint64
 		loadCPU time.Duration
 		snap    model.Snapshot
@@ -201,12 +202,103 @@ func TestLoaderSpecs(t *testing.T) {
 		}
 	}
 	// Every demo step's load is one the loader understands.
-	for _, s := range demoSteps {
-		if s.mode == "" {
+	loads := tui.DemoLoads()
+	if len(loads) == 0 {
+		t.Fatal("the demo starts no load")
+	}
+	for _, spec := range loads {
+		if _, err := ld.config(spec); err != nil {
+			t.Errorf("demo load %q: %v", spec, err)
+		}
+	}
+}
+
+// TestLoaderModesAreTheRegistry: the Loader offers every mode of package
+// load, in its order, described as the load panel expects (the TUI's
+// tests run the panel over this very list).
+func TestLoaderModesAreTheRegistry(t *testing.T) {
+	var want []string
+	for _, md := range load.Modes() {
+		want = append(want, string(md.Mode))
+	}
+	var got []string
+	for _, md := range NewLoader().Modes() {
+		got = append(got, md.Name)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("modes (-want +got)\n%s", diff)
+	}
+	two := []tui.LoadMode{
+		{Name: "syscall", Title: "one thread calling getppid: no context switch", MaxCPUs: 1, Unit: "round trip", Units: "round trips"},
+		{Name: "goroutine", Title: "two goroutines over channels: no kernel switch", MaxCPUs: 2, Unit: "round trip", Units: "round trips"},
+		{Name: "futex", Title: "two threads waking each other with a futex", MaxCPUs: 2, Unit: "round trip", Units: "round trips"},
+		{Name: "pipe", Title: "two threads passing a byte over pipes", MaxCPUs: 2, Unit: "round trip", Units: "round trips"},
+		{Name: "process", Title: "two processes passing a byte over pipes", MaxCPUs: 2, Unit: "round trip", Units: "round trips"},
+		{Name: "pool", Title: "CPU-bound threads doing fixed work items", Threads: 2, Unit: "item", Units: "items"},
+		{Name: "poll", Title: "threads each sleeping a period and waking", Threads: 2, Unit: "wake-up", Units: "wake-ups"},
+	}
+	if diff := cmp.Diff(two, loadLoader{cpus: []int{0, 1}}.Modes()); diff != "" {
+		t.Errorf("modes on two CPUs (-want +got)\n%s", diff)
+	}
+}
+
+// TestLoaderRunsPool: pool starts a real pool in a workload process of its
+// own: its threads, named pool-worker, one per allowed CPU, are the run's,
+// doing work items; Stop ends them and the process is gone.
+func TestLoaderRunsPool(t *testing.T) {
+	ld := NewLoader()
+	i := slices.IndexFunc(ld.Modes(), func(md tui.LoadMode) bool { return md.Name == "pool" })
+	if i < 0 {
+		t.Fatal("no pool mode")
+	}
+	md := ld.Modes()[i]
+	if want := max(len(ld.AllowedCPUs()), 1); md.Threads != want {
+		t.Errorf("pool runs %d threads, want one per allowed CPU: %d", md.Threads, want)
+	}
+	run, err := ld.Start("pool", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			run.Stop()
+		}
+	}()
+	// A busy machine may take seconds to start and calibrate a pool.
+	deadline := time.Now().Add(60 * time.Second)
+	var p tui.LoadProgress
+	for {
+		p = run.Progress()
+		if p.RoundTrips > 0 && p.NsPerRoundTrip > 0 && len(p.TIDs) == md.Threads {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no work items from %d pool threads after 60 s: %+v", md.Threads, p)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if p.ChildPID == 0 || p.ChildPID == os.Getpid() {
+		t.Fatalf("pool runs in process %d, the monitor is %d", p.ChildPID, os.Getpid())
+	}
+	for _, tid := range p.TIDs {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(p.ChildPID) + "/task/" + strconv.Itoa(tid) + "/comm")
+		if err != nil {
+			t.Errorf("pool thread %d: %v", tid, err)
 			continue
 		}
-		if _, err := ld.config(s.mode); err != nil {
-			t.Errorf("demo step %q: %v", s.title, err)
+		if comm := strings.TrimSpace(string(b)); comm != "pool-worker" {
+			t.Errorf("pool thread %d is %q, want pool-worker", tid, comm)
 		}
+	}
+	run.Stop()
+	stopped = true
+	select {
+	case <-run.Done():
+	default:
+		t.Error("Done still open after Stop")
+	}
+	if _, err := os.Stat("/proc/" + strconv.Itoa(p.ChildPID)); err == nil {
+		t.Errorf("the pool's process %d outlived its stop", p.ChildPID)
 	}
 }

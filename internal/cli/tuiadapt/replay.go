@@ -1,4 +1,4 @@
-package tui
+package tuiadapt
 
 import (
 	"time"
@@ -6,12 +6,13 @@ import (
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/record"
+	"github.com/ctxtop/ctxtop/internal/tui"
 	"github.com/ctxtop/ctxtop/internal/tui/timectl"
 )
 
 // PlayerReplay shows a recording's Player to the monitor, within the
 // Player's range.
-func PlayerReplay(p *record.Player, facts hostinfo.Facts, note string) Replay {
+func PlayerReplay(p *record.Player, facts hostinfo.Facts, note string) tui.Replay {
 	return playerReplay{p, facts, note}
 }
 

@@ -1,4 +1,9 @@
-package tui
+// Package tuiadapt gives the TUI the capabilities it declares from the
+// parts of ctxtop that provide them: tui.Loader from package load's
+// workloads, tui.Replay from a recording's record.Player. It belongs to
+// the composition root (package cli), so that the TUI stays a view that
+// imports neither.
+package tuiadapt
 
 import (
 	"fmt"
@@ -6,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ctxtop/ctxtop/internal/load"
+	"github.com/ctxtop/ctxtop/internal/tui"
 )
 
 // loadLoader runs the workloads of package load, each in a process of its
@@ -13,17 +19,17 @@ import (
 type loadLoader struct{ cpus []int }
 
 // NewLoader returns the Loader backed by ctxtop's own workloads.
-func NewLoader() Loader {
+func NewLoader() tui.Loader {
 	cpus, _ := load.AllowedCPUs()
 	return loadLoader{cpus: cpus}
 }
 
-func (l loadLoader) Modes() []LoadMode {
+func (l loadLoader) Modes() []tui.LoadMode {
 	// Every mode, the syscall baseline too: that cs/s does not move while
 	// it runs is the point it makes.
-	var out []LoadMode
+	var out []tui.LoadMode
 	for _, i := range load.Modes() {
-		md := LoadMode{Name: string(i.Mode), Title: i.Title, MaxCPUs: i.MaxCPUs, Unit: i.Unit.One, Units: i.Unit.Many}
+		md := tui.LoadMode{Name: string(i.Mode), Title: i.Title, MaxCPUs: i.MaxCPUs, Unit: i.Unit.One, Units: i.Unit.Many}
 		if i.Threaded {
 			md.Threads = l.threads()
 		}
@@ -40,7 +46,7 @@ func (l loadLoader) AllowedCPUs() []int { return l.cpus }
 
 // Start runs mode, which may carry options after its name, as the demo's
 // steps do: "futex working-set=1M", "pool threads=4x" (four per CPU).
-func (l loadLoader) Start(mode string, cpus []int) (LoadRun, error) {
+func (l loadLoader) Start(mode string, cpus []int) (tui.LoadRun, error) {
 	cfg, err := l.config(mode)
 	if err != nil {
 		return nil, err
@@ -94,9 +100,9 @@ func (l loadLoader) config(spec string) (load.Config, error) {
 
 type loadRun struct{ r *load.Run }
 
-func (x loadRun) Progress() LoadProgress {
+func (x loadRun) Progress() tui.LoadProgress {
 	p := x.r.Progress()
-	lp := LoadProgress{Elapsed: p.Elapsed, RoundTrips: p.RoundTrips, NsPerRoundTrip: p.NsPerRoundTrip}
+	lp := tui.LoadProgress{Elapsed: p.Elapsed, RoundTrips: p.RoundTrips, NsPerRoundTrip: p.NsPerRoundTrip}
 	// Every thread of the workload process is the load's (its runtime's
 	// too); process mode's partner is marked by its thread.
 	if len(p.PIDs) > 0 {
@@ -108,9 +114,9 @@ func (x loadRun) Progress() LoadProgress {
 	return lp
 }
 
-func (x loadRun) Stop() LoadSummary {
+func (x loadRun) Stop() tui.LoadSummary {
 	s := x.r.Stop()
-	return LoadSummary{NsPerRoundTrip: s.NsPerRoundTrip, NsPerSwitch: s.NsPerSwitch}
+	return tui.LoadSummary{NsPerRoundTrip: s.NsPerRoundTrip, NsPerSwitch: s.NsPerSwitch}
 }
 
 func (x loadRun) Done() <-chan struct{} { return x.r.Done() }
