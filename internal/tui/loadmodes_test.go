@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,4 +93,29 @@ func TestLoadPanelCyclesEveryMode(t *testing.T) {
 		t.Errorf("modes m cycles through (-want +got)\n%s", diff)
 	}
 	tuitest.Golden(t, "80x24", strings.Join(views, "\n"))
+}
+
+// TestDemoLoadsAreWhatTheDemoStarts: DemoLoads, which the composition
+// root's tests parse with the real loader, lists exactly the specs the
+// tour passes to Start, in the order it first starts them.
+func TestDemoLoadsAreWhatTheDemoStarts(t *testing.T) {
+	ld := &registryLoader{}
+	m := New(Options{Source: &fakeSource{}, Interval: time.Second, HotThreshold: 1000, NoColor: true, FixedBackground: true, Load: ld, Demo: true, DemoStep: time.Hour}, "h", "k").handleResize(100, 40)
+	for range len(demoSteps) - 1 {
+		m = sampled(t, m)
+		m, _ = step(t, m, press("n"))
+	}
+	m = sampled(t, m)
+	var started []string
+	for _, md := range ld.modes {
+		if !slices.Contains(started, md) {
+			started = append(started, md)
+		}
+	}
+	if diff := cmp.Diff(started, DemoLoads()); diff != "" {
+		t.Errorf("DemoLoads against the specs the demo started (-started +DemoLoads):\n%s", diff)
+	}
+	if len(started) < 2 {
+		t.Errorf("the demo started only %q", started)
+	}
 }
