@@ -64,7 +64,7 @@ install: build
 # maps the source directory to a relative path, so the same clang gives the
 # same bytes on any machine.
 generate:
-	$(GO) generate ./internal/wakeup/ ./internal/stacks/ ./internal/taskiter/
+	$(GO) generate ./internal/waketrace/ ./internal/stacks/ ./internal/taskiter/
 
 clean:
 	rm -rf bin

@@ -14,7 +14,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/sampler"
 	"github.com/ctxtop/ctxtop/internal/stacks"
-	"github.com/ctxtop/ctxtop/internal/wakeup"
+	"github.com/ctxtop/ctxtop/internal/waketrace"
 )
 
 // runBatch prints a report per interval, like pidstat -w -t, until
@@ -29,7 +29,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 
 	var wakeups pipeline.WakeupReader
 	if o.wakeups {
-		col := wakeup.NewCollector()
+		col := waketrace.NewCollector()
 		defer col.Close()
 		col.SetEnabled(true)
 		if err := col.Err(); err != nil {

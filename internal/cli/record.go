@@ -18,7 +18,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/sampler"
-	"github.com/ctxtop/ctxtop/internal/wakeup"
+	"github.com/ctxtop/ctxtop/internal/waketrace"
 )
 
 type recordOptions struct {
@@ -128,7 +128,7 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 		Interval: interval,
 	}
 	if o.wakeups {
-		col := wakeup.NewCollector()
+		col := waketrace.NewCollector()
 		defer col.Close()
 		col.SetEnabled(true)
 		if err := col.Err(); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxtop/ctxtop/internal/cli/tuiadapt"
 	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
@@ -322,7 +323,8 @@ func runReplayTUI(p *record.Player, o options) error {
 	r := p.Recording()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	return tui.Run(tui.Options{
-		Replay:       tui.PlayerReplay(p, r.Header.Facts, replayNote(r)),
+		Replay:       tuiadapt.PlayerReplay(p, r.Header.Facts, replayNote(r)),
+		Load:         tuiadapt.NewLoader(),
 		Interval:     r.Header.Interval,
 		HotThreshold: o.hot,
 		NoColor:      o.noColor,

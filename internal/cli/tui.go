@@ -8,19 +8,20 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/cli/tuiadapt"
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/sampler"
 	"github.com/ctxtop/ctxtop/internal/selfprio"
 	"github.com/ctxtop/ctxtop/internal/stacks"
 	"github.com/ctxtop/ctxtop/internal/tui"
-	"github.com/ctxtop/ctxtop/internal/wakeup"
+	"github.com/ctxtop/ctxtop/internal/waketrace"
 )
 
 // runTUI opens the live monitor on the terminal; demoStep > 0 runs the
 // scripted tour instead, a step every demoStep, over the same source.
 func runTUI(o options, demoStep time.Duration) error {
 	// Attached only while a view shows its figures; closed on any return.
-	col := wakeup.NewCollector()
+	col := waketrace.NewCollector()
 	defer col.Close()
 	// Attached while the detail view is open, or throughout with --stacks.
 	sc := stacks.NewCollector(stacks.Options{Proc: o.procRoot, PIDs: o.pids})
@@ -45,6 +46,7 @@ func runTUI(o options, demoStep time.Duration) error {
 		Source:       src,
 		Wakeups:      col,
 		Stacks:       stackSwitch,
+		Load:         tuiadapt.NewLoader(),
 		Interval:     time.Duration(o.delay),
 		HotThreshold: o.hot,
 		NoColor:      o.noColor,

@@ -20,14 +20,14 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/ctxtop/ctxtop/internal/testutil"
-	"github.com/ctxtop/ctxtop/internal/wakeup"
+	"github.com/ctxtop/ctxtop/internal/waketrace"
 )
 
 // needBPF skips where the wake-up programs cannot run, except under CI
 // (root with BTF), where they must.
 func needBPF(t *testing.T) {
 	t.Helper()
-	if err := wakeup.Check(); err != nil {
+	if err := waketrace.Check(); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("path: BPF unavailable under CI: %v", err)
 		}

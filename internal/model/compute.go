@@ -20,7 +20,7 @@ type Options struct {
 	// switches outside the rows are not unexplained and are not reported.
 	Partial bool
 	// ShortReason is the WHY column's word for a wait reason ("futex" for
-	// "futex wait"): package wait's table, which the pipeline passes in so
+	// "futex wait"): package waitreason's table, which the pipeline passes in so
 	// that the model needs no knowledge of system calls; nil keeps the
 	// reason whole.
 	ShortReason func(reason string) string

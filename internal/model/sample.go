@@ -111,7 +111,7 @@ type CgroupCounters struct {
 type WaitTally struct {
 	PID, TID int
 	// Looks is how many times the thread was looked at; Reasons counts
-	// those in which it was asleep, by reason (internal/wait's words).
+	// those in which it was asleep, by reason (internal/waitreason's words).
 	// Looks at a running thread count in Looks only.
 	Looks   int
 	Reasons []ReasonCount

@@ -46,7 +46,7 @@ type LiveConfig struct {
 type Live struct {
 	cfg       LiveConfig
 	s         *sampler.Sampler
-	waits     *sampler.Waits
+	waits     *sampler.WaitLooker
 	pipe      *Pipeline
 	prev, cur *model.Sample
 	bufs      [2]model.Sample
@@ -63,7 +63,7 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 		return nil, err
 	}
 	opts := model.Options{HotThreshold: cfg.Sampler.HotThreshold, Partial: len(cfg.Sampler.PIDs) > 0}
-	l := &Live{cfg: cfg, s: s, waits: s.NewWaits(), pipe: New(opts, cfg.Interval)}
+	l := &Live{cfg: cfg, s: s, waits: s.NewWaitLooker(), pipe: New(opts, cfg.Interval)}
 	l.pipe.SetPIDs(cfg.Sampler.PIDs)
 	l.prev, l.cur = &l.bufs[0], &l.bufs[1]
 	l.SetInterval(cfg.Interval)

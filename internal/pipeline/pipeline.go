@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
-	"github.com/ctxtop/ctxtop/internal/wait"
+	"github.com/ctxtop/ctxtop/internal/waitreason"
 )
 
 // Source yields one Snapshot per call: a live sampler or a recording.
@@ -55,7 +55,7 @@ func (p *Pipeline) SetPIDs(pids []int) { p.pids = pids }
 // counts, for tests that make their own samples).
 func New(opts model.Options, interval time.Duration) *Pipeline {
 	if opts.ShortReason == nil {
-		opts.ShortReason = wait.Short
+		opts.ShortReason = waitreason.Short
 	}
 	return &Pipeline{opts: opts, min: MinInterval(interval), spikes: model.NewSpikeDetector(SpikeWindow)}
 }

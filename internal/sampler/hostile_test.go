@@ -447,7 +447,7 @@ func TestTrapsInPlaceOfCgroupAndWaitFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer unix.Close(fd)
-			w := newWaitSampler(fd)
+			w := newLooker(fd)
 			defer w.close()
 			tg := waitTarget{pid: 100, tid: 101}
 			within(t, 5*time.Second, "the reads and a look", func() {

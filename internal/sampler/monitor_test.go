@@ -2,7 +2,7 @@ package sampler
 
 import (
 	"github.com/ctxtop/ctxtop/internal/model"
-	"github.com/ctxtop/ctxtop/internal/wait"
+	"github.com/ctxtop/ctxtop/internal/waitreason"
 )
 
 // testMonitor takes a sample, the looks of the interval and the rates in
@@ -10,7 +10,7 @@ import (
 // tests of its counters and looks, which cannot import the pipeline.
 type testMonitor struct {
 	s         *Sampler
-	waits     *waitSampler
+	waits     *looker
 	opts      model.Options
 	prev, cur *model.Sample
 }
@@ -20,8 +20,8 @@ func NewMonitor(cfg Config) (*testMonitor, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &testMonitor{s: s, waits: newWaitSampler(s.rootFD), prev: new(model.Sample), cur: new(model.Sample),
-		opts: model.Options{HotThreshold: cfg.HotThreshold, Partial: len(cfg.PIDs) > 0, ShortReason: wait.Short}}
+	m := &testMonitor{s: s, waits: newLooker(s.rootFD), prev: new(model.Sample), cur: new(model.Sample),
+		opts: model.Options{HotThreshold: cfg.HotThreshold, Partial: len(cfg.PIDs) > 0, ShortReason: waitreason.Short}}
 	if err := s.Sample(m.prev); err != nil {
 		s.Close()
 		return nil, err

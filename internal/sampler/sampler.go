@@ -19,8 +19,8 @@
 //	taskstats.go   the netlink activity gate
 //	iter.go        the BPF task walk, which reads every thread in one call as root
 //	cgroup.go      the cgroups tasks are in, and their CPU throttling
-//	looks.go       wait-reason looks at hot blocking threads between passes
-//	looks_api.go   the looks as the live source drives them (Waits)
+//	waitlooks.go   wait-reason looks at hot blocking threads between passes
+//	waitlooks_api.go the looks as the live source drives them (WaitLooker)
 package sampler
 
 import (

@@ -16,7 +16,7 @@ import (
 
 // BenchmarkOverheadPinnedFutex is the stack tracer's cost where it is
 // highest: a futex ping-pong pinned to one CPU (some 500,000 switches a
-// second), measured as internal/wakeup's BenchmarkTracerOverheadPinnedFutex
+// second), measured as internal/waketrace's BenchmarkTracerOverheadPinnedFutex
 // does: one ping-pong throughout, the tracer on and off under it in turn,
 // each on window's ns per round trip against the mean of the off windows
 // either side, the median of those paired ratios.

@@ -18,7 +18,7 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/ctxtop/ctxtop/internal/bpfutil"
-	"github.com/ctxtop/ctxtop/internal/wakeup"
+	"github.com/ctxtop/ctxtop/internal/waketrace"
 )
 
 // Map sizes; keep in step with the BPF source.
@@ -44,8 +44,8 @@ var ErrUnavailable = errors.New("stacks unavailable")
 // same needs as the wake-up tracer (kernel BTF; root or CAP_BPF with
 // CAP_PERFMON). Its message is one line saying what is missing.
 func Check() error {
-	if err := wakeup.Check(); err != nil {
-		return fmt.Errorf("%w: %s", ErrUnavailable, strings.TrimPrefix(err.Error(), wakeup.ErrUnavailable.Error()+": "))
+	if err := waketrace.Check(); err != nil {
+		return fmt.Errorf("%w: %s", ErrUnavailable, strings.TrimPrefix(err.Error(), waketrace.ErrUnavailable.Error()+": "))
 	}
 	return nil
 }
@@ -111,7 +111,7 @@ func Open() (t *Tracer, err error) {
 	if got := spec.Maps["stack_map"].ValueSize; got != MaxDepth*8 {
 		return nil, fmt.Errorf("%w: stack map values are %d bytes, Go expects %d", ErrUnavailable, got, MaxDepth*8)
 	}
-	pc, err := wakeup.PreemptCountFromRunQueue()
+	pc, err := waketrace.PreemptCountFromRunQueue()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -28,6 +29,21 @@ var demoSteps = []demoStep{
 	{"processes over pipes", "Two processes ping-pong a byte through pipes: the classic lmbench and perf bench sched pipe test.", "process", pinNone},
 	{"thread pool, 4 per CPU", "Four CPU-bound threads per CPU: no more work gets done than with one per CPU, but the kernel now preempts them — watch NVCSW/s climb.", "pool threads=4x", pinNone},
 	{"goroutines", "Goroutine hand-offs skip the kernel; the runtime's own threads still switch.", "goroutine", pinNone},
+}
+
+// DemoLoads are the load specs the demo's steps pass to Loader.Start, in
+// order, each once: a mode's name, perhaps followed by options such as
+// "working-set=1M" or "threads=4x" (four per allowed CPU). A Loader the
+// demo runs on must accept every one; the composition root's tests check
+// its Loader does.
+func DemoLoads() []string {
+	var out []string
+	for _, s := range demoSteps {
+		if s.mode != "" && !slices.Contains(out, s.mode) {
+			out = append(out, s.mode)
+		}
+	}
+	return out
 }
 
 // busyPerCPU is the most switches a second per CPU the baseline may show

@@ -2,7 +2,7 @@ package tui
 
 import (
 	"fmt"
-	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,13 +14,27 @@ import (
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
 )
 
+// registryModes are the load package's modes as the composition root's
+// Loader describes them on a host of two CPUs (its tests check they are).
+var registryModes = []LoadMode{
+	{Name: "syscall", Title: "one thread calling getppid: no context switch", MaxCPUs: 1, Unit: "round trip", Units: "round trips"},
+	{Name: "goroutine", Title: "two goroutines over channels: no kernel switch", MaxCPUs: 2, Unit: "round trip", Units: "round trips"},
+	{Name: "futex", Title: "two threads waking each other with a futex", MaxCPUs: 2, Unit: "round trip", Units: "round trips"},
+	{Name: "pipe", Title: "two threads passing a byte over pipes", MaxCPUs: 2, Unit: "round trip", Units: "round trips"},
+	{Name: "process", Title: "two processes passing a byte over pipes", MaxCPUs: 2, Unit: "round trip", Units: "round trips"},
+	{Name: "pool", Title: "CPU-bound threads doing fixed work items", Threads: 2, Unit: "item", Units: "items"},
+	{Name: "poll", Title: "threads each sleeping a period and waking", Threads: 2, Unit: "wake-up", Units: "wake-ups"},
+}
+
 // registryLoader describes the load package's real modes, as the monitor
 // gets them, but starts fake runs: the panel's figures are then fixed.
 type registryLoader struct {
-	loadLoader
 	runs  []*fakeRun
 	modes []string
 }
+
+func (r *registryLoader) Modes() []LoadMode  { return registryModes }
+func (r *registryLoader) AllowedCPUs() []int { return []int{0, 1} }
 
 func (r *registryLoader) Start(mode string, cpus []int) (LoadRun, error) {
 	run := &fakeRun{cpus: cpus, done: make(chan struct{})}
@@ -35,7 +49,7 @@ func (r *registryLoader) Start(mode string, cpus []int) (LoadRun, error) {
 // the mode supports: two CPUs for a pair, one for syscall's one thread,
 // and for a threaded mode no pinning, said in so many words.
 func TestLoadPanelCyclesEveryMode(t *testing.T) {
-	ld := &registryLoader{loadLoader: loadLoader{cpus: []int{0, 1}}}
+	ld := &registryLoader{}
 	src := &fakeSource{snaps: []model.Snapshot{loadSnapshot()}}
 	m := New(Options{Source: src, Interval: time.Second, HotThreshold: 1000, NoColor: true, FixedBackground: true, Load: ld}, "h", "k").handleResize(80, 24)
 	m, _ = step(t, m, press("L"))
@@ -81,64 +95,27 @@ func TestLoadPanelCyclesEveryMode(t *testing.T) {
 	tuitest.Golden(t, "80x24", strings.Join(views, "\n"))
 }
 
-// TestLoadPanelRunsPool: m to pool and s in the panel start a real pool,
-// in a workload process of its own: its threads, named pool-worker, one
-// per allowed CPU, are the run's, doing work items, and the panel shows
-// items/s; s stops them and the process is gone.
-func TestLoadPanelRunsPool(t *testing.T) {
-	ld := NewLoader()
-	m := New(Options{Source: &fakeSource{}, Interval: time.Second, NoColor: true, FixedBackground: true, Load: ld}, "h", "k").handleResize(80, 24)
-	m, _ = step(t, m, press("L"))
-	for range len(ld.Modes()) {
-		if m.load.modeName() == "pool" {
-			break
-		}
-		m, _ = step(t, m, press("m"))
-	}
-	md := m.load.current()
-	if md.Name != "pool" || md.Threads < 1 {
-		t.Fatalf("m never reached pool with its threads: at %+v", md)
-	}
-	m, _ = step(t, m, press("s"))
-	if !m.load.running() {
-		t.Fatalf("s did not start pool: %s", m.load.err)
-	}
-	defer func() { m.stopLoad() }()
-	// A busy machine may take seconds to start and calibrate a pool.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+// TestDemoLoadsAreWhatTheDemoStarts: DemoLoads, which the composition
+// root's tests parse with the real loader, lists exactly the specs the
+// tour passes to Start, in the order it first starts them.
+func TestDemoLoadsAreWhatTheDemoStarts(t *testing.T) {
+	ld := &registryLoader{}
+	m := New(Options{Source: &fakeSource{}, Interval: time.Second, HotThreshold: 1000, NoColor: true, FixedBackground: true, Load: ld, Demo: true, DemoStep: time.Hour}, "h", "k").handleResize(100, 40)
+	for range len(demoSteps) - 1 {
 		m = sampled(t, m)
-		p := m.load.progress
-		if p.RoundTrips > 0 && p.NsPerRoundTrip > 0 && len(p.TIDs) == md.Threads {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no work items from %d pool threads after 60 s: %+v", md.Threads, p)
-		}
-		time.Sleep(50 * time.Millisecond)
+		m, _ = step(t, m, press("n"))
 	}
-	p := m.load.progress
-	if p.ChildPID == 0 || p.ChildPID == os.Getpid() {
-		t.Fatalf("pool runs in process %d, the monitor is %d", p.ChildPID, os.Getpid())
-	}
-	for _, tid := range p.TIDs {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/comm", p.ChildPID, tid))
-		if err != nil {
-			t.Errorf("pool thread %d: %v", tid, err)
-			continue
-		}
-		if comm := strings.TrimSpace(string(b)); comm != "pool-worker" {
-			t.Errorf("pool thread %d is %q, want pool-worker", tid, comm)
+	m = sampled(t, m)
+	var started []string
+	for _, md := range ld.modes {
+		if !slices.Contains(started, md) {
+			started = append(started, md)
 		}
 	}
-	if v := ansi.Strip(m.panelView()); !strings.Contains(v, "items/s") || !strings.Contains(v, "pool, ") {
-		t.Errorf("the panel does not show the pool's items/s:\n%s", v)
+	if diff := cmp.Diff(started, DemoLoads()); diff != "" {
+		t.Errorf("DemoLoads against the specs the demo started (-started +DemoLoads):\n%s", diff)
 	}
-	m, _ = step(t, m, press("s"))
-	if m.load.running() {
-		t.Fatal("s did not stop pool")
-	}
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d", p.ChildPID)); err == nil {
-		t.Errorf("the pool's process %d outlived its stop", p.ChildPID)
+	if len(started) < 2 {
+		t.Errorf("the demo started only %q", started)
 	}
 }

@@ -31,7 +31,7 @@ func TestNextSpikeOnABusyHostFindsTheBurst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(Options{Replay: PlayerReplay(p, hostinfo.Facts{Hostname: "busy-host"}, ""), Interval: time.Second, HotThreshold: 1000, NoColor: true, FixedBackground: true}, "this-host", "")
+	m := New(Options{Replay: playAll(t, p, hostinfo.Facts{Hostname: "busy-host"}, ""), Interval: time.Second, HotThreshold: 1000, NoColor: true, FixedBackground: true}, "this-host", "")
 	m = m.handleResize(100, 24)
 	m.replay.ctl.SetPlaying(false)
 	m = replayStep(t, m, m.seek(m.replay.ctl.Pos())())

@@ -13,8 +13,44 @@ import (
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/record"
+	"github.com/ctxtop/ctxtop/internal/tui/timectl"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
 )
+
+// played is a recording played once through record.Player and held in
+// memory: a Replay that serves the Player's snapshots without the Player.
+// (The composition root's adapter over a live Player is tested with it.)
+type played struct {
+	snaps    []model.Snapshot
+	points   []timectl.Point
+	rates    [][2]float64
+	facts    hostinfo.Facts
+	interval time.Duration
+	note     string
+}
+
+// playAll plays every sample of p.
+func playAll(t *testing.T, p *record.Player, facts hostinfo.Facts, note string) *played {
+	t.Helper()
+	r := &played{facts: facts, interval: p.Recording().Header.Interval, note: note}
+	for i, mk := range p.Marks() {
+		s, err := p.Seek(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.snaps = append(r.snaps, s)
+		r.points = append(r.points, timectl.Point{Time: mk.Time, Rate: mk.Rate, Spike: mk.Spike.Active})
+		r.rates = append(r.rates, [2]float64{mk.CSPerSec, mk.InPerSec})
+	}
+	return r
+}
+
+func (r *played) Points() []timectl.Point            { return r.points }
+func (r *played) Rates(i int) (cs, in float64)       { return r.rates[i][0], r.rates[i][1] }
+func (r *played) Seek(i int) (model.Snapshot, error) { return r.snaps[i], nil }
+func (r *played) Facts() hostinfo.Facts              { return r.facts }
+func (r *played) Interval() time.Duration            { return r.interval }
+func (r *played) Note() string                       { return r.note }
 
 // replayRoot opens a made-up recording of 180 s with a storm from 10:01:40
 // to 10:01:45 in a root model of w×h, paused on its first sample.
@@ -32,7 +68,7 @@ func replayRoot(t *testing.T, w, h int) (Model, *record.Player) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(Options{Replay: PlayerReplay(p, hostinfo.Facts{Hostname: "replay-host", Kernel: "6.1.0-test"}, ""), Interval: time.Second, HotThreshold: 1000, NoColor: true, Version: "test", FixedBackground: true}, "this-host", "")
+	m := New(Options{Replay: playAll(t, p, hostinfo.Facts{Hostname: "replay-host", Kernel: "6.1.0-test"}, ""), Interval: time.Second, HotThreshold: 1000, NoColor: true, Version: "test", FixedBackground: true}, "this-host", "")
 	m = m.handleResize(w, h)
 	m.replay.ctl.SetPlaying(false)
 	m = replayStep(t, m, m.seek(m.replay.ctl.Pos())())
@@ -121,7 +157,7 @@ func TestReplayKeepsTableKeys(t *testing.T) {
 
 func TestReplayShowsItsNote(t *testing.T) {
 	_, p := replayRoot(t, 120, 24)
-	m2 := New(Options{Replay: PlayerReplay(p, hostinfo.Facts{}, "recorded with 64 CPUs, this host has 2"), Interval: time.Second, NoColor: true, FixedBackground: true}, "", "")
+	m2 := New(Options{Replay: playAll(t, p, hostinfo.Facts{}, "recorded with 64 CPUs, this host has 2"), Interval: time.Second, NoColor: true, FixedBackground: true}, "", "")
 	m2 = m2.handleResize(120, 24)
 	if got := m2.Render(); !strings.Contains(got, "recorded with 64 CPUs, this host has 2") {
 		t.Errorf("the note is not on screen:\n%s", got)

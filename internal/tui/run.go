@@ -30,8 +30,9 @@ type Options struct {
 	Demo bool
 	// DemoStep is how long each demo step lasts.
 	DemoStep time.Duration
-	// Load runs workloads for the load panel and the demo; nil means
-	// ctxtop's own (NewLoader).
+	// Load runs workloads for the load panel and the demo; nil leaves
+	// the panel out and the demo's steps without a load. The composition
+	// root passes ctxtop's own.
 	Load Loader
 	// Replay plays a recording instead of sampling; Source is unused.
 	Replay Replay
@@ -61,9 +62,6 @@ type Options struct {
 func Run(o Options) error {
 	if o.Source == nil && o.Replay == nil {
 		return errors.New("tui: no source")
-	}
-	if o.Load == nil {
-		o.Load = NewLoader()
 	}
 	facts := o.Facts
 	if o.Replay != nil {

@@ -22,7 +22,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 	"github.com/ctxtop/ctxtop/internal/tui/timectl"
-	"github.com/ctxtop/ctxtop/internal/tui/wakeups"
+	"github.com/ctxtop/ctxtop/internal/tui/wakegraph"
 )
 
 // Source produces one Snapshot per call, with rates since the previous
@@ -114,7 +114,7 @@ func New(o Options, host, kernel string) Model {
 		detail:   detail.New(th),
 		percpu:   percpu.New(th),
 		help:     help.New(th, km),
-		wake:     wakeState{view: wakeups.New(th, km)},
+		wake:     wakeState{view: wakegraph.New(th, km)},
 		interval: o.Interval,
 		hist:     newThreadHistory(),
 	}
@@ -154,7 +154,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		next, cmd := m.handleKey(msg)
 		return next.(Model).withTracer(cmd)
-	case wakeups.OpenMsg:
+	case wakegraph.OpenMsg:
 		return m.openWakee(msg).withTracer(nil)
 	case tickMsg:
 		return m.handleTick(msg)

@@ -122,7 +122,7 @@ struct {
 
 /*
  * Where this CPU's preempt count lies in bytes from its run queue (see
- * internal/wakeup); 0 where the kernel has none as a per-CPU variable, and
+ * internal/waketrace); 0 where the kernel has none as a per-CPU variable, and
  * every waking then counts as a task's.
  */
 volatile const s64 preempt_count_from_rq = 0;
@@ -241,7 +241,7 @@ int BPF_PROG(ctxtop_stacks_waking, struct task_struct *p)
 	t = bpf_map_lookup_elem(&targets, &wakee);
 	if (!t)
 		return 0;
-	/* Still on its run queue: it never slept for this waking (see internal/wakeup). */
+	/* Still on its run queue: it never slept for this waking (see internal/waketrace). */
 	if (p->on_rq && !(bpf_core_field_exists(p->se.sched_delayed) && p->se.sched_delayed))
 		return 0;
 	/* Sampled before the interrupt test, so interrupt wakings are sampled alike. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (MIT OR GPL-2.0) */
 /*
  * The few kernel types stacks.bpf.c reads, declared by hand (as in
- * internal/wakeup) instead of a generated vmlinux.h of megabytes. Every
+ * internal/waketrace) instead of a generated vmlinux.h of megabytes. Every
  * field access is a CO-RE relocation, so only the names must match.
  */
 #ifndef CTXTOP_VMLINUX_H

@@ -1,0 +1,50 @@
+package tuiadapt
+
+import (
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/hostinfo"
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/record"
+	"github.com/ctxtop/ctxtop/internal/tui"
+	"github.com/ctxtop/ctxtop/internal/tui/timectl"
+)
+
+// PlayerReplay shows a recording's Player to the monitor, within the
+// Player's range.
+func PlayerReplay(p *record.Player, facts hostinfo.Facts, note string) tui.Replay {
+	return playerReplay{p, facts, note}
+}
+
+type playerReplay struct {
+	p     *record.Player
+	facts hostinfo.Facts
+	note  string
+}
+
+func (s playerReplay) Note() string { return s.note }
+
+func (s playerReplay) Points() []timectl.Point {
+	marks := s.p.Marks()
+	lo, hi := s.p.Range()
+	pts := make([]timectl.Point, 0, hi-lo+1)
+	for _, m := range marks[lo : hi+1] {
+		pts = append(pts, timectl.Point{Time: m.Time, Rate: m.Rate, Spike: m.Spike.Active})
+	}
+	return pts
+}
+
+func (s playerReplay) Rates(i int) (cs, in float64) {
+	lo, _ := s.p.Range()
+	m := s.p.Marks()[lo+i]
+	return m.CSPerSec, m.InPerSec
+}
+
+func (s playerReplay) Seek(i int) (model.Snapshot, error) {
+	lo, _ := s.p.Range()
+	return s.p.Seek(lo + i)
+}
+
+func (s playerReplay) Facts() hostinfo.Facts { return s.facts }
+
+func (s playerReplay) Interval() time.Duration { return s.p.Recording().Header.Interval }

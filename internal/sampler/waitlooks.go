@@ -1,0 +1,578 @@
+package sampler
+
+import (
+	"slices"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/polltimer"
+	"github.com/ctxtop/ctxtop/internal/procfs"
+	"github.com/ctxtop/ctxtop/internal/waitreason"
+)
+
+// Bounds of wait-reason sampling: between two refreshes the hottest
+// blocking threads (at most WaitThreads of them, hot in the last snapshot
+// with mostly voluntary switches) are looked at WaitLooks times, evenly
+// spread over the interval; a thread that just became hot also gets up to
+// firstLooks looks at the refresh itself. A look reads the thread's syscall
+// file, its wchan when the thread is not running, and for a read- or
+// write-like call the target of the fd it is blocked on: at most 3 reads
+// and one readlink. So at most 10 × 8 + 5 × 8 = 120 looks per refresh. Nothing is armed
+// while no thread is hot and blocking, so an idle host sees no extra
+// wake-up.
+//
+// A thread is settled when the looks at it agree: its last asleep looks
+// (at most WaitLooks, over any number of refreshes) all found one reason,
+// and there are settleLooks of them, or runningLooks looks in all since it
+// was last unsettled (a thread that is mostly on a CPU is seldom found
+// asleep). From then on it is looked at only at the refresh, when the
+// monitor is awake anyway, so a steady load costs no wake-up at all. Such a
+// look reads wchan alone (one read, taken under the lock that wake-ups
+// take, so it sees a sleeping thread whenever there is one) and, when it
+// names the function of the last asleep look, counts the same reason; any
+// other function gets a full look. Up to settledLooks rounds go over the
+// settled threads until each is found asleep. A look that finds another
+// reason unsettles the thread, and so do a change of its voluntary switch
+// rate by more than unsettleRate times either way since it settled, and
+// unsettleMisses refreshes in a row whose looks all found it running: the
+// next interval spreads ten looks again. A settled thread's shares are
+// counted over its last WaitLooks asleep looks (model.WaitTally.Settled),
+// so one look at the refresh neither makes nor hides a reason; so are those
+// of any thread none of whose looks in the interval found it asleep
+// (fillAsleep). A changed rate unsettles a thread but keeps those looks.
+//
+// A thread that runningLooks looks found on a CPU or waiting for one, and
+// none asleep (a ping-pong pinned to one CPU: each side is preempted by the
+// other it has just woken, and hardly ever sleeps), is settled the same way:
+// only the refresh's looks, until one finds it asleep. With no asleep look
+// since it became hot it has nothing to say.
+const (
+	WaitLooks   = 10
+	WaitThreads = 8
+	// firstLooks bounds the back-to-back looks at a thread that just
+	// became hot (see Monitor.Next).
+	firstLooks     = 3
+	settleLooks    = 5
+	settledLooks   = 5
+	unsettleMisses = 10
+	runningLooks   = 2 * WaitLooks
+	unsettleRate   = 2
+	coldRefreshes  = 3
+)
+
+// looker takes the looks. Its timer callback runs on a goroutine of
+// its own (see polltimer), so everything it touches is behind mu; the Monitor arms it
+// after a refresh and collects its tallies at the next.
+type looker struct {
+	mu      sync.Mutex
+	rootFD  int
+	timer   *polltimer.Timer
+	period  time.Duration
+	looks   int
+	targets []waitTarget
+	// known is what the looks found of each hot blocking thread, kept
+	// while it stays one of them.
+	known map[taskKey]*threadWaits
+
+	path, buf, link, raw []byte
+}
+
+type taskKey struct{ pid, tid int }
+
+// settleKind is what a thread is settled on, if anything.
+type settleKind int
+
+const (
+	unsettled settleKind = iota
+	settledReason
+	settledRunning
+)
+
+// threadWaits is what the looks found of one hot blocking thread over the
+// refreshes it has been hot.
+type threadWaits struct {
+	// window holds the reasons of its last WaitLooks asleep looks, oldest
+	// first.
+	window []string
+	// wchan and syscall are the raw function and call of its last asleep
+	// look.
+	wchan, syscall string
+	settled        settleKind
+	// looks counts the looks since it was last unsettled; running, those
+	// in a row that found it running.
+	looks, running int
+	// volPerSec is its voluntary switch rate when it settled.
+	volPerSec float64
+	// misses counts the refreshes in a row in which it was settled and
+	// every look found it running.
+	misses int
+	// cold counts the refreshes in a row it was not among the hot blocking
+	// threads.
+	cold int
+}
+
+// observe adds the asleep looks of a tally of looks at the thread to the
+// window.
+func (tw *threadWaits) observe(t *waitTarget) {
+	for _, r := range t.tally.Reasons {
+		for range r.N {
+			if len(tw.window) == WaitLooks {
+				tw.window = append(tw.window[:0], tw.window[1:]...)
+			}
+			tw.window = append(tw.window, r.Reason)
+		}
+	}
+	if len(t.tally.Reasons) > 0 {
+		// Compared first: a settled thread's look finds the same ones,
+		// and the conversions in the comparisons do not allocate.
+		if string(t.wchan) != tw.wchan {
+			tw.wchan = string(t.wchan)
+		}
+		if string(t.syscall) != tw.syscall {
+			tw.syscall = string(t.syscall)
+		}
+	}
+}
+
+// oneReason is the window's reason when every look in it found the same.
+func (tw *threadWaits) oneReason() string {
+	if len(tw.window) == 0 {
+		return ""
+	}
+	for _, r := range tw.window[1:] {
+		if r != tw.window[0] {
+			return ""
+		}
+	}
+	return tw.window[0]
+}
+
+// fillAsleep gives a tally whose looks all found the thread on a CPU or
+// waiting for one the thread's last asleep looks of earlier intervals, as
+// a settled thread's tally has. Each side of a busy ping-pong is asleep in
+// only a few looks of ten, so an interval often finds one side never
+// asleep while its twin was caught once: without this, identical threads
+// showed "blocking: pipe 100%" and "blocking, wait 25%" side by side. The
+// same holds for a thread settled as running with asleep looks before: 20
+// looks in a row on a CPU are a few percent likely for such a side. The
+// window goes when the thread cools down, so an old reason outlives no
+// change of what it does, only unlucky looks; a thread never found asleep
+// (a pair pinned to one CPU) still says nothing.
+func (tw *threadWaits) fillAsleep(t *model.WaitTally) {
+	if len(t.Reasons) > 0 || len(tw.window) == 0 {
+		return
+	}
+	t.Reasons, t.Wchan, t.Syscall = tw.counts(), tw.wchan, tw.syscall
+}
+
+// counts is the window as reason counts, in order of first appearance.
+func (tw *threadWaits) counts() []model.ReasonCount {
+	var out []model.ReasonCount
+	for _, r := range tw.window {
+		if i := slices.IndexFunc(out, func(c model.ReasonCount) bool { return c.Reason == r }); i >= 0 {
+			out[i].N++
+		} else {
+			out = append(out, model.ReasonCount{Reason: r, N: 1})
+		}
+	}
+	return out
+}
+
+// update takes a tally of looks at the thread into tw and settles or
+// unsettles it.
+func (tw *threadWaits) update(t *waitTarget) {
+	was := tw.settled
+	before := tw.oneReason()
+	tw.observe(t)
+	tw.looks += t.tally.Looks
+	if len(t.tally.Reasons) == 0 {
+		tw.running += t.tally.Looks
+	} else {
+		tw.running = 0
+	}
+	switch was {
+	case settledReason:
+		switch {
+		case len(t.tally.Reasons) == 0:
+			if tw.misses++; tw.misses >= unsettleMisses {
+				tw.settled, tw.looks = unsettled, 0
+			}
+		case tw.oneReason() != before:
+			tw.settled, tw.looks = unsettled, 0
+		default:
+			tw.misses = 0
+		}
+		return
+	case settledRunning:
+		if len(t.tally.Reasons) > 0 {
+			tw.settled, tw.looks = unsettled, 0
+		}
+		return
+	}
+	switch {
+	case tw.oneReason() != "" && (len(tw.window) >= settleLooks || tw.looks >= runningLooks):
+		tw.settled, tw.volPerSec, tw.misses = settledReason, t.volPerSec, 0
+	case tw.running >= runningLooks:
+		tw.settled, tw.volPerSec = settledRunning, t.volPerSec
+	}
+}
+
+type waitTarget struct {
+	pid, tid int
+	// noSyscall is set once reading syscall was refused (another user's
+	// thread without ptrace rights): wchan alone from then on.
+	noSyscall bool
+	tally     model.WaitTally
+	wchan     []byte
+	syscall   []byte
+	// volPerSec is the thread's voluntary switch rate when armed.
+	volPerSec float64
+}
+
+// knownOf is tw for the thread, made if new.
+func (w *looker) knownOf(k taskKey) *threadWaits {
+	tw := w.known[k]
+	if tw == nil {
+		tw = &threadWaits{}
+		w.known[k] = tw
+	}
+	return tw
+}
+
+func newLooker(rootFD int) *looker {
+	return &looker{rootFD: rootFD, buf: make([]byte, 512), link: make([]byte, 256), known: map[taskKey]*threadWaits{}}
+}
+
+// close stops the looks for good.
+func (w *looker) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.timer != nil {
+		w.timer.Close()
+		w.timer = nil
+	}
+	w.targets = w.targets[:0]
+	clear(w.known)
+}
+
+// collect stops the looks and appends what they found to dst, sorted by
+// PID and TID.
+func (w *looker) collect(dst []model.WaitTally) []model.WaitTally {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	for i := range w.targets {
+		t := &w.targets[i]
+		if t.tally.Looks == 0 {
+			continue
+		}
+		tw := w.knownOf(taskKey{t.pid, t.tid})
+		tw.update(t)
+		tally := t.tally
+		// An asleep look leaves its raw lines in tw; without one there
+		// are none.
+		tally.Wchan, tally.Syscall = tw.wchan, tw.syscall
+		if len(tally.Reasons) == 0 {
+			tally.Wchan, tally.Syscall = "", ""
+		}
+		tw.fillAsleep(&tally)
+		dst = append(dst, tally)
+	}
+	w.targets = w.targets[:0]
+	return sortWaits(dst)
+}
+
+func sortWaits(w []model.WaitTally) []model.WaitTally {
+	slices.SortFunc(w, func(a, b model.WaitTally) int {
+		if a.PID != b.PID {
+			return a.PID - b.PID
+		}
+		return a.TID - b.TID
+	})
+	return w
+}
+
+// hotBlocking returns the first WaitThreads hot blocking threads of snap:
+// those whose waits are looked at.
+func hotBlocking(snap *model.Snapshot) (hot [WaitThreads]*model.ThreadRates, n int) {
+	for i := range snap.Threads {
+		if n == WaitThreads {
+			break
+		}
+		if t := &snap.Threads[i]; t.HotBlocking() {
+			hot[n] = t
+			n++
+		}
+	}
+	return hot, n
+}
+
+// lookNow looks at each hot blocking thread of snap (the first
+// WaitThreads) that cur has no looks for, a few times in a row until one
+// finds it asleep, appending the tallies to cur.Waits: a thread that just
+// became hot, or a settled one. It reports whether it added any.
+func (w *looker) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var (
+		tgs     [WaitThreads]waitTarget
+		settled [WaitThreads]*threadWaits
+	)
+	m := 0
+	hot, n := hotBlocking(snap)
+	for _, t := range hot[:n] {
+		// A thread with a tally in cur was looked at over the interval;
+		// Compute gave it its waits from that tally.
+		if slices.ContainsFunc(cur.Waits, func(x model.WaitTally) bool { return x.TID == t.TID && x.PID == t.PID }) {
+			continue
+		}
+		tgs[m] = waitTarget{pid: t.PID, tid: t.TID, volPerSec: t.VoluntaryPerSec, tally: model.WaitTally{PID: t.PID, TID: t.TID}}
+		if tw := w.known[taskKey{t.PID, t.TID}]; tw != nil && tw.settled != unsettled {
+			settled[m] = tw
+		}
+		m++
+	}
+	// A busy thread is often on a CPU at the moment looked at: a few
+	// rounds, each looking once at every thread not yet found asleep. Going
+	// round the threads spaces one's looks apart, which matters for a
+	// ping-pong pair: while one side sleeps the other runs.
+	for k := range settledLooks {
+		for j := range m {
+			tg := &tgs[j]
+			if len(tg.tally.Reasons) > 0 {
+				continue
+			}
+			if tw := settled[j]; tw != nil {
+				w.lookSettled(tg, tw)
+			} else if k < firstLooks {
+				w.look(tg)
+			}
+		}
+	}
+	added := false
+	for j := range m {
+		tg := &tgs[j]
+		if tg.tally.Looks == 0 {
+			continue
+		}
+		tw := w.knownOf(taskKey{tg.pid, tg.tid})
+		wasReason := tw.settled == settledReason
+		asleep := len(tg.tally.Reasons) > 0
+		tw.update(tg)
+		// tw keeps the raw lines of the last asleep look: this one's, or
+		// for a settled thread an earlier one.
+		if asleep || wasReason {
+			tg.tally.Wchan, tg.tally.Syscall = tw.wchan, tw.syscall
+		}
+		if wasReason {
+			tg.tally.Reasons, tg.tally.Settled = tw.counts(), true
+		}
+		tw.fillAsleep(&tg.tally)
+		cur.Waits = append(cur.Waits, tg.tally)
+		added = true
+	}
+	return added
+}
+
+// arm picks the hot blocking threads of snap that are not settled and
+// schedules the looks over the next interval, taken to be as long as the
+// last one.
+func (w *looker) arm(snap *model.Snapshot) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.targets = w.targets[:0]
+	var keys [WaitThreads]taskKey
+	hot, n := hotBlocking(snap)
+	for i, t := range hot[:n] {
+		k := taskKey{t.PID, t.TID}
+		keys[i] = k
+		if tw := w.known[k]; tw != nil && tw.settled != unsettled {
+			if t.VoluntaryPerSec <= tw.volPerSec*unsettleRate && t.VoluntaryPerSec*unsettleRate >= tw.volPerSec {
+				continue // looked at by lookNow at the next refresh
+			}
+			// It changed: spread looks again. Its last asleep looks stay:
+			// a busy host's rates swing twofold while a thread keeps
+			// blocking on the same thing, and forgetting them left it
+			// without a reason its twin still showed (fillAsleep).
+			tw.settled, tw.looks, tw.running, tw.misses = unsettled, 0, 0, 0
+		}
+		w.targets = append(w.targets, waitTarget{pid: t.PID, tid: t.TID, volPerSec: t.VoluntaryPerSec, tally: model.WaitTally{PID: t.PID, TID: t.TID}})
+	}
+	// A thread that cooled down, or fell out of the hottest, is forgotten
+	// after coldRefreshes: one that dips below the threshold for a refresh
+	// (a ping-pong side on a busy host) keeps its last asleep looks, so it
+	// does not come back with no reason while its twin names one. It comes
+	// back unsettled: its spread looks start again.
+	for k, tw := range w.known {
+		if slices.Contains(keys[:n], k) {
+			tw.cold = 0
+			continue
+		}
+		if tw.cold++; tw.cold > coldRefreshes {
+			delete(w.known, k)
+			continue
+		}
+		tw.settled, tw.looks, tw.running, tw.misses = unsettled, 0, 0, 0
+	}
+	if len(w.targets) == 0 || snap.Interval <= 0 {
+		return
+	}
+	w.looks = 0
+	w.period = snap.Interval / (WaitLooks + 1)
+	if w.timer == nil {
+		w.timer = polltimer.New(w.tick)
+	}
+	w.timer.Start(w.period)
+}
+
+func (w *looker) tick() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.targets) == 0 || w.looks >= WaitLooks {
+		return
+	}
+	w.lookAll()
+	w.looks++
+	if w.looks < WaitLooks {
+		w.timer.Again()
+	} else {
+		w.timer.Stop()
+	}
+}
+
+// lookAll looks at every target once.
+func (w *looker) lookAll() {
+	for i := range w.targets {
+		w.look(&w.targets[i])
+	}
+}
+
+func (w *looker) look(t *waitTarget) {
+	obs := waitreason.Observation{Syscall: waitreason.NoSyscall}
+	var raw []byte
+	if !t.noSyscall {
+		n, err := w.read(t, "syscall")
+		switch {
+		case err == unix.EACCES || err == unix.EPERM:
+			t.noSyscall = true
+		case err != nil:
+			return // gone: not a look
+		default:
+			sc, err := procfs.ParseTaskSyscall(w.buf[:n], "syscall")
+			if err != nil {
+				break
+			}
+			if sc.Running {
+				t.tally.Looks++
+				return
+			}
+			// Copied now: the wchan read below reuses the buffer.
+			raw = append(w.raw[:0], trimSyscall(w.buf[:n])...)
+			w.raw = raw
+			obs.Syscall = sc.Number
+			if waitreason.TakesFD(sc.Number) && sc.Args[0] < 1<<31 {
+				obs.FD = w.fdKind(t.pid, int(sc.Args[0]))
+			}
+		}
+	}
+	n, err := w.read(t, "wchan")
+	if err != nil && !t.noSyscall {
+		return
+	}
+	if err == nil {
+		if wc, err := procfs.ParseWchan(w.buf[:n], "wchan"); err == nil && len(wc) > 0 {
+			obs.Wchan = string(wc)
+			t.wchan = append(t.wchan[:0], wc...)
+		}
+	}
+	t.tally.Looks++
+	reason := waitreason.Reason(obs)
+	if reason == "" {
+		return
+	}
+	if raw != nil {
+		t.syscall = append(t.syscall[:0], raw...)
+	}
+	for k := range t.tally.Reasons {
+		if t.tally.Reasons[k].Reason == reason {
+			t.tally.Reasons[k].N++
+			return
+		}
+	}
+	t.tally.Reasons = append(t.tally.Reasons, model.ReasonCount{Reason: reason, N: 1})
+}
+
+// lookSettled looks at a settled thread: its wchan alone when that names
+// the function it was last found asleep in, a full look otherwise.
+func (w *looker) lookSettled(t *waitTarget, tw *threadWaits) {
+	n, err := w.read(t, "wchan")
+	if err != nil {
+		return // gone, or hidden: not a look
+	}
+	wc, err := procfs.ParseWchan(w.buf[:n], "wchan")
+	if err != nil {
+		return
+	}
+	if len(wc) == 0 {
+		t.tally.Looks++ // running
+		return
+	}
+	reason := tw.oneReason()
+	if string(wc) != tw.wchan || reason == "" || tw.settled != settledReason {
+		w.look(t)
+		return
+	}
+	t.tally.Looks++
+	t.wchan = append(t.wchan[:0], wc...)
+	t.syscall = append(t.syscall[:0], tw.syscall...)
+	t.tally.Reasons = append(t.tally.Reasons, model.ReasonCount{Reason: reason, N: 1})
+}
+
+// trimSyscall keeps the number and the first three arguments of a syscall
+// line: enough to see the call and its fd, without the stack addresses.
+func trimSyscall(b []byte) []byte {
+	fields := 0
+	for i, c := range b {
+		if c == ' ' || c == '\n' {
+			fields++
+			if fields == 4 || c == '\n' {
+				return b[:i]
+			}
+		}
+	}
+	return b
+}
+
+func (w *looker) read(t *waitTarget, file string) (int, error) {
+	w.path = appendTaskPath(w.path[:0], t.pid, t.tid, file)
+	return readFileAt(w.rootFD, w.path, &w.buf, procfs.LimitLine)
+}
+
+// fdKind resolves /proc/PID/fd/N; unknown when it cannot be read.
+func (w *looker) fdKind(pid, fd int) procfs.FDKind {
+	p := appendInt(w.path[:0], pid)
+	p = append(p, "/fd/"...)
+	p = appendInt(p, fd)
+	w.path = append(p, 0)
+	n, err := readlinkat(w.rootFD, w.path, w.link)
+	if err != nil {
+		return procfs.FDUnknown
+	}
+	return procfs.ParseFDTarget(string(w.link[:n]))
+}
+
+// readlinkat is raw, as the other procfs reads are (see rawcalls.go).
+func readlinkat(dirfd int, path, buf []byte) (int, error) {
+	n, _, e := unix.RawSyscall6(unix.SYS_READLINKAT, uintptr(dirfd), uintptr(unsafe.Pointer(&path[0])),
+		uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}

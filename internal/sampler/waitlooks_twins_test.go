@@ -1,0 +1,141 @@
+package sampler
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/testutil"
+)
+
+// spinner is a process that never sleeps, killed when the test ends: every
+// look finds it on a CPU or waiting for one.
+func spinner(t *testing.T) int {
+	t.Helper()
+	spin := exec.Command("sh", "-c", "while :; do :; done")
+	if err := spin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		spin.Process.Kill()
+		spin.Wait()
+	})
+	return spin.Process.Pid
+}
+
+// TestUnluckyIntervalKeepsTheReason: each side of a busy ping-pong is
+// asleep in only a few looks of ten, so an interval whose looks all found
+// one side on a CPU is common. Its tally must carry that side's last asleep
+// looks, as a settled thread's does, or the WHY column falls back to
+// "blocking, wait N%" for it while its twin says "blocking: pipe 100%". A
+// rate that swings twofold (a busy host) must not forget them either.
+func TestUnluckyIntervalKeepsTheReason(t *testing.T) {
+	pid := spinner(t)
+	key := taskKey{pid, pid}
+	w := procLooker(t)
+	hot := []model.ThreadRates{{PID: pid, TID: pid, Hot: true, VoluntaryPerSec: 5000}}
+	snap := &model.Snapshot{Interval: 110 * time.Millisecond, Threads: hot}
+	want := []model.ReasonCount{{Reason: "pipe read", N: 3}}
+
+	for _, tc := range []struct {
+		name string
+		tw   threadWaits
+	}{
+		{"unsettled", threadWaits{window: []string{"pipe read", "pipe read", "pipe read"}, wchan: "pipe_read"}},
+		// Settled at a fifth of today's rate: armed again, spread looks.
+		{"rate changed", threadWaits{window: []string{"pipe read", "pipe read", "pipe read"}, wchan: "pipe_read", settled: settledReason, volPerSec: 1000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tw := tc.tw
+			w.known = map[taskKey]*threadWaits{key: &tw}
+			w.arm(snap)
+			if len(w.targets) != 1 {
+				t.Fatalf("armed %d targets, want the hot thread", len(w.targets))
+			}
+			allLooksTaken(t, w)
+			tallies := w.collect(nil)
+			if len(tallies) != 1 || tallies[0].Looks != WaitLooks {
+				t.Fatalf("tallies %+v, want one of %d looks", tallies, WaitLooks)
+			}
+			if diff := cmp.Diff(want, tallies[0].Reasons); diff != "" {
+				t.Errorf("reasons after an interval that never found it asleep (-want +got):\n%s", diff)
+			}
+			if tallies[0].Wchan != "pipe_read" {
+				t.Errorf("wchan %q, want the last asleep look's", tallies[0].Wchan)
+			}
+		})
+	}
+
+	// The refresh's looks, at a thread settled as running with asleep
+	// looks before, say the same.
+	w.known = map[taskKey]*threadWaits{key: {window: []string{"pipe read", "pipe read", "pipe read"}, settled: settledRunning, volPerSec: 5000}}
+	cur := &model.Sample{}
+	w.lookNow(&model.Snapshot{Threads: slices.Clone(hot)}, cur)
+	if len(cur.Waits) != 1 {
+		t.Fatalf("refresh tallies %+v, want one", cur.Waits)
+	}
+	if diff := cmp.Diff(want, cur.Waits[0].Reasons); diff != "" {
+		t.Errorf("refresh look at a thread settled as running (-want +got):\n%s", diff)
+	}
+}
+
+// TestPingPongSidesSayTheSame: the two sides of a real ping-pong do the
+// same work, so once both were found asleep, their WHY must be of one kind
+// at every refresh: both "blocking: pipe …", never one of them the bare
+// "blocking, wait N%". (On a busy host a side's involuntary switches can
+// outnumber its voluntary ones for an interval; "preempted" is then what
+// its rates say, and that refresh is not compared.)
+func TestPingPongSidesSayTheSame(t *testing.T) {
+	pid, tids := testutil.StartPingPong(t)
+	mon, err := NewMonitor(Config{Root: "/proc", PIDs: []int{pid}, HotThreshold: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mon.Close()
+	// sides are the two threads' WHY and whether it names a reason; ok
+	// when both are hot and blocking.
+	sides := func(snap model.Snapshot) (why [2]string, named [2]bool, ok bool) {
+		n := 0
+		for _, th := range snap.Threads {
+			if i := slices.Index(tids, th.TID); i >= 0 && th.HotBlocking() {
+				why[i], named[i] = th.Reason, strings.HasPrefix(th.Reason, "blocking: ")
+				n++
+			}
+		}
+		return why, named, n == 2
+	}
+	next := func() model.Snapshot {
+		t.Helper()
+		time.Sleep(250 * time.Millisecond) // the refresh interval, not a wait for a condition
+		snap, err := mon.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap
+	}
+	// Until both were found asleep at least once: on a busy box that takes
+	// a few intervals.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, named, ok := sides(next()); ok && named[0] && named[1] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the ping-pong's sides were not both found asleep in 60 s")
+		}
+	}
+	for i := range 20 {
+		why, named, ok := sides(next())
+		if !ok {
+			continue
+		}
+		if named[0] != named[1] {
+			t.Errorf("refresh %d: pp-ping says %q, pp-pong %q", i, why[0], why[1])
+		}
+	}
+}

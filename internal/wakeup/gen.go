@@ -1,5 +1,0 @@
-package wakeup
-
-// The compiled object and its Go bindings are committed, so a build needs no
-// clang; `make generate` rebuilds them and CI checks they are up to date.
-//go:generate go tool bpf2go -cc clang -strip llvm-strip -target bpfel -type pair_key -type pair -type cpu_stats wakeup bpf/wakeup.bpf.c -- -I./bpf -Wall -Werror
