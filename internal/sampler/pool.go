@@ -13,6 +13,9 @@ type task struct {
 	// of status: c.Comm and c.CPUsAllowed are sanitized and may differ from
 	// them. Comparing raw bytes keeps a change cleaned once, not every pass.
 	comm, cpusAllowed string
+	// status is set once status was read: a new thread's first read takes
+	// its counts from sched instead (readFirst).
+	status bool
 }
 
 // proc is the sampler's memory of one process.
