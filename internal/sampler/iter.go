@@ -158,6 +158,9 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 	// One walk reads every thread within one call: a reading right after
 	// it is when each record was read, to within the walk's few ms.
 	s.clock.tick()
+	if err == nil && len(ip.slots) == 0 {
+		ip.reserve(n)
+	}
 	cur, changed := 0, false
 	for i := 0; i < n && err == nil; i++ {
 		if err = ip.it.Record(i, &ip.rec); err == nil {
@@ -299,6 +302,17 @@ func (t *iterTask) same(r *taskiter.Record, pass uint32) bool {
 	return t.c.TID == r.TID && t.c.PID == r.PID && t.startNs == r.StartNs && t.seen != pass
 }
 
+// reserve sizes the records for the n threads of a first walk, with room
+// for some to come: grown an append at a time, they were copied over and
+// over, and their pages faulted in again each time.
+func (ip *iterPath) reserve(n int) {
+	n += n / 8
+	ip.slots = make([]iterTask, 0, n)
+	ip.index = make(map[int32]int32, n)
+	ip.order, ip.next, ip.fresh = make([]int32, 0, n), make([]int32, 0, n), make([]int32, 0, n)
+	ip.sorted, ip.merged = make([]int32, 0, n), make([]int32, 0, n)
+}
+
 func (ip *iterPath) alloc() int32 {
 	if n := len(ip.free); n > 0 {
 		k := ip.free[n-1]
@@ -402,7 +416,7 @@ func (s *Sampler) readIterComm(t *iterTask) {
 // kept in s.procs for the cgroups.
 func (s *Sampler) exportIter(dst *model.Sample) (live bool) {
 	ip := s.it
-	dst.Tasks = dst.Tasks[:0]
+	dst.Tasks = slices.Grow(dst.Tasks[:0], len(ip.sorted)+len(ip.extra))
 	pc := procCursor{old: s.procs}
 	s.nextProcs = s.nextProcs[:0]
 	g, x := 0, 0

@@ -277,7 +277,7 @@ func (s *Sampler) listProcesses() error {
 
 // export copies the pass's counters into dst.
 func (s *Sampler) export(dst *model.Sample) {
-	dst.Tasks = dst.Tasks[:0]
+	dst.Tasks = slices.Grow(dst.Tasks[:0], len(s.tasks))
 	for _, t := range s.tasks {
 		dst.Tasks = append(dst.Tasks, t.c)
 	}
