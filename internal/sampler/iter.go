@@ -289,6 +289,7 @@ func (s *Sampler) readUnwalked() (bad int) {
 		}
 		setProcessComm(ip.nextExtra[group:], pid)
 	}
+	s.closeTaskDir()
 	for ; oi < len(old); oi++ {
 		s.release(old[oi])
 	}

@@ -21,8 +21,8 @@ func (s *Sampler) readMigrations(t *task) {
 
 // readSched reads and parses t's sched file.
 func (s *Sampler) readSched(t *task) (procfs.TaskSched, error) {
-	s.taskPath(t, "sched")
-	n, err := readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitStatus)
+	dir := s.taskPath(t, "sched")
+	n, err := readFileAt(dir, s.path, &s.buf, procfs.LimitStatus)
 	if err != nil {
 		return procfs.TaskSched{}, err
 	}

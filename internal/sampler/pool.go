@@ -167,6 +167,7 @@ func (s *Sampler) knownTIDs(pid int, dst []int) []int {
 
 // endPass releases what the pass did not find again and swaps the lists.
 func (s *Sampler) endPass() {
+	s.closeTaskDir()
 	c := &s.pass
 	for ; c.oi < len(c.old); c.oi++ {
 		s.release(c.old[c.oi])

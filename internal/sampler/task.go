@@ -45,8 +45,8 @@ func (s *Sampler) update(t *task) outcome {
 		t.c.PID, t.c.TID = pid, tid
 	}
 	if s.kept < s.keepBudget {
-		s.taskPath(t, "schedstat")
-		fd, err := openFile(s.rootFD, s.path)
+		dir := s.taskPath(t, "schedstat")
+		fd, err := openFile(dir, s.path)
 		switch {
 		case err == nil:
 			t.fd = fd
@@ -74,8 +74,8 @@ func (s *Sampler) readSchedstat(t *task) (procfs.TaskSchedstat, error) {
 		// always holds it.
 		n, err = readAll(t.fd, &s.buf, procfs.LimitLine)
 	} else {
-		s.taskPath(t, "schedstat")
-		n, err = readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitLine)
+		dir := s.taskPath(t, "schedstat")
+		n, err = readFileAt(dir, s.path, &s.buf, procfs.LimitLine)
 	}
 	if err != nil {
 		return procfs.TaskSchedstat{}, err
@@ -122,8 +122,8 @@ func (s *Sampler) readDetails(t *task) outcome {
 
 // readStatus reads the switch counts, state and affinity list from status.
 func (s *Sampler) readStatus(t *task) outcome {
-	s.taskPath(t, "status")
-	n, err := readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitStatus)
+	dir := s.taskPath(t, "status")
+	n, err := readFileAt(dir, s.path, &s.buf, procfs.LimitStatus)
 	if err != nil {
 		return classify(err)
 	}
@@ -144,8 +144,8 @@ func (s *Sampler) readStatus(t *task) outcome {
 // readStat reads the start time, last CPU and name from stat, and returns
 // its raw state letter.
 func (s *Sampler) readStat(t *task) (state byte, _ outcome) {
-	s.taskPath(t, "stat")
-	n, err := readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitLine)
+	dir := s.taskPath(t, "stat")
+	n, err := readFileAt(dir, s.path, &s.buf, procfs.LimitLine)
 	if err != nil {
 		return 0, classify(err)
 	}
@@ -208,9 +208,35 @@ func setProcessComm(group []*task, pid int) {
 	}
 }
 
-// taskPath sets s.path to "PID/task/TID/<file>\0", relative to the root fd.
-func (s *Sampler) taskPath(t *task, file string) {
-	s.path = appendTaskPath(s.path[:0], t.pid, t.tid, file)
+// taskPath sets s.path to t's file and returns the directory fd it is
+// relative to: "TID/<file>\0" from the process's task directory, opened
+// once for the process (taskDir), or "PID/task/TID/<file>\0" from the root
+// when that directory could not be opened.
+func (s *Sampler) taskPath(t *task, file string) (dirfd int) {
+	if s.taskDirPID != t.pid {
+		s.closeTaskDir()
+		s.taskDirPID = t.pid
+		s.path = append(appendInt(s.path[:0], t.pid), "/task\x00"...)
+		if fd, err := openDir(s.rootFD, s.path); err == nil {
+			s.taskDirFD = fd
+		}
+	}
+	if s.taskDirFD < 0 {
+		s.path = appendTaskPath(s.path[:0], t.pid, t.tid, file)
+		return s.rootFD
+	}
+	s.path = append(append(appendInt(s.path[:0], t.tid), '/'), file...)
+	s.path = append(s.path, 0)
+	return s.taskDirFD
+}
+
+// closeTaskDir closes the task directory taskPath opened. A pass closes it
+// when it is done: by the next, the PID may name another process.
+func (s *Sampler) closeTaskDir() {
+	if s.taskDirFD >= 0 {
+		closeFD(s.taskDirFD)
+	}
+	s.taskDirFD, s.taskDirPID = -1, 0
 }
 
 // appendTaskPath appends "PID/task/TID/<file>\0" to b.
