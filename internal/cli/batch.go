@@ -54,7 +54,8 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 		return procError(err, o.procRoot)
 	}
 	o.hidepid = hidepidMode(o.procRoot)
-	defer src.Close()
+	// Batch mode exits when the reports are written.
+	defer src.CloseForExit()
 	defer rec.close()
 
 	write := reportWriter(w, o, func() hostinfo.Facts { return hostinfo.Read(ctx, o.procRoot) })

@@ -293,6 +293,7 @@ type recordSpec struct {
 // openLive is the live source of the monitor and batch mode, writing its
 // samples to o.recordTo when set.
 func openLive(o options, wakeups pipeline.WakeupReader, stacks pipeline.StacksReader) (*pipeline.Live, *monitorRecorder, error) {
+	defer quietStartGC()()
 	cfg := pipeline.LiveConfig{
 		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot},
 		Interval: time.Duration(o.delay),

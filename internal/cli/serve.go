@@ -108,10 +108,12 @@ func runServe(ctx context.Context, o serveOptions) error {
 		// threads.
 		runtime.GOMAXPROCS(1)
 	}
+	restoreGC := quietStartGC()
 	exp, err := exporter.New(exporter.Config{
 		Root: o.procRoot, PIDs: o.pids, GroupBy: exporter.GroupBy(o.groupBy),
 		MaxGroups: o.maxGroups, HotThreshold: o.hot,
 	})
+	restoreGC()
 	if err != nil {
 		return pidError(err, o.procRoot)
 	}

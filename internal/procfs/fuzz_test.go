@@ -65,6 +65,16 @@ func FuzzParseTaskStat(f *testing.F) {
 	})
 }
 
+func FuzzParseTaskSched(f *testing.F) {
+	f.Add([]byte("se.nr_migrations : 17\nnr_voluntary_switches : 3\nnr_involuntary_switches : 4\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := ParseTaskSched(b)
+		if !s.HasSwitches && (s.VoluntarySwitches != 0 || s.InvoluntarySwitches != 0) || !s.HasMigrations && s.Migrations != 0 {
+			t.Errorf("unset fields hold values: %+v", s)
+		}
+	})
+}
+
 func FuzzParseTaskSchedMigrations(f *testing.F) {
 	f.Add([]byte("se.nr_migrations : 17\n"))
 	f.Fuzz(func(t *testing.T, b []byte) { _, _ = ParseTaskSchedMigrations(b) })

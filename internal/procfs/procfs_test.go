@@ -271,6 +271,37 @@ func TestReadersAgainstLiveProc(t *testing.T) {
 	}
 }
 
+func TestParseTaskSched(t *testing.T) {
+	sched := "ctxtop (8740, #threads: 3)\n-------------------------------------------------------------------\n" +
+		"se.exec_start                                :      14278481.410193\n" +
+		"se.nr_migrations                             :                   17\n" +
+		"nr_switches                                  :                  565\n" +
+		"nr_voluntary_switches                        :                  376\n" +
+		"nr_involuntary_switches                      :                  189\n" +
+		"current_node=0, numa_group_id=0\n"
+	want := TaskSched{Migrations: 17, VoluntarySwitches: 376, InvoluntarySwitches: 189, HasMigrations: true, HasSwitches: true}
+	if diff := cmp.Diff(want, ParseTaskSched([]byte(sched))); diff != "" {
+		t.Errorf("ParseTaskSched (-want +got)\n%s", diff)
+	}
+	for _, tc := range []struct {
+		in   string
+		want TaskSched
+	}{
+		{"", TaskSched{}},
+		{"se.nr_migrations : 3\n", TaskSched{Migrations: 3, HasMigrations: true}},
+		// One switch count alone is no pair to rate.
+		{"nr_voluntary_switches : 5\n", TaskSched{}},
+		{"nr_voluntary_switches : 5\nnr_involuntary_switches : x\n", TaskSched{}},
+		{"nr_voluntary_switches : 5\nnr_involuntary_switches : 99999999999999999999999\n", TaskSched{}},
+		{"nr_voluntary_switches:5\nnr_involuntary_switches:6", TaskSched{VoluntarySwitches: 5, InvoluntarySwitches: 6, HasSwitches: true}},
+		{"se.nr_migrations : -1\nnr_voluntary_switches : 1\nnr_involuntary_switches : 2\n", TaskSched{VoluntarySwitches: 1, InvoluntarySwitches: 2, HasSwitches: true}},
+	} {
+		if diff := cmp.Diff(tc.want, ParseTaskSched([]byte(tc.in))); diff != "" {
+			t.Errorf("ParseTaskSched(%q) (-want +got)\n%s", tc.in, diff)
+		}
+	}
+}
+
 func TestParseTaskSchedMigrations(t *testing.T) {
 	sched := "cat (8740, #threads: 1)\n---------\nse.exec_start   :   14278481.410193\nse.nr_migrations                             :                    17\nnr_switches : 1\n"
 	if n, ok := ParseTaskSchedMigrations([]byte(sched)); !ok || n != 17 {
@@ -279,6 +310,19 @@ func TestParseTaskSchedMigrations(t *testing.T) {
 	for _, bad := range []string{"", "nr_switches : 1\n", "se.nr_migrations : x\n", "se.nr_migrations :\n"} {
 		if n, ok := ParseTaskSchedMigrations([]byte(bad)); ok {
 			t.Errorf("ParseTaskSchedMigrations(%q) = %d, true; want not found", bad, n)
+		}
+	}
+}
+
+func BenchmarkParseTaskSched(b *testing.B) {
+	sched, err := os.ReadFile("/proc/self/sched")
+	if err != nil {
+		b.Skip(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if s := ParseTaskSched(sched); !s.HasSwitches {
+			b.Fatalf("no switch counts in\n%s", sched)
 		}
 	}
 }

@@ -181,6 +181,9 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 	// it is when each record was read, to within the walk's few ms.
 	s.clock.tick()
 	ip.stamp = s.clock.stamp
+	if err == nil && len(ip.slots) == 0 {
+		ip.reserve(n)
+	}
 	if err == nil {
 		ip.changed, err = ip.it.Changed(ip.changed[:0], n)
 	}
@@ -406,6 +409,7 @@ func (s *Sampler) readUnwalked() (bad int) {
 		}
 		setProcessComm(ip.nextExtra[group:], pid)
 	}
+	s.closeTaskDir()
 	for ; oi < len(old); oi++ {
 		s.release(old[oi])
 	}
@@ -417,6 +421,19 @@ func (s *Sampler) readUnwalked() (bad int) {
 // been read yet in this pass.
 func (t *iterTask) same(r *taskiter.Record, pass uint32) bool {
 	return t.c.TID == r.TID && t.c.PID == r.PID && t.startNs == r.StartNs && t.seen != pass
+}
+
+// reserve sizes the records for the n threads of a first walk, with room
+// for some to come: grown an append at a time, they were copied over and
+// over, and their pages faulted in again each time.
+func (ip *iterPath) reserve(n int) {
+	n += n / 8
+	ip.slots = make([]iterTask, 0, n)
+	ip.keys = make([]uint64, 0, n)
+	ip.index = make(map[int32]int32, n)
+	ip.order, ip.next, ip.fresh = make([]int32, 0, n), make([]int32, 0, n), make([]int32, 0, n)
+	ip.sorted, ip.merged = make([]int32, 0, n), make([]int32, 0, n)
+	ip.changed, ip.work = make([]int32, 0, n), make([]int32, 0, n)
 }
 
 func (ip *iterPath) alloc() int32 {

@@ -76,6 +76,12 @@ func TestTaskIterMatchesProcForIdleThreads(t *testing.T) {
 			continue
 		}
 		still++
+		// The /proc path reads a thread's affinity list only once the
+		// thread runs (readFirst): these have slept since it started.
+		if proc.Tasks[i].CPUsAllowed != "" {
+			t.Errorf("thread %d: /proc path read the affinity of a thread that has not run", a.TID)
+		}
+		a.CPUsAllowed = ""
 		if diff := cmp.Diff(proc.Tasks[i], a); diff != "" {
 			t.Errorf("thread %d (-proc +walk)\n%s", a.TID, diff)
 		}

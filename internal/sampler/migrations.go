@@ -14,12 +14,17 @@ import "github.com/ctxtop/ctxtop/internal/procfs"
 //
 // The BPF task walk (iter.go) has it in each thread's record, at no cost.
 func (s *Sampler) readMigrations(t *task) {
-	s.taskPath(t, "sched")
-	n, err := readFileAt(s.rootFD, s.path, &s.buf, procfs.LimitStatus)
+	if sc, err := s.readSched(t); err == nil && sc.HasMigrations {
+		t.c.Migrations = sc.Migrations
+	}
+}
+
+// readSched reads and parses t's sched file.
+func (s *Sampler) readSched(t *task) (procfs.TaskSched, error) {
+	dir := s.taskPath(t, "sched")
+	n, err := readFileAt(dir, s.path, &s.buf, procfs.LimitStatus)
 	if err != nil {
-		return
+		return procfs.TaskSched{}, err
 	}
-	if m, ok := procfs.ParseTaskSchedMigrations(s.buf[:n]); ok {
-		t.c.Migrations = m
-	}
+	return procfs.ParseTaskSched(s.buf[:n]), nil
 }

@@ -13,6 +13,9 @@ type task struct {
 	// of status: c.Comm and c.CPUsAllowed are sanitized and may differ from
 	// them. Comparing raw bytes keeps a change cleaned once, not every pass.
 	comm, cpusAllowed string
+	// status is set once status was read: a new thread's first read takes
+	// its counts from sched instead (readFirst).
+	status bool
 }
 
 // proc is the sampler's memory of one process.
@@ -164,6 +167,7 @@ func (s *Sampler) knownTIDs(pid int, dst []int) []int {
 
 // endPass releases what the pass did not find again and swaps the lists.
 func (s *Sampler) endPass() {
+	s.closeTaskDir()
 	c := &s.pass
 	for ; c.oi < len(c.old); c.oi++ {
 		s.release(c.old[c.oi])

@@ -465,3 +465,92 @@ func TestReplacedThreadReadInSamePass(t *testing.T) {
 		t.Errorf("after 102 was replaced by 105 (-want +got)\n%s", diff)
 	}
 }
+
+// A thread found in a pass takes its switch counts and migrations from
+// sched and leaves status unread; it reads status, affinity and all, once
+// it ran or queued for a CPU, the passes whose rates give it a row.
+func TestFirstReadTakesCountsFromSched(t *testing.T) {
+	root := copyTree(t, fixture)
+	task := func(tid string) string { return filepath.Join(root, "100", "task", tid) }
+	for _, tid := range []string{"101", "102"} {
+		sched := "pool (" + tid + ", #threads: 3)\n----\nse.nr_migrations : 7\nnr_switches : 30\n" +
+			"nr_voluntary_switches : 20\nnr_involuntary_switches : 10\n"
+		if err := os.WriteFile(filepath.Join(task(tid), "sched"), []byte(sched), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rewrite(t, filepath.Join(task(tid), "status"), setStatusField("voluntary_ctxt_switches", 21))
+	}
+	s := newSampler(t, Config{Root: root})
+	find := func(smp *model.Sample, tid int) model.TaskCounters {
+		t.Helper()
+		for _, c := range smp.Tasks {
+			if c.TID == tid {
+				return c
+			}
+		}
+		t.Fatalf("thread %d not sampled", tid)
+		return model.TaskCounters{}
+	}
+	var a, b model.Sample
+	mustSample(t, s, &a)
+	for _, tid := range []int{101, 102} {
+		c := find(&a, tid)
+		if c.VoluntarySwitches != 20 || c.InvoluntarySwitches != 10 || c.Migrations != 7 || c.CPUsAllowed != "" || c.State != 'S' {
+			t.Errorf("first read of %d: %d/%d switches, %d migrations, CPUs %q, state %c; want 20/10 from sched, 7, unread, S",
+				tid, c.VoluntarySwitches, c.InvoluntarySwitches, c.Migrations, c.CPUsAllowed, c.State)
+		}
+	}
+	// Without a sched file (CONFIG_SCHED_DEBUG off) status serves.
+	if c := find(&a, 100); c.CPUsAllowed == "" {
+		t.Errorf("thread 100 without sched: CPUs unread")
+	}
+	// 101 ran; 102 only queued for a CPU (its run-queue wait moved).
+	rewrite(t, filepath.Join(task("101"), "schedstat"), func(string) string { return "20352234 2657238 902\n" })
+	rewrite(t, filepath.Join(task("102"), "schedstat"), func(s string) string {
+		f := strings.Fields(s)
+		return f[0] + " 99999999 " + f[2] + "\n"
+	})
+	mustSample(t, s, &b)
+	for _, tid := range []int{101, 102} {
+		if c := find(&b, tid); c.VoluntarySwitches != 21 || c.CPUsAllowed == "" {
+			t.Errorf("after %d ran or queued: %d voluntary switches, CPUs %q; want status read (21, its list)", tid, c.VoluntarySwitches, c.CPUsAllowed)
+		}
+	}
+}
+
+// Live, sched's switch counts are status's: the same kernel counters.
+func TestSchedCountsMatchStatus(t *testing.T) {
+	pid := startIdleThreads(t, 16)
+	s := newSampler(t, Config{Root: "/proc", PIDs: []int{pid}, NoTaskIter: true, NoTaskstats: true})
+	fs, err := procfs.NewFS("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b model.Sample
+	mustSample(t, s, &a)
+	var status []procfs.TaskStatus
+	for _, c := range a.Tasks {
+		st, err := fs.TaskStatus(c.PID, c.TID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		status = append(status, st)
+	}
+	mustSample(t, s, &b)
+	still := 0
+	for i, c := range a.Tasks {
+		// Only threads that stood still across both passes: the status
+		// read between them saw what the first pass saw.
+		if i >= len(b.Tasks) || b.Tasks[i].TID != c.TID || b.Tasks[i].Timeslices != c.Timeslices || b.Tasks[i].RunNs != c.RunNs {
+			continue
+		}
+		still++
+		if st := status[i]; st.VoluntarySwitches != c.VoluntarySwitches || st.InvoluntarySwitches != c.InvoluntarySwitches || st.State != c.State {
+			t.Errorf("thread %d: sched %d/%d %c, status %d/%d %c", c.TID, c.VoluntarySwitches, c.InvoluntarySwitches, c.State,
+				st.VoluntarySwitches, st.InvoluntarySwitches, st.State)
+		}
+	}
+	if still < 16 {
+		t.Errorf("only %d threads stood still; the workload has 16 asleep", still)
+	}
+}

@@ -167,7 +167,11 @@ func loadCount(b *testing.B, it *Iter) func() time.Duration {
 	var objs struct {
 		Count *ebpf.Program `ebpf:"ctxtop_count"`
 	}
-	if err := spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: it.kernel}}); err != nil {
+	kernel, err := it.types.Kernel()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: kernel}, Cache: it.types}); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { objs.Count.Close() })

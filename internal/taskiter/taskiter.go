@@ -74,9 +74,12 @@ type Iter struct {
 	ncpu      int
 	hz        uint64
 	run       ebpf.RunOptions
-	// kernel is the kernel's BTF, parsed once (some 30 ms): a grown array
-	// reloads the program, whose relocations need it again.
-	kernel *btf.Spec
+	// types holds the kernel's BTF, parsed once (some 30 ms): the
+	// program's CO-RE relocations and its kfunc calls (the open-coded
+	// iterator) are both resolved against it, and a grown array reloads
+	// the program, which needs it again. Without one cache the kfunc fixup
+	// parsed the whole of vmlinux a second time.
+	types *btf.Cache
 	// changed is the mapped list of the records the last walk wrote:
 	// capacity+1 words of 8 bytes, a count and then indices.
 	changed []byte
@@ -137,11 +140,10 @@ func Open(opts Options) (*Iter, error) {
 	// Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK.
 	_ = rlimit.RemoveMemlock()
 	it := &Iter{opts: opts, maskWords: words, size: recordSize(words), ncpu: ncpu, hz: clockTicks()}
-	kernel, err := btf.LoadKernelSpec()
-	if err != nil {
+	it.types = btf.NewCache()
+	if _, err := it.types.Kernel(); err != nil {
 		return nil, fmt.Errorf("%w: reading the kernel's BTF: %v", ErrUnavailable, err)
 	}
-	it.kernel = kernel
 	if err := it.load(initialCapacity()); err != nil {
 		return nil, err
 	}
@@ -166,8 +168,15 @@ func (it *Iter) load(capacity int) error {
 	if it.opts.PIDs != nil {
 		spec.Maps[taskiterMapTargets].MaxEntries = uint32(max(len(it.opts.PIDs), 1))
 	}
+	kernel, err := it.types.Kernel()
+	if err != nil {
+		return fmt.Errorf("%w: reading the kernel's BTF: %v", ErrUnavailable, err)
+	}
 	var objs walkObjects
-	if err := spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: it.kernel}}); err != nil {
+	// KernelTypes as well as the cache: without it the relocations would
+	// also read every kernel module's BTF, which the program never names.
+	opts := &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: kernel}, Cache: it.types}
+	if err := spec.LoadAndAssign(&objs, opts); err != nil {
 		return fmt.Errorf("%w: kernel %s cannot load the program (open-coded task iterators need Linux 6.7 or later): %s", ErrUnavailable, bpfutil.KernelRelease(), bpfutil.FirstLine(err))
 	}
 	for _, pid := range it.opts.PIDs {
