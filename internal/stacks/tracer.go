@@ -10,7 +10,9 @@ package stacks
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/cilium/ebpf"
@@ -25,6 +27,11 @@ import (
 const (
 	// MaxTargets is how many threads are traced at once.
 	MaxTargets = 64
+	// targetSlots and targetProbes shape the kernel's table of targets:
+	// a target lies in slot tid % targetSlots or one of the next
+	// targetProbes-1.
+	targetSlots  = 4096
+	targetProbes = 8
 	// MaxStacks is how many distinct stacks the kernel keeps (8,192 of
 	// MaxDepth frames: 4 MiB).
 	MaxStacks = 8192
@@ -54,7 +61,7 @@ func Check() error {
 type Tracer struct {
 	objs       stacksObjects
 	sw, waking link.Link
-	targets    map[uint32]uint32 // tid: Every
+	slots      map[uint32]stacksTarget // the table's non-empty slots as last written (countdowns aside)
 	bkeys      []stacksBlockKey
 	bvals      []uint64
 	wkeys      []stacksWakeKey
@@ -103,7 +110,7 @@ func Open() (t *Tracer, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	for name, want := range map[string]uint32{"targets": MaxTargets, "stack_map": MaxStacks, "blocked": MaxBlocked, "wakes": MaxWakes} {
+	for name, want := range map[string]uint32{"targets": targetSlots, "stack_map": MaxStacks, "blocked": MaxBlocked, "wakes": MaxWakes} {
 		if got := spec.Maps[name].MaxEntries; got != want {
 			return nil, fmt.Errorf("%w: map %s holds %d entries, Go expects %d", ErrUnavailable, name, got, want)
 		}
@@ -118,7 +125,7 @@ func Open() (t *Tracer, err error) {
 	if err := spec.Variables["preempt_count_from_rq"].Set(pc); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	t = &Tracer{targets: map[uint32]uint32{}}
+	t = &Tracer{slots: map[uint32]stacksTarget{}}
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
 		return nil, fmt.Errorf("%w: the kernel cannot load the programs: %s", ErrUnavailable, bpfutil.FirstLine(err))
 	}
@@ -177,40 +184,66 @@ type Target struct {
 }
 
 // SetTargets makes targets (at most MaxTargets; the rest are ignored) the
-// traced threads, changing only the entries that differ.
+// traced threads, rewriting only the table slots that change: a target
+// whose slot and sampling stay keeps its countdowns.
 func (t *Tracer) SetTargets(targets []Target) error {
-	want := make(map[uint32]uint32, len(targets))
-	for _, x := range targets {
-		if len(want) == MaxTargets {
-			break
-		}
-		if x.TID > 0 {
-			want[uint32(x.TID)] = max(x.Every, 1)
-		}
-	}
+	want := placeTargets(targets)
 	var errs []error
-	for tid := range t.targets {
-		if _, ok := want[tid]; !ok {
-			if err := t.objs.Targets.Delete(tid); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-				errs = append(errs, err)
-			}
-			delete(t.targets, tid)
-		}
-	}
-	for tid, every := range want {
-		if t.targets[tid] == every {
+	// New and changed slots first, then the emptied ones: an empty slot
+	// written before a target moved ahead of it would hide the target
+	// from the lookups meanwhile.
+	for slot, v := range want {
+		if old, ok := t.slots[slot]; ok && old.Tid == v.Tid && old.Every == v.Every {
 			continue
 		}
 		// The countdowns start at a random point too, so that the first
 		// event after a change is no likelier to be taken than another.
-		v := stacksTarget{Every: every, SwitchLeft: 1 + rand.Uint32N(every), WakingLeft: 1 + rand.Uint32N(every)}
-		if err := t.objs.Targets.Put(tid, &v); err != nil {
+		v.SwitchLeft, v.WakingLeft = 1+rand.Uint32N(v.Every), 1+rand.Uint32N(v.Every)
+		if err := t.objs.Targets.Put(slot, &v); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		t.targets[tid] = every
+		t.slots[slot] = v
+	}
+	for slot := range t.slots {
+		if _, ok := want[slot]; ok {
+			continue
+		}
+		if err := t.objs.Targets.Put(slot, &stacksTarget{}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		delete(t.slots, slot)
 	}
 	return errors.Join(errs...)
+}
+
+// placeTargets lays targets out in the kernel's table: each in slot
+// tid % targetSlots, or the next free one within targetProbes, in order of
+// TID so the same targets always take the same slots. A target with no
+// free slot in reach (possible only when many TIDs fall within a few
+// slots of each other modulo 4,096) is left out.
+func placeTargets(targets []Target) map[uint32]stacksTarget {
+	every := make(map[uint32]uint32, len(targets))
+	for _, x := range targets {
+		if len(every) == MaxTargets {
+			break
+		}
+		if x.TID > 0 {
+			every[uint32(x.TID)] = max(x.Every, 1)
+		}
+	}
+	out := make(map[uint32]stacksTarget, len(every))
+	for _, tid := range slices.Sorted(maps.Keys(every)) {
+		for i := range uint32(targetProbes) {
+			slot := (tid + i) % targetSlots
+			if _, taken := out[slot]; !taken {
+				out[slot] = stacksTarget{Tid: tid, Every: every[tid]}
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Read drains the count maps into r and reads the kernel's totals.
