@@ -100,7 +100,8 @@ type Raw struct {
 // batch is how many entries one batch syscall moves.
 const batch = 256
 
-// Open loads the programs and attaches them, with no target yet.
+// Open loads the programs, detached and with no target yet: SetAttached
+// attaches them.
 func Open() (t *Tracer, err error) {
 	if err := Check(); err != nil {
 		return nil, err
@@ -129,18 +130,6 @@ func Open() (t *Tracer, err error) {
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
 		return nil, fmt.Errorf("%w: the kernel cannot load the programs: %s", ErrUnavailable, bpfutil.FirstLine(err))
 	}
-	defer func() {
-		if err != nil {
-			t.Close()
-			t = nil
-		}
-	}()
-	if t.sw, err = attach(t.objs.CtxtopStacksSwitch); err != nil {
-		return nil, err
-	}
-	if t.waking, err = attach(t.objs.CtxtopStacksWaking); err != nil {
-		return nil, err
-	}
 	t.bkeys, t.bvals = make([]stacksBlockKey, batch), make([]uint64, batch)
 	t.wkeys, t.wvals = make([]stacksWakeKey, batch), make([]stacksWakeVal, batch)
 	t.stackBuf = make([]uint64, MaxDepth)
@@ -156,8 +145,7 @@ func attach(p *ebpf.Program) (link.Link, error) {
 }
 
 // SetAttached attaches (true) or detaches (false) both programs, keeping
-// the maps: the collector traces only part of each interval when the
-// targets switch often.
+// the maps: the collector attaches them only while it has targets.
 func (t *Tracer) SetAttached(on bool) error {
 	var err1, err2 error
 	t.sw, err1 = setLink(t.sw, t.objs.CtxtopStacksSwitch, on)
@@ -288,6 +276,27 @@ func (t *Tracer) Read(r *Raw) error {
 		r.StackErrors += c.StackErrors
 	}
 	return nil
+}
+
+// Reset detaches the programs, forgets the targets and empties the count
+// and stack maps, leaving the tracer loaded as Open left it but detached.
+func (t *Tracer) Reset() error {
+	var raw Raw
+	errs := []error{t.SetAttached(false), t.SetTargets(nil), t.Read(&raw)}
+	// Every stack, also those whose count did not fit in a count map.
+	var ids []uint32
+	var id uint32
+	it := t.objs.StackMap.Iterate()
+	for it.Next(&id, t.stackBuf) {
+		ids = append(ids, id)
+	}
+	errs = append(errs, it.Err())
+	for _, id := range ids {
+		if err := t.objs.StackMap.Delete(id); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Stack returns the addresses of stack id, innermost first, in a new
