@@ -20,7 +20,7 @@
 # that sets its sampling) are not measured.
 #
 # Usage: sudo scripts/stacks-compare.sh [path/to/ctxtop]   (default bin/ctxtop)
-# Environment: ROUNDS (default 3), WINDOW seconds measured (default 5),
+# Environment: ROUNDS (default 7), WINDOW seconds measured (default 3),
 #   WARMUP seconds (default 2), SETTLE seconds after a tool exits before
 #   its alone window's warm-up (default 2), KEEP=dir keeps each tool's
 #   output there.
@@ -28,8 +28,8 @@
 set -euo pipefail
 
 bin=$(realpath "${1:-bin/ctxtop}")
-rounds=${ROUNDS:-3}
-window=${WINDOW:-5}
+rounds=${ROUNDS:-7}
+window=${WINDOW:-3}
 warmup=${WARMUP:-2}
 settle=${SETTLE:-2}
 here=$(cd "$(dirname "$0")" && pwd)
