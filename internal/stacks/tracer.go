@@ -57,7 +57,7 @@ func Check() error {
 	return nil
 }
 
-// Tracer is the loaded programs, attached, and their maps.
+// Tracer is the loaded programs and their maps; SetAttached attaches them.
 type Tracer struct {
 	objs       stacksObjects
 	sw, waking link.Link
