@@ -15,7 +15,7 @@ BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
 SHAREDIR ?= $(PREFIX)/share
 
-.PHONY: build run test bench lint fuzz clean install generate
+.PHONY: build run test bench lint fuzz clean install generate stacks-compare
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ctxtop
@@ -35,6 +35,12 @@ test: build
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	@if [ -x scripts/fidelity.sh ]; then scripts/fidelity.sh $(BIN); fi
+
+# The stack tracer's cost beside perf sched record and a bpftrace
+# offwaketime-like script, on a pinned ping-pong (root, perf, bpftrace;
+# about 5 minutes, so not part of bench).
+stacks-compare: build
+	scripts/stacks-compare.sh $(BIN)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/symbolize"
@@ -47,9 +48,11 @@ type Collector struct {
 	focus atomic.Int64
 	open  func() (*Tracer, error)
 
-	mu      sync.Mutex
-	on      bool
-	tr      *Tracer
+	mu sync.Mutex
+	on bool
+	tr *Tracer
+	// unload frees tr once the collector has been off for keepLoaded.
+	unload  *time.Timer
 	err     error
 	sym     *symbolize.Symbolizer
 	symErr  error
@@ -79,6 +82,13 @@ const (
 	// they switch.
 	seedEvery = 16
 )
+
+// keepLoaded is how long the programs and maps stay loaded, detached,
+// after the collector is turned off. Loading them takes 100 ms to a
+// second here (the verifier, the 4 MiB stack map), and the views turn the
+// collector off and on as the detail view closes and opens: within this
+// time turning it on again only attaches. After it nothing is held.
+const keepLoaded = 5 * time.Second
 
 // sampleEvery is one in how many events of a target switching rate times
 // a second is sampled, with budget samples a second shared by n targets.
@@ -166,12 +176,19 @@ func (c *Collector) Apply() {
 	}
 	c.on = on
 	if !on {
-		c.closeLocked()
+		c.idleLocked()
 		return
 	}
-	c.tr, c.err = c.open()
-	if c.err != nil {
-		return
+	if c.unload != nil {
+		c.unload.Stop()
+		c.unload = nil
+	}
+	if c.tr == nil {
+		c.tr, c.err = c.open()
+		if c.err != nil {
+			c.tr = nil
+			return
+		}
 	}
 	if c.sym == nil {
 		c.sym, c.symErr = symbolize.New(symbolize.Options{Proc: c.opt.Proc})
@@ -185,7 +202,39 @@ func (c *Collector) Apply() {
 	for i, tid := range c.targets {
 		seeds[i] = Target{TID: tid, Every: seedEvery}
 	}
-	c.err = c.tr.SetTargets(seeds)
+	c.err = c.setTargets(seeds)
+	if c.err == nil {
+		// The kernel's totals run on while the tracer is kept loaded: count from here.
+		c.err = c.tr.Read(&c.lastRaw)
+	}
+}
+
+// setTargets hands the targets to the tracer and attaches the programs
+// only while there is one: with none, no switch anywhere pays for them.
+func (c *Collector) setTargets(targets []Target) error {
+	return errors.Join(c.tr.SetTargets(targets), c.tr.SetAttached(len(targets) > 0))
+}
+
+// idleLocked detaches the programs and empties the maps, keeping them
+// loaded for keepLoaded in case the collector is turned on again.
+func (c *Collector) idleLocked() {
+	c.err = nil
+	c.window = nil
+	if c.tr == nil {
+		return
+	}
+	if err := c.tr.Reset(); err != nil {
+		c.closeLocked()
+		return
+	}
+	tr := c.tr
+	c.unload = time.AfterFunc(keepLoaded, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.on && c.tr == tr {
+			c.closeLocked()
+		}
+	})
 }
 
 // seed lists the threads of the -p processes, up to MaxTargets.
@@ -218,6 +267,10 @@ func (c *Collector) Close() {
 }
 
 func (c *Collector) closeLocked() {
+	if c.unload != nil {
+		c.unload.Stop()
+		c.unload = nil
+	}
 	if c.tr != nil {
 		c.tr.Close()
 		c.tr = nil
@@ -269,7 +322,7 @@ func (c *Collector) Read(snap *model.Snapshot) {
 	}
 	c.freeStale()
 	c.targets = c.choose(snap)
-	if err := c.tr.SetTargets(c.sampling(snap)); err != nil {
+	if err := c.setTargets(c.sampling(snap)); err != nil {
 		st.Unavailable = "setting stack targets: " + err.Error()
 	}
 	model.AttachStacks(snap, st)

@@ -30,10 +30,10 @@ type stacksCounters struct {
 
 type stacksTarget struct {
 	_          structs.HostLayout
+	Tid        uint32
 	Every      uint32
 	SwitchLeft uint32
 	WakingLeft uint32
-	Pad        uint32
 }
 
 type stacksWakeKey struct {

@@ -10,7 +10,9 @@ package stacks
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/cilium/ebpf"
@@ -25,6 +27,11 @@ import (
 const (
 	// MaxTargets is how many threads are traced at once.
 	MaxTargets = 64
+	// targetSlots and targetProbes shape the kernel's table of targets:
+	// a target lies in slot tid % targetSlots or one of the next
+	// targetProbes-1.
+	targetSlots  = 4096
+	targetProbes = 8
 	// MaxStacks is how many distinct stacks the kernel keeps (8,192 of
 	// MaxDepth frames: 4 MiB).
 	MaxStacks = 8192
@@ -50,11 +57,11 @@ func Check() error {
 	return nil
 }
 
-// Tracer is the loaded programs, attached, and their maps.
+// Tracer is the loaded programs and their maps; SetAttached attaches them.
 type Tracer struct {
 	objs       stacksObjects
 	sw, waking link.Link
-	targets    map[uint32]uint32 // tid: Every
+	slots      map[uint32]stacksTarget // the table's non-empty slots as last written (countdowns aside)
 	bkeys      []stacksBlockKey
 	bvals      []uint64
 	wkeys      []stacksWakeKey
@@ -93,7 +100,8 @@ type Raw struct {
 // batch is how many entries one batch syscall moves.
 const batch = 256
 
-// Open loads the programs and attaches them, with no target yet.
+// Open loads the programs, detached and with no target yet: SetAttached
+// attaches them.
 func Open() (t *Tracer, err error) {
 	if err := Check(); err != nil {
 		return nil, err
@@ -103,7 +111,7 @@ func Open() (t *Tracer, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	for name, want := range map[string]uint32{"targets": MaxTargets, "stack_map": MaxStacks, "blocked": MaxBlocked, "wakes": MaxWakes} {
+	for name, want := range map[string]uint32{"targets": targetSlots, "stack_map": MaxStacks, "blocked": MaxBlocked, "wakes": MaxWakes} {
 		if got := spec.Maps[name].MaxEntries; got != want {
 			return nil, fmt.Errorf("%w: map %s holds %d entries, Go expects %d", ErrUnavailable, name, got, want)
 		}
@@ -118,21 +126,9 @@ func Open() (t *Tracer, err error) {
 	if err := spec.Variables["preempt_count_from_rq"].Set(pc); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	t = &Tracer{targets: map[uint32]uint32{}}
+	t = &Tracer{slots: map[uint32]stacksTarget{}}
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
 		return nil, fmt.Errorf("%w: the kernel cannot load the programs: %s", ErrUnavailable, bpfutil.FirstLine(err))
-	}
-	defer func() {
-		if err != nil {
-			t.Close()
-			t = nil
-		}
-	}()
-	if t.sw, err = attach(t.objs.CtxtopStacksSwitch); err != nil {
-		return nil, err
-	}
-	if t.waking, err = attach(t.objs.CtxtopStacksWaking); err != nil {
-		return nil, err
 	}
 	t.bkeys, t.bvals = make([]stacksBlockKey, batch), make([]uint64, batch)
 	t.wkeys, t.wvals = make([]stacksWakeKey, batch), make([]stacksWakeVal, batch)
@@ -149,8 +145,7 @@ func attach(p *ebpf.Program) (link.Link, error) {
 }
 
 // SetAttached attaches (true) or detaches (false) both programs, keeping
-// the maps: the collector traces only part of each interval when the
-// targets switch often.
+// the maps: the collector attaches them only while it has targets.
 func (t *Tracer) SetAttached(on bool) error {
 	var err1, err2 error
 	t.sw, err1 = setLink(t.sw, t.objs.CtxtopStacksSwitch, on)
@@ -177,40 +172,66 @@ type Target struct {
 }
 
 // SetTargets makes targets (at most MaxTargets; the rest are ignored) the
-// traced threads, changing only the entries that differ.
+// traced threads, rewriting only the table slots that change: a target
+// whose slot and sampling stay keeps its countdowns.
 func (t *Tracer) SetTargets(targets []Target) error {
-	want := make(map[uint32]uint32, len(targets))
-	for _, x := range targets {
-		if len(want) == MaxTargets {
-			break
-		}
-		if x.TID > 0 {
-			want[uint32(x.TID)] = max(x.Every, 1)
-		}
-	}
+	want := placeTargets(targets)
 	var errs []error
-	for tid := range t.targets {
-		if _, ok := want[tid]; !ok {
-			if err := t.objs.Targets.Delete(tid); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-				errs = append(errs, err)
-			}
-			delete(t.targets, tid)
-		}
-	}
-	for tid, every := range want {
-		if t.targets[tid] == every {
+	// New and changed slots first, then the emptied ones: an empty slot
+	// written before a target moved ahead of it would hide the target
+	// from the lookups meanwhile.
+	for slot, v := range want {
+		if old, ok := t.slots[slot]; ok && old.Tid == v.Tid && old.Every == v.Every {
 			continue
 		}
 		// The countdowns start at a random point too, so that the first
 		// event after a change is no likelier to be taken than another.
-		v := stacksTarget{Every: every, SwitchLeft: 1 + rand.Uint32N(every), WakingLeft: 1 + rand.Uint32N(every)}
-		if err := t.objs.Targets.Put(tid, &v); err != nil {
+		v.SwitchLeft, v.WakingLeft = 1+rand.Uint32N(v.Every), 1+rand.Uint32N(v.Every)
+		if err := t.objs.Targets.Put(slot, &v); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		t.targets[tid] = every
+		t.slots[slot] = v
+	}
+	for slot := range t.slots {
+		if _, ok := want[slot]; ok {
+			continue
+		}
+		if err := t.objs.Targets.Put(slot, &stacksTarget{}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		delete(t.slots, slot)
 	}
 	return errors.Join(errs...)
+}
+
+// placeTargets lays targets out in the kernel's table: each in slot
+// tid % targetSlots, or the next free one within targetProbes, in order of
+// TID so the same targets always take the same slots. A target with no
+// free slot in reach (possible only when many TIDs fall within a few
+// slots of each other modulo 4,096) is left out.
+func placeTargets(targets []Target) map[uint32]stacksTarget {
+	every := make(map[uint32]uint32, len(targets))
+	for _, x := range targets {
+		if len(every) == MaxTargets {
+			break
+		}
+		if x.TID > 0 {
+			every[uint32(x.TID)] = max(x.Every, 1)
+		}
+	}
+	out := make(map[uint32]stacksTarget, len(every))
+	for _, tid := range slices.Sorted(maps.Keys(every)) {
+		for i := range uint32(targetProbes) {
+			slot := (tid + i) % targetSlots
+			if _, taken := out[slot]; !taken {
+				out[slot] = stacksTarget{Tid: tid, Every: every[tid]}
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Read drains the count maps into r and reads the kernel's totals.
@@ -255,6 +276,27 @@ func (t *Tracer) Read(r *Raw) error {
 		r.StackErrors += c.StackErrors
 	}
 	return nil
+}
+
+// Reset detaches the programs, forgets the targets and empties the count
+// and stack maps, leaving the tracer loaded as Open left it but detached.
+func (t *Tracer) Reset() error {
+	var raw Raw
+	errs := []error{t.SetAttached(false), t.SetTargets(nil), t.Read(&raw)}
+	// Every stack, also those whose count did not fit in a count map.
+	var ids []uint32
+	var id uint32
+	it := t.objs.StackMap.Iterate()
+	for it.Next(&id, t.stackBuf) {
+		ids = append(ids, id)
+	}
+	errs = append(errs, it.Err())
+	for _, id := range ids {
+		if err := t.objs.StackMap.Delete(id); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Stack returns the addresses of stack id, innermost first, in a new
