@@ -73,10 +73,10 @@ func TestReplayWithReadTimesEqualsLive(t *testing.T) {
 // Files written before read times and wake-ups were kept replay as they
 // did: every task read at its sample's time.
 func TestOlderFilesReplayAsLive(t *testing.T) {
-	for _, file := range []string{"testdata/v1-steady.ctxrec", "testdata/v2-steady.ctxrec"} {
-		_, got := play(t, mustRead(t, file))
-		if diff := cmp.Diff(live(fixtureSamples()), got, sampleCmp...); diff != "" {
-			t.Errorf("%s: snapshots (-live +replay):\n%s", file, diff)
+	for _, c := range olderFiles {
+		_, got := play(t, mustRead(t, c.file))
+		if diff := cmp.Diff(live(c.samples()), got, sampleCmp...); diff != "" {
+			t.Errorf("%s: snapshots (-live +replay):\n%s", c.file, diff)
 		}
 	}
 }
