@@ -217,6 +217,7 @@ func FuzzParse(f *testing.F) {
 		cws = append(cws, cw.Next())
 	}
 	f.Add(record(&testing.T{}, cws, WriterOptions{FlushEvery: 2 * time.Second, KeyframeEvery: 5 * time.Second}))
+	f.Add(record(&testing.T{}, stacked()[:12], WriterOptions{FlushEvery: 2 * time.Second, KeyframeEvery: 5 * time.Second}))
 	f.Add([]byte(magic))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {

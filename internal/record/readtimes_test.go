@@ -168,9 +168,10 @@ func TestBadReadTimesAndWakeupsAreRefused(t *testing.T) {
 }
 
 // FuzzDecodeFrame applies arbitrary bytes as a frame after a keyframe: an
-// error or a state within the bounds, never a panic.
+// error or a state within the bounds, never a panic. The seeds carry every
+// kind of field, stack reads and their tables included.
 func FuzzDecodeFrame(f *testing.F) {
-	in := traced()
+	in := stacked()
 	var e encoder
 	key, err := e.appendFrame(nil, &in[0], 0, true)
 	if err != nil {
@@ -203,6 +204,9 @@ func FuzzDecodeFrame(f *testing.F) {
 		}
 		if w := s.Wakeups; w != nil && (len(w.Pairs) > maxPairs || len(w.CPUs) > maxCPUs) {
 			t.Errorf("%d pairs over %d CPUs", len(w.Pairs), len(w.CPUs))
+		}
+		if st := s.Stacks; st != nil {
+			checkStackBounds(t, st)
 		}
 	})
 }

@@ -77,12 +77,12 @@ func TestOlderFilesReadExactly(t *testing.T) {
 }
 
 // Format 2 writes the run and wait columns in byte planes, format 3 read
-// times and wake-ups; a file written now says so, so an older reader
-// refuses it rather than misread it.
-func TestNewFilesAreFormat3(t *testing.T) {
+// times and wake-ups, format 4 stacks; a file written now says so, so an
+// older reader refuses it rather than misread it.
+func TestNewFilesAreFormat4(t *testing.T) {
 	data := record(t, recordtest.Run(10, 2, 3, false), WriterOptions{})
-	if got := data[len(magic)]; got != 3 {
-		t.Errorf("version byte = %d, want 3", got)
+	if got := data[len(magic)]; got != 4 {
+		t.Errorf("version byte = %d, want 4", got)
 	}
 	r, err := Parse(data)
 	if err != nil {
