@@ -56,6 +56,11 @@ func NewPlayer(r *Recording, opts model.Options) (*Player, error) {
 	if !(opts.HotThreshold > 0) {
 		opts.HotThreshold = r.Header.HotThreshold
 	}
+	// A recording of some processes (--pid) holds only theirs: the
+	// switches outside them are not unexplained, as live.
+	if len(r.Header.PIDs) > 0 {
+		opts.Partial = true
+	}
 	p := &Player{rec: r, pipe: pipeline.New(opts, r.Header.Interval), epoch: time.Unix(0, r.frames[0].wall), at: -1, hi: len(r.frames) - 1}
 	p.pipe.SetPIDs(r.Header.PIDs)
 	p.prev, p.cur = &p.slots[0], &p.slots[1]

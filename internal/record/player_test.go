@@ -290,3 +290,30 @@ func TestTooManyWaitsOrReasonsAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// A recording of some processes replays as live showed them: switches
+// outside their threads are not unexplained.
+func TestReplayOfSomeProcessesIsPartial(t *testing.T) {
+	in := recordtest.Run(10, 2, 3, false)
+	var buf bytes.Buffer
+	h := testHeader()
+	h.PIDs = []int{in[0].Tasks[0].PID}
+	w, err := NewWriter(&buf, h, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		if err := w.Write(&in[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, got := play(t, buf.Bytes())
+	for i, s := range got {
+		if !s.Partial || s.UnattributedPerSec != 0 {
+			t.Errorf("snapshot %d: partial %v, unattributed %v/s; want partial, none", i, s.Partial, s.UnattributedPerSec)
+		}
+	}
+}
