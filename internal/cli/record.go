@@ -118,11 +118,6 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	if o.duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(o.duration), errDuration)
-		defer cancel()
-	}
 	interval := time.Duration(o.delay)
 	spec := recordSpec{path: o.out, pids: o.pids, procRoot: o.procRoot, interval: interval, hot: o.hot,
 		rotate: o.rotate, force: o.force, writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: time.Duration(o.flush)}}
@@ -147,6 +142,14 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 			return fmt.Errorf("--stacks: %w", err)
 		}
 		cfg.Stacks = col
+	}
+	// --duration is how long samples are taken: loading the tracers'
+	// programs (a fraction of a second, more on a busy host) is not part
+	// of it.
+	if o.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(o.duration), errDuration)
+		defer cancel()
 	}
 	src, mr, err := openRecordingLive(cfg, spec)
 	if err != nil {
