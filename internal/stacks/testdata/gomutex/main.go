@@ -64,8 +64,8 @@ func (l *ledger) audit() int64 {
 
 func main() {
 	workers := flag.Int("workers", 4, "goroutines, each on its own OS thread")
-	hold := flag.Duration("hold", 20*time.Microsecond, "how long each call holds the mutex")
-	pause := flag.Duration("pause", 50*time.Microsecond, "how long a worker sleeps between calls")
+	hold := flag.Duration("hold", 200*time.Microsecond, "how long each call holds the mutex")
+	pause := flag.Duration("pause", 200*time.Microsecond, "how long a worker sleeps between calls")
 	lock := flag.Bool("lock", false, "lock each worker goroutine to its OS thread")
 	flag.Parse()
 	runtime.GOMAXPROCS(*workers)
