@@ -41,7 +41,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	}
 	var stackReader pipeline.StacksReader
 	if o.stacks {
-		col := stacks.NewCollector(stacks.Options{Proc: o.procRoot, PIDs: o.pids, Folded: o.output == "folded"})
+		col := stacks.NewCollector(stacks.Options{Proc: o.procRoot, PIDs: o.pids})
 		defer col.Close()
 		col.SetEnabled(true)
 		if err := col.Err(); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/sampler"
+	"github.com/ctxtop/ctxtop/internal/stacks"
 	"github.com/ctxtop/ctxtop/internal/waketrace"
 )
 
@@ -33,6 +34,7 @@ type recordOptions struct {
 	info     string
 	flush    durationValue
 	wakeups  bool
+	stacks   bool
 	force    bool
 }
 
@@ -94,6 +96,7 @@ through.`,
 	f.StringVar(&o.info, "info", "", "describe a recording instead: header, time span, samples, top spikes")
 	f.BoolVar(&o.force, "force", false, "replace FILE (and FILE.1 ... with --rotate) if it exists")
 	f.BoolVar(&o.wakeups, "wakeups", false, "also record who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF), for replay's W view and JSON wakeups")
+	f.BoolVar(&o.stacks, "stacks", false, "also record where hot threads (all threads of -p processes) block and are woken from, symbolized (eBPF stacks; needs root or CAP_BPF+CAP_PERFMON and kernel BTF), for replay's detail view, WHY, JSON blocked_at/woken_from and -o folded")
 	return cmd
 }
 
@@ -115,11 +118,6 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	if o.duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(o.duration), errDuration)
-		defer cancel()
-	}
 	interval := time.Duration(o.delay)
 	spec := recordSpec{path: o.out, pids: o.pids, procRoot: o.procRoot, interval: interval, hot: o.hot,
 		rotate: o.rotate, force: o.force, writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: time.Duration(o.flush)}}
@@ -135,6 +133,23 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 			return fmt.Errorf("--wakeups: %w", err)
 		}
 		cfg.Wakeups = col
+	}
+	if o.stacks {
+		col := stacks.NewCollector(stacks.Options{Proc: o.procRoot, PIDs: o.pids})
+		defer col.Close()
+		col.SetEnabled(true)
+		if err := col.Err(); err != nil {
+			return fmt.Errorf("--stacks: %w", err)
+		}
+		cfg.Stacks = col
+	}
+	// --duration is how long samples are taken: loading the tracers'
+	// programs (a fraction of a second, more on a busy host) is not part
+	// of it.
+	if o.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(o.duration), errDuration)
+		defer cancel()
 	}
 	src, mr, err := openRecordingLive(cfg, spec)
 	if err != nil {
@@ -292,13 +307,15 @@ type recordSpec struct {
 
 // openLive is the live source of the monitor and batch mode, writing its
 // samples to o.recordTo when set.
-func openLive(o options, wakeups pipeline.WakeupReader, stacks pipeline.StacksReader) (*pipeline.Live, *monitorRecorder, error) {
+func openLive(o options, wakeups pipeline.WakeupReader, stackReader pipeline.StacksReader) (*pipeline.Live, *monitorRecorder, error) {
 	defer quietStartGC()()
 	cfg := pipeline.LiveConfig{
 		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot},
 		Interval: time.Duration(o.delay),
 		Wakeups:  wakeups,
-		Stacks:   stacks,
+		Stacks:   stackReader,
+		// Collapsed stacks are the interval's, kept only for -o folded.
+		FoldedStacks: o.output == "folded",
 	}
 	if o.recordTo == "" {
 		l, err := pipeline.NewLive(cfg)

@@ -64,14 +64,14 @@ With -b or -o json it prints the reports batch mode printed live.`,
 	f.StringVar(&ro.to, "to", "", "stop at this time: the same forms, +5m counting from --from")
 	f.BoolVar(&ro.info, "info", false, "describe the recording: header, time span, samples, top spikes")
 	f.BoolVarP(&o.batch, "batch", "b", false, "print reports instead of opening the monitor")
-	f.VarP(&o.output, "output", "o", "batch output format: text or json")
+	f.VarP(&o.output, "output", "o", "batch output format: text, json or folded (the recorded stacks, collapsed for flame graphs)")
 	f.IntVarP(&o.iterations, "iterations", "n", 0, "print at most this many reports; 0: every one")
 	f.IntVar(&o.top, "top", 20, "rows per report in text mode (JSON: all rows unless given)")
 	f.BoolVar(&o.processes, "processes", false, "one row per process instead of per thread")
 	f.BoolVar(&o.cgroups, "cgroups", false, "one row per cgroup (container, pod, systemd unit), with its CPU throttling")
 	f.Float64Var(&o.hot, "hot", 0, "switches/s at which a thread is hot (default: the recording's)")
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the monitor (NO_COLOR is honoured too)")
-	completeValues(cmd, "output", "text", "json")
+	completeValues(cmd, "output", "text", "json", "folded")
 	return cmd
 }
 
@@ -120,6 +120,7 @@ func runReplay(cmd *cobra.Command, path string, o options, ro replayOptions) err
 	if err := applyRange(p, ro); err != nil {
 		return err
 	}
+	p.FoldStacks(o.output == "folded")
 	if o.batch {
 		return replayBatch(cmd.OutOrStdout(), p, o, p.Recording().Header.Facts)
 	}

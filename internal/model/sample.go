@@ -159,6 +159,10 @@ type Sample struct {
 	// raw as the tracer gave it (ComputeWakeups makes the rates); nil when
 	// the tracer was off.
 	Wakeups *WakeupSample
+	// Stacks is the stack tracer's read at the end of this interval, the
+	// interval's symbolized stacks and counts (the pipeline makes the
+	// shares); nil when the tracer was off.
+	Stacks *StackSample
 	// Source names what read Tasks: "bpf-task-iter" (one BPF walk of the
 	// kernel's tasks) or "proc" (/proc, file by file); "" when unknown,
 	// as in a recording, which does not keep it.

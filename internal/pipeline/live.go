@@ -15,12 +15,13 @@ type WakeupReader interface {
 	Read() (*model.WakeupSample, string)
 }
 
-// StacksReader is the stack tracer as the live source reads it: Read fills
-// snap's stacks (Snapshot.Stacks, the rows' BlockedAt and WokenFrom) for the
-// interval and chooses the next targets from snap; it leaves snap alone
-// while the tracer is off.
+// StacksReader is the stack tracer as the live source reads it: Drain is
+// the interval's symbolized stacks and counts, which go into the Sample (and
+// a recording), nil while it is off; Retarget chooses the next targets
+// from the Snapshot made with them.
 type StacksReader interface {
-	Read(snap *model.Snapshot)
+	Drain() *model.StackSample
+	Retarget(snap *model.Snapshot)
 }
 
 // LiveConfig is what a live source samples and where its samples go.
@@ -39,6 +40,8 @@ type LiveConfig struct {
 	// Stacks, when set, adds where target threads block and are woken
 	// from.
 	Stacks StacksReader
+	// FoldedStacks keeps each interval's stacks for flame graphs.
+	FoldedStacks bool
 }
 
 // Live is the source on this host: the sampler's passes over /proc, the
@@ -65,6 +68,7 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 	opts := model.Options{HotThreshold: cfg.Sampler.HotThreshold, Partial: len(cfg.Sampler.PIDs) > 0}
 	l := &Live{cfg: cfg, s: s, waits: s.NewWaitLooker(), pipe: New(opts, cfg.Interval)}
 	l.pipe.SetPIDs(cfg.Sampler.PIDs)
+	l.pipe.FoldStacks(cfg.FoldedStacks)
 	l.prev, l.cur = &l.bufs[0], &l.bufs[1]
 	l.SetInterval(cfg.Interval)
 	if err := s.Sample(l.prev); err != nil {
@@ -95,12 +99,16 @@ func (l *Live) Next() (model.Snapshot, error) {
 	err := l.s.Sample(l.cur)
 	// The looks belong to the interval that ends now, so they go into the
 	// sample that closes it, and a recording replays them; so do the
-	// wake-up tracer's counts.
+	// wake-up and stack tracers' counts.
 	l.cur.Waits = l.waits.Collect(l.cur.Waits[:0])
 	l.cur.Wakeups = nil
 	var wakeupsUnavailable string
 	if l.cfg.Wakeups != nil {
 		l.cur.Wakeups, wakeupsUnavailable = l.cfg.Wakeups.Read()
+	}
+	l.cur.Stacks = nil
+	if l.cfg.Stacks != nil {
+		l.cur.Stacks = l.cfg.Stacks.Drain()
 	}
 	if err != nil {
 		return model.Snapshot{}, err
@@ -121,7 +129,7 @@ func (l *Live) Next() (model.Snapshot, error) {
 		snap.Wakeups = &model.Wakeups{Unavailable: wakeupsUnavailable}
 	}
 	if l.cfg.Stacks != nil {
-		l.cfg.Stacks.Read(&snap)
+		l.cfg.Stacks.Retarget(&snap)
 	}
 	l.waits.Arm(&snap)
 	l.prev, l.cur = l.cur, l.prev

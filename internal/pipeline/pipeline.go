@@ -45,6 +45,9 @@ type Pipeline struct {
 	min    time.Duration
 	spikes *model.SpikeDetector
 	pids   []int
+	// stacks is the stack tracer's last reads, which the shares of a
+	// thread's stacks are over.
+	stacks *model.StackWindow
 }
 
 // SetPIDs limits the wake-up graph to pairs one of these processes is on
@@ -57,8 +60,26 @@ func New(opts model.Options, interval time.Duration) *Pipeline {
 	if opts.ShortReason == nil {
 		opts.ShortReason = waitreason.Short
 	}
-	return &Pipeline{opts: opts, min: MinInterval(interval), spikes: model.NewSpikeDetector(SpikeWindow)}
+	return &Pipeline{opts: opts, min: MinInterval(interval), spikes: model.NewSpikeDetector(SpikeWindow),
+		stacks: model.NewStackWindow(model.StackOptions{})}
 }
+
+// FoldStacks makes each Snapshot carry its interval's stacks for flame
+// graphs (-o folded).
+func (p *Pipeline) FoldStacks(on bool) { p.stacks.SetFolded(on) }
+
+// StackWindow is how many consecutive samples the stacks of a Snapshot
+// are made from: a replay that seeks must Observe the samples before the
+// one it shows, ResetStacks first.
+func (p *Pipeline) StackWindow() int { return model.DefaultStackWindow }
+
+// ResetStacks forgets the stack tracer's reads: a replay seeks, or lost
+// samples.
+func (p *Pipeline) ResetStacks() { p.stacks.Reset() }
+
+// ObserveStacks adds s's stack read to the window the shares are over;
+// Derive does so for its cur, so only samples not derived need it.
+func (p *Pipeline) ObserveStacks(s *model.Sample) { p.stacks.Observe(s.Stacks) }
 
 // Options are the model options every Step uses.
 func (p *Pipeline) Options() model.Options { return p.opts }
@@ -104,5 +125,9 @@ func (p *Pipeline) Derive(prev, cur *model.Sample) model.Snapshot {
 		}
 		s.Wakeups = &g
 	}
+	// The shares are over the last reads; deriving the same sample again
+	// counts its read once.
+	p.stacks.Observe(cur.Stacks)
+	model.AttachStacks(&s, p.stacks.Stacks(cur.Stacks, s.Threads))
 	return s
 }

@@ -41,6 +41,11 @@ type state struct {
 	// that had a tracer read, which the next one's are written against.
 	wakeCPUs    []model.CPUSchedCount
 	wakeDropped uint64
+	// stacks is the current frame's stack read alone, like waits; nil
+	// when the tracer was off. stackTab holds the strings and stacks
+	// defined since the last keyframe, which its counts name.
+	stacks   *model.StackSample
+	stackTab stackTables
 }
 
 type deltas [4]uint64
@@ -60,6 +65,7 @@ func (s *state) clone() state {
 	c.sys.ReschedPerCPU = append([]uint64(nil), s.sys.ReschedPerCPU...)
 	c.sys.InterruptsPerCPU = append([]uint64(nil), s.sys.InterruptsPerCPU...)
 	c.wakeCPUs = append([]model.CPUSchedCount(nil), s.wakeCPUs...)
+	c.stackTab = s.stackTab.clone()
 	return c
 }
 
@@ -92,6 +98,9 @@ const (
 	// is written in every frame that has one, so a reader that starts at
 	// any keyframe knows it; older readers skip it.
 	fSource = 17
+	// fStacks (format 4) is the stack tracer's read: symbolized stacks
+	// and their counts (stacks.go).
+	fStacks = 18
 )
 
 // maxReadAt bounds a task's read time after its sample's: a pass takes

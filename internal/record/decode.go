@@ -53,9 +53,10 @@ func (d *decoder) apply(b []byte) error {
 	// A new slice each frame: a sample handed out keeps its waits.
 	st.waits = nil
 	st.wakeups = nil
+	st.stacks = nil
 	st.source = ""
-	var gone, readTimes, wakeups []byte
-	hasWakeups := false
+	var gone, readTimes, wakeups, stacks []byte
+	hasWakeups, hasStacks := false, false
 	// The wall clock moves as the monotonic one did in this frame, plus
 	// its skew; the frame's monotonic change is known at its end.
 	mono0 := st.mono
@@ -102,6 +103,8 @@ func (d *decoder) apply(b []byte) error {
 			readTimes = f.b
 		case f.num == fWakeups && f.typ == protowire.BytesType:
 			wakeups, hasWakeups = f.b, true
+		case f.num == fStacks && f.typ == protowire.BytesType:
+			stacks, hasStacks = f.b, true
 		case f.num == fSource && f.typ == protowire.BytesType:
 			st.source = readString(f.b)
 		case (f.num == fCounters || f.num == fPlanes) && f.typ == protowire.BytesType:
@@ -159,7 +162,12 @@ func (d *decoder) apply(b []byte) error {
 		return err
 	}
 	if hasWakeups {
-		return d.applyWakeups(wakeups)
+		if err := d.applyWakeups(wakeups); err != nil {
+			return err
+		}
+	}
+	if hasStacks {
+		return d.applyStacks(stacks)
 	}
 	return nil
 }
@@ -615,6 +623,7 @@ func (d *decoder) sample(dst *model.Sample, loc *time.Location) {
 		Cgroups:    cgs,
 		Waits:      d.st.waits,
 		Wakeups:    d.st.wakeups,
+		Stacks:     d.st.stacks,
 		Source:     d.st.source,
 	}
 }

@@ -87,6 +87,8 @@ type encoder struct {
 	// cpuCols are the wake-up read's per-CPU switches and migrations,
 	// then the previous read's.
 	cpuCols [4][]uint64
+	// stk is the stack tables written since the last keyframe.
+	stk stackEncoder
 }
 
 // appendFrame encodes s against e.st (or against nothing when key is set)
@@ -215,6 +217,9 @@ func (e *encoder) appendFrame(dst []byte, s *model.Sample, mono int64, key bool)
 		b = appendStr(b, fSource, s.Source)
 	}
 	if b, err = e.appendWakeups(b, s); err != nil {
+		return dst, err
+	}
+	if b, err = e.appendStacks(b, s, key); err != nil {
 		return dst, err
 	}
 	st.tasks = append(st.tasks[:0], cur...)

@@ -20,7 +20,7 @@ import (
 // A reader refuses a file with a higher version: new versions are for
 // changes an old reader would misread. Additions that an old reader can
 // skip (new fields) keep the version.
-const FormatVersion = 3
+const FormatVersion = 4
 
 // magic opens every recording.
 const magic = "CTXTOPREC"

@@ -56,6 +56,11 @@ func NewPlayer(r *Recording, opts model.Options) (*Player, error) {
 	if !(opts.HotThreshold > 0) {
 		opts.HotThreshold = r.Header.HotThreshold
 	}
+	// A recording of some processes (--pid) holds only theirs: the
+	// switches outside them are not unexplained, as live.
+	if len(r.Header.PIDs) > 0 {
+		opts.Partial = true
+	}
 	p := &Player{rec: r, pipe: pipeline.New(opts, r.Header.Interval), epoch: time.Unix(0, r.frames[0].wall), at: -1, hi: len(r.frames) - 1}
 	p.pipe.SetPIDs(r.Header.PIDs)
 	p.prev, p.cur = &p.slots[0], &p.slots[1]
@@ -81,7 +86,16 @@ func NewPlayer(r *Recording, opts model.Options) (*Player, error) {
 	}
 	p.at = -1
 	p.d = decoder{}
+	p.pipe.ResetStacks()
 	return p, nil
+}
+
+// FoldStacks makes each Snapshot carry its interval's recorded stacks for
+// flame graphs (-o folded).
+func (p *Player) FoldStacks(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pipe.FoldStacks(on)
 }
 
 // Recording is the file being played.
@@ -130,7 +144,21 @@ func (p *Player) step() error {
 	p.at++
 	p.prev, p.cur = p.cur, p.prev
 	p.d.sample(p.cur, p.rec.loc)
+	p.observeStacks()
 	return nil
+}
+
+// observeStacks adds the current sample's stack read to the window the
+// shares are over, as live did when it derived the sample; the first
+// sample, live's baseline, was never derived. After lost samples the
+// window starts again.
+func (p *Player) observeStacks() {
+	if p.rec.frames[p.at].gap {
+		p.pipe.ResetStacks()
+	}
+	if p.at > 0 {
+		p.pipe.ObserveStacks(p.cur)
+	}
 }
 
 // compute is the snapshot over the interval ending at sample i (= p.at).
@@ -207,8 +235,15 @@ func (p *Player) seek(i int) (model.Snapshot, error) {
 		return model.Snapshot{}, ErrEmpty
 	}
 	if i != p.at+1 || p.at < 0 {
-		// Start from the last checkpoint at or before i-1.
-		k := sort.Search(len(p.rec.checks), func(j int) bool { return p.rec.checks[j].idx > i-1 }) - 1
+		// Start from the last checkpoint early enough for the stack
+		// window's samples before i, else at or before i-1.
+		before := func(last int) int {
+			return sort.Search(len(p.rec.checks), func(j int) bool { return p.rec.checks[j].idx > last }) - 1
+		}
+		k := before(i - p.pipe.StackWindow())
+		if k < 0 {
+			k = before(i - 1)
+		}
 		if k < 0 {
 			return model.Snapshot{}, ErrEmpty
 		}
@@ -216,6 +251,8 @@ func (p *Player) seek(i int) (model.Snapshot, error) {
 		p.d = decoder{st: c.st.clone(), synced: true}
 		p.at = c.idx
 		p.d.sample(p.cur, p.rec.loc)
+		p.pipe.ResetStacks()
+		p.observeStacks()
 	}
 	for p.at < i {
 		if err := p.step(); err != nil {

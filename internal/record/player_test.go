@@ -217,6 +217,7 @@ func FuzzParse(f *testing.F) {
 		cws = append(cws, cw.Next())
 	}
 	f.Add(record(&testing.T{}, cws, WriterOptions{FlushEvery: 2 * time.Second, KeyframeEvery: 5 * time.Second}))
+	f.Add(record(&testing.T{}, stacked()[:12], WriterOptions{FlushEvery: 2 * time.Second, KeyframeEvery: 5 * time.Second}))
 	f.Add([]byte(magic))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -286,6 +287,33 @@ func TestTooManyWaitsOrReasonsAreRefused(t *testing.T) {
 		var d decoder
 		if err := d.apply(frame); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: apply: %v, want ErrCorrupt", name, err)
+		}
+	}
+}
+
+// A recording of some processes replays as live showed them: switches
+// outside their threads are not unexplained.
+func TestReplayOfSomeProcessesIsPartial(t *testing.T) {
+	in := recordtest.Run(10, 2, 3, false)
+	var buf bytes.Buffer
+	h := testHeader()
+	h.PIDs = []int{in[0].Tasks[0].PID}
+	w, err := NewWriter(&buf, h, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		if err := w.Write(&in[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, got := play(t, buf.Bytes())
+	for i, s := range got {
+		if !s.Partial || s.UnattributedPerSec != 0 {
+			t.Errorf("snapshot %d: partial %v, unattributed %v/s; want partial, none", i, s.Partial, s.UnattributedPerSec)
 		}
 	}
 }

@@ -73,10 +73,10 @@ func TestReplayWithReadTimesEqualsLive(t *testing.T) {
 // Files written before read times and wake-ups were kept replay as they
 // did: every task read at its sample's time.
 func TestOlderFilesReplayAsLive(t *testing.T) {
-	for _, file := range []string{"testdata/v1-steady.ctxrec", "testdata/v2-steady.ctxrec"} {
-		_, got := play(t, mustRead(t, file))
-		if diff := cmp.Diff(live(fixtureSamples()), got, sampleCmp...); diff != "" {
-			t.Errorf("%s: snapshots (-live +replay):\n%s", file, diff)
+	for _, c := range olderFiles {
+		_, got := play(t, mustRead(t, c.file))
+		if diff := cmp.Diff(live(c.samples()), got, sampleCmp...); diff != "" {
+			t.Errorf("%s: snapshots (-live +replay):\n%s", c.file, diff)
 		}
 	}
 }
@@ -168,9 +168,10 @@ func TestBadReadTimesAndWakeupsAreRefused(t *testing.T) {
 }
 
 // FuzzDecodeFrame applies arbitrary bytes as a frame after a keyframe: an
-// error or a state within the bounds, never a panic.
+// error or a state within the bounds, never a panic. The seeds carry every
+// kind of field, stack reads and their tables included.
 func FuzzDecodeFrame(f *testing.F) {
-	in := traced()
+	in := stacked()
 	var e encoder
 	key, err := e.appendFrame(nil, &in[0], 0, true)
 	if err != nil {
@@ -203,6 +204,9 @@ func FuzzDecodeFrame(f *testing.F) {
 		}
 		if w := s.Wakeups; w != nil && (len(w.Pairs) > maxPairs || len(w.CPUs) > maxCPUs) {
 			t.Errorf("%d pairs over %d CPUs", len(w.Pairs), len(w.CPUs))
+		}
+		if st := s.Stacks; st != nil {
+			checkStackBounds(t, st)
 		}
 	})
 }

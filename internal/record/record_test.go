@@ -206,6 +206,16 @@ func fullSample(t *testing.T, from int) model.Sample {
 	f.fill(reflect.ValueOf(&s).Elem(), "Sample")
 	// What a sampler guarantees: CPU arrays as long as CPUs says.
 	s.System.CPUs = 2
+	// A stack's kernel frames are some of its frames; where a thread
+	// blocked has no waker.
+	for _, cs := range [][]model.StackCount{s.Stacks.Blocked, s.Stacks.Woken} {
+		for i := range cs {
+			cs[i].KernelFrames = 1
+		}
+	}
+	for i := range s.Stacks.Blocked {
+		s.Stacks.Blocked[i].Waker = ""
+	}
 	return s
 }
 

@@ -27,12 +27,33 @@ func fixtureSamples() []model.Sample {
 	return out
 }
 
+// tracedFixtureSamples are the samples testdata/v3-traced.ctxrec holds:
+// written by the format-3 writer (8-second keyframes, 4-second chunks) from
+// the host of fixtureSamples with read times and wake-up reads too.
+func tracedFixtureSamples() []model.Sample {
+	s := recordtest.New(40, 10, true)
+	s.Steady, s.CgroupsAndWaits, s.ReadTimes, s.Wakeups = true, true, true, true
+	out := make([]model.Sample, 12)
+	for i := range out {
+		out[i] = s.Next()
+	}
+	return out
+}
+
+// olderFiles are the fixtures of every older format and what they hold.
+var olderFiles = []struct {
+	file    string
+	version int
+	samples func() []model.Sample
+}{
+	{"testdata/v1-steady.ctxrec", 1, fixtureSamples},
+	{"testdata/v2-steady.ctxrec", 2, fixtureSamples},
+	{"testdata/v3-traced.ctxrec", 3, tracedFixtureSamples},
+}
+
 // A file written by an older ctxtop must replay as it did when written.
 func TestOlderFilesReadExactly(t *testing.T) {
-	for _, c := range []struct {
-		file    string
-		version int
-	}{{"testdata/v1-steady.ctxrec", 1}, {"testdata/v2-steady.ctxrec", 2}} {
+	for _, c := range olderFiles {
 		t.Run(c.file, func(t *testing.T) {
 			data, err := os.ReadFile(c.file)
 			if err != nil {
@@ -45,7 +66,7 @@ func TestOlderFilesReadExactly(t *testing.T) {
 			if diff := cmp.Diff(testHeader().Start, r.Header.Start, sampleCmp...); diff != "" {
 				t.Errorf("header start (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(fixtureSamples(), got, sampleCmp...); diff != "" {
+			if diff := cmp.Diff(c.samples(), got, sampleCmp...); diff != "" {
 				t.Errorf("samples (-want +got):\n%s", diff)
 			}
 			if len(r.Notes) != 0 {
@@ -56,12 +77,12 @@ func TestOlderFilesReadExactly(t *testing.T) {
 }
 
 // Format 2 writes the run and wait columns in byte planes, format 3 read
-// times and wake-ups; a file written now says so, so an older reader
-// refuses it rather than misread it.
-func TestNewFilesAreFormat3(t *testing.T) {
+// times and wake-ups, format 4 stacks; a file written now says so, so an
+// older reader refuses it rather than misread it.
+func TestNewFilesAreFormat4(t *testing.T) {
 	data := record(t, recordtest.Run(10, 2, 3, false), WriterOptions{})
-	if got := data[len(magic)]; got != 3 {
-		t.Errorf("version byte = %d, want 3", got)
+	if got := data[len(magic)]; got != 4 {
+		t.Errorf("version byte = %d, want 4", got)
 	}
 	r, err := Parse(data)
 	if err != nil {

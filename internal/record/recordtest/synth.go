@@ -51,6 +51,8 @@ type Synth struct {
 	wakeTime  time.Time
 	wakeCPUs  []model.CPUSchedCount
 	wakeDrops uint64
+	// Stacks gives each sample a stack tracer read (see stacks).
+	Stacks bool
 }
 
 // pace is a steady busy thread's own rate: how often it wakes and what
@@ -162,7 +164,49 @@ func (s *Synth) Next() model.Sample {
 		Cgroups: append([]model.CgroupCounters(nil), s.cgroups...), Waits: waits, Wakeups: wakeups}
 	out.System.ReschedPerCPU = append([]uint64(nil), s.sys.ReschedPerCPU...)
 	out.System.InterruptsPerCPU = append([]uint64(nil), s.sys.InterruptsPerCPU...)
+	if s.Stacks {
+		out.Stacks = s.stacks(stride)
+	}
 	return out
+}
+
+// synthStacks are the stacks the busy threads block and are woken at:
+// kernel frames, then user frames, innermost first, as the tracer
+// symbolizes them.
+var synthStacks = []model.Stack{
+	{Frames: []string{"__schedule", "schedule", "futex_wait", "do_syscall_64", "__lll_lock_wait", "consumer_wait", "worker_main", "libc.so.6+0x891f5"},
+		KernelFrames: 4, Own: "consumer_wait"},
+	{Frames: []string{"__schedule", "schedule", "futex_wait", "do_syscall_64", "WorkQueue<Job>::take(std::chrono::duration<long>)", "WorkQueue<Job>::run", "start_thread"},
+		KernelFrames: 4, Own: "WorkQueue<Job>::take(std::chrono::duration<long>)"},
+	{Frames: []string{"__schedule", "schedule", "pipe_read", "do_syscall_64", "libc.so.6+0x11ba5e"},
+		KernelFrames: 4, NoFramePointers: "libc.so.6"},
+	{Frames: []string{"try_to_wake_up", "futex_wake", "do_syscall_64", "producer_put", "driver", "libc.so.6+0x891f5"},
+		KernelFrames: 3, Own: "producer_put"},
+	{Frames: []string{"[unknown]"}},
+}
+
+// stacks is the tracer's read of the interval: each of the first eight
+// busy threads blocked at one to three of the stacks above and woken
+// from one or two, by the next busy thread; the counts are random.
+func (s *Synth) stacks(stride int) *model.StackSample {
+	st := &model.StackSample{Time: s.t.Add(5 * time.Millisecond), Dropped: uint64(s.n % 3), InterruptWakings: uint64(s.n % 5)}
+	var busy []*model.TaskCounters
+	for i := 0; i < len(s.tasks) && i/stride < min(s.busy, 8); i += stride {
+		busy = append(busy, &s.tasks[i])
+	}
+	for k, t := range busy {
+		st.Targets = append(st.Targets, t.TID)
+		for j := range 1 + (k+s.n)%3 {
+			st.Blocked = append(st.Blocked, model.StackCount{TID: t.TID, PID: t.PID, Stack: synthStacks[(k+j)%3],
+				Count: uint64(1 + s.rng.IntN(200))})
+		}
+		waker := busy[(k+1)%len(busy)]
+		for j := range 1 + k%2 {
+			st.Woken = append(st.Woken, model.StackCount{TID: t.TID, PID: waker.PID, Waker: waker.Comm, Stack: synthStacks[3+j],
+				Count: uint64(1 + s.rng.IntN(100))})
+		}
+	}
+	return st
 }
 
 // steady moves busy thread k as a thread that sleeps 1–10 ms between

@@ -1,0 +1,211 @@
+package stacks_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/testutil"
+)
+
+// goMutex is the running program of testdata/gomutex: worker goroutines,
+// each locked to its OS thread, contending for sync.Mutexes in
+// main.(*ledger).transfer and main.(*ledger).audit.
+type goMutex struct {
+	pid             int
+	mu              sync.Mutex
+	transfer, audit int64
+}
+
+// waits are the Locks that waited, by function, as the program counted.
+func (g *goMutex) waits() (transfer, audit int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.transfer, g.audit
+}
+
+func startGoMutex(t *testing.T) *goMutex {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "gomutex")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/gomutex").CombinedOutput(); err != nil {
+		t.Fatalf("building testdata/gomutex: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "-workers", "4", "-lock")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	g := &goMutex{pid: cmd.Process.Pid}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var tr, au int64
+			if _, err := fmt.Sscanf(sc.Text(), "transfer=%d audit=%d", &tr, &au); err == nil {
+				g.mu.Lock()
+				g.transfer, g.audit = tr, au
+				g.mu.Unlock()
+			}
+		}
+	}()
+	return g
+}
+
+type goStack struct {
+	Frames          []string `json:"frames"`
+	Own             string   `json:"own"`
+	Share           float64  `json:"share"`
+	Count           uint64   `json:"count"`
+	NoFramePointers string   `json:"no_frame_pointers"`
+}
+
+// plumbing is a Go frame of the runtime or its low-level packages, which
+// "own" code must skip.
+func plumbing(fn string) bool {
+	for _, p := range []string{"runtime.", "runtime/", "internal/", "sync.", "syscall."} {
+		if strings.HasPrefix(fn, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestGoMutexStacks runs ctxtop --stacks on a Go program whose goroutines,
+// each locked to an OS thread, contend for sync.Mutexes in
+// main.(*ledger).transfer and main.(*ledger).audit. Go keeps frame
+// pointers, so the stacks are deep and carry no frame-pointer note; "own"
+// code and WHY never name a runtime or sync frame; and the Unlock in
+// transfer that wakes a parked waiter's thread is named as a waker, root
+// first through the Mutex's unlock (-o folded, which has every stack of an
+// interval: such wakings are a few percent of a thread's, seldom in its
+// top three).
+//
+// Where the waiters' threads block is the runtime's scheduler
+// (runtime.stoplockedm, entered through runtime.mcall, which clears the
+// frame pointer), so blocked_at has no frame of the program: that is
+// logged, not asserted, until the tracer follows a parked goroutine's
+// saved frame pointer.
+func TestGoMutexStacks(t *testing.T) {
+	needBPF(t)
+	bin := testutil.Binary(t)
+	g := startGoMutex(t)
+	pid := strconv.Itoa(g.pid)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		out, err := exec.Command(bin, "-b", "-o", "json", "--stacks", "-p", pid, "-d", "0.5", "-n", "6").Output()
+		if err != nil {
+			t.Fatalf("ctxtop: %v", err)
+		}
+		transfer, audit := g.waits()
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		var r struct {
+			Threads []struct {
+				TID       int       `json:"tid"`
+				PID       int       `json:"pid"`
+				Reason    string    `json:"reason"`
+				BlockedAt []goStack `json:"blocked_at"`
+				WokenFrom []goStack `json:"woken_from"`
+			} `json:"threads"`
+			StacksUnavailable string `json:"stacks_unavailable"`
+		}
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
+			t.Fatalf("last report: %v\n%s", err, lines[len(lines)-1])
+		}
+		if r.StacksUnavailable != "" {
+			t.Fatalf("stacks_unavailable: %s", r.StacksUnavailable)
+		}
+		var blocked uint64
+		ownBlocked := map[string]uint64{}
+		for _, th := range r.Threads {
+			if th.PID != g.pid {
+				continue
+			}
+			if i := strings.Index(th.Reason, " in "); i >= 0 && plumbing(th.Reason[i+4:]) {
+				t.Errorf("WHY names a runtime frame: %q", th.Reason)
+			}
+			for _, s := range append(slices.Clone(th.BlockedAt), th.WokenFrom...) {
+				if s.Own != "" && plumbing(s.Own) {
+					t.Errorf("own frame %q is the runtime's: %q", s.Own, s.Frames)
+				}
+				if s.NoFramePointers != "" {
+					t.Errorf("a Go stack says no frame pointers in %s: %q", s.NoFramePointers, s.Frames)
+				}
+			}
+			for _, s := range th.BlockedAt {
+				blocked += s.Count
+				ownBlocked[s.Own] += s.Count
+				// Deep: the scheduler's frames down to its entry.
+				if user := slices.IndexFunc(s.Frames, plumbing); user < 0 || len(s.Frames)-user < 4 {
+					t.Errorf("a short Go stack: %q", s.Frames)
+				}
+			}
+		}
+		if t.Failed() {
+			return
+		}
+		if (blocked < 200 || transfer+audit < 100) && time.Now().Before(deadline) {
+			t.Logf("%d blocking switches traced, %d waits counted; again", blocked, transfer+audit)
+			continue
+		}
+		t.Logf("program: transfer=%d audit=%d waits; blocked_at by own frame (samples): %v", transfer, audit, ownBlocked)
+		if blocked == 0 {
+			t.Fatalf("no blocking switch of the program traced:\n%s", lines[len(lines)-1])
+		}
+		break
+	}
+
+	// Every stack of an interval, not only each thread's top three: the
+	// Unlock in transfer wakes a thread in a few percent of the wakings.
+	for {
+		out, err := exec.Command(bin, "-b", "-o", "folded", "-p", pid, "-d", "0.5", "-n", "6").Output()
+		if err != nil {
+			t.Fatalf("ctxtop -o folded: %v", err)
+		}
+		var n uint64
+		var line string
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			sp := strings.LastIndexByte(l, ' ')
+			f := strings.Split(l[:max(sp, 0)], ";")
+			if sp < 0 || len(f) < 2 || !strings.HasPrefix(f[1], "[woken by ") || !slices.Contains(f, "main.(*ledger).transfer") {
+				continue
+			}
+			c, _ := strconv.ParseUint(l[sp+1:], 10, 64)
+			n += c
+			line = l
+		}
+		if line == "" && time.Now().Before(deadline) {
+			t.Log("no waking from main.(*ledger).transfer traced yet; again")
+			continue
+		}
+		if line == "" {
+			t.Fatalf("no waker stack names main.(*ledger).transfer:\n%.2000s", out)
+		}
+		t.Logf("woken from transfer: %d samples in 6 intervals, e.g. %s", n, line)
+		// Root first: the program's function, the Mutex's unlock (Unlock
+		// itself is inlined; its slow path, internal/sync since Go 1.24,
+		// is a frame), then the runtime's futex.
+		f := strings.Split(line, ";")
+		tr := slices.Index(f, "main.(*ledger).transfer")
+		u := slices.IndexFunc(f, func(fn string) bool {
+			return strings.Contains(fn, "(*Mutex).unlockSlow") || strings.Contains(fn, "(*Mutex).Unlock")
+		})
+		if fx := slices.Index(f, "runtime.futex"); !(tr < u && u < fx) {
+			t.Errorf("waker stack not root first through the Mutex's unlock: %q", line)
+		}
+		return
+	}
+}
