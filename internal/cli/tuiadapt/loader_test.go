@@ -20,9 +20,40 @@ import (
 	"github.com/ctxtop/ctxtop/internal/tui"
 )
 
-// selfCost is this process's switches and CPU time so far, summed over
-// its live threads as the monitor's footer sums them.
-func selfCost(t *testing.T) (switches uint64, cpu time.Duration) {
+// cost is what this process has spent so far, summed over its live
+// threads as the monitor's footer sums them.
+type cost struct {
+	// voluntary switches are the ones the process causes itself: every
+	// sleep, wait and hand-off; involuntary ones are other tasks taking
+	// its CPU, which a load and any CPU hog beside it bring.
+	voluntary, involuntary uint64
+	cpu                    time.Duration
+}
+
+func (c cost) sub(d cost) cost {
+	return cost{c.voluntary - d.voluntary, c.involuntary - d.involuntary, c.cpu - d.cpu}
+}
+
+// medianCost is each field's median over seconds measured alike: one
+// second of a Go process's own noise (a GC cycle wakes several threads)
+// can double its switches, so a bound is judged on the middle one.
+func medianCost(cs []cost) cost {
+	field := func(f func(cost) uint64) uint64 {
+		v := make([]uint64, len(cs))
+		for i, c := range cs {
+			v[i] = f(c)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	return cost{
+		voluntary:   field(func(c cost) uint64 { return c.voluntary }),
+		involuntary: field(func(c cost) uint64 { return c.involuntary }),
+		cpu:         time.Duration(field(func(c cost) uint64 { return uint64(c.cpu) })),
+	}
+}
+
+func selfCost(t *testing.T) (c cost) {
 	t.Helper()
 	ents, err := os.ReadDir("/proc/self/task")
 	if err != nil {
@@ -38,34 +69,39 @@ func selfCost(t *testing.T) (switches uint64, cpu time.Duration) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		switches += st.VoluntarySwitches + st.InvoluntarySwitches
+		c.voluntary += st.VoluntarySwitches
+		c.involuntary += st.InvoluntarySwitches
 		if b, err := os.ReadFile(dir + "/schedstat"); err == nil {
 			ns, _ := strconv.ParseUint(string(bytes.Fields(b)[0]), 10, 64)
-			cpu += time.Duration(ns)
+			c.cpu += time.Duration(ns)
 		}
 	}
-	return switches, cpu
+	return c
 }
 
 // watch mimics the monitor's second: ten wake-ups that read the run's
 // progress (nil: idle), and returns what this process spent meanwhile.
-func watch(t *testing.T, run tui.LoadRun) (switches uint64, cpu time.Duration) {
+func watch(t *testing.T, run tui.LoadRun) cost {
 	t.Helper()
-	s0, c0 := selfCost(t)
+	c0 := selfCost(t)
 	for range 10 {
 		time.Sleep(100 * time.Millisecond)
 		if run != nil {
 			run.Progress()
 		}
 	}
-	s1, c1 := selfCost(t)
-	return s1 - s0, c1 - c0
+	return selfCost(t).sub(c0)
 }
 
 // TestLoaderKeepsMonitorQuiet: a futex load started through the TUI's
 // Loader runs in a process of its own, so this process, the monitor,
-// costs what it costs idle: within 2× its idle switches and CPU time,
-// plus a little slack for a busy machine. Run inside this process, the
+// costs what it costs idle: within 2× its idle voluntary switches and CPU
+// time, plus a little slack for a busy machine. Involuntary switches are
+// only reported: on two CPUs the load's threads (and any hog beside the
+// test) preempt the monitor, which says how busy the CPUs are, not what
+// the monitor causes. Each side is the median of three seconds: beside two
+// busy loops single seconds of this process ranged from 40 to 95
+// switches, idle or not. Run inside this process, the
 // load made about 7,000 switches/s here. A sampler watching the load
 // looks at what its hot threads wait on; once their reason settles (a few
 // refreshes) those looks are taken only at the refresh, so in the second
@@ -74,7 +110,7 @@ func TestLoaderKeepsMonitorQuiet(t *testing.T) {
 	// One P, as Run sets it.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	ld := NewLoader()
-	idleCS, idleCPU := watch(t, nil)
+	idle := medianCost([]cost{watch(t, nil), watch(t, nil), watch(t, nil)})
 	run, err := ld.Start("futex", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -109,12 +145,12 @@ func TestLoaderKeepsMonitorQuiet(t *testing.T) {
 	// Beside CPU hogs a side's rate can swing more than twofold within
 	// the measured second, which rightly unsettles it and brings the
 	// spread looks back: such a second says nothing of settled threads,
-	// so it is measured again (three tries). The bound below applies to a
-	// second that ends with both still settled.
+	// so it is measured again (up to six tries for three seconds). The
+	// bound below applies to the median of seconds that ended with both
+	// still settled.
 	var (
 		p0, p1  tui.LoadProgress
-		loadCS  uint64
-		loadCPU time.Duration
+		seconds []cost
 		snap    model.Snapshot
 	)
 	for attempt := 1; ; attempt++ {
@@ -128,16 +164,21 @@ func TestLoaderKeepsMonitorQuiet(t *testing.T) {
 			}
 		}
 		p0 = run.Progress()
-		loadCS, loadCPU = watch(t, run)
+		second := watch(t, run)
 		p1 = run.Progress()
 		if snap, err = mon.Next(); err != nil {
 			t.Fatal(err)
 		}
-		if settled == 2 || attempt == 3 {
+		if settled == 2 || attempt == 6 {
+			seconds = append(seconds, second)
+		} else {
+			t.Logf("try %d: %d of the two threads still settled after the measured second; measuring again", attempt, settled)
+		}
+		if len(seconds) == 3 || attempt == 6 {
 			break
 		}
-		t.Logf("try %d: %d of the two threads still settled after the measured second; measuring again", attempt, settled)
 	}
+	loaded := medianCost(seconds)
 	t.Logf("wait-reason looks at the load's threads at the refresh: %d", looks)
 	if looks > 2*5 {
 		t.Errorf("%d looks at the load's two threads, want at most 5 each, all at the refresh", looks)
@@ -152,8 +193,8 @@ func TestLoaderKeepsMonitorQuiet(t *testing.T) {
 			t.Errorf("workload thread %s (%d): WHY %q, want blocking: futex", th.Comm, tid, th.Reason)
 		}
 	}
-	t.Logf("idle: %d switches, %v CPU; futex load: %d switches, %v CPU here, %d round trips in the workload process",
-		idleCS, idleCPU, loadCS, loadCPU, p1.RoundTrips-p0.RoundTrips)
+	t.Logf("median second, idle: %d voluntary + %d involuntary switches, %v CPU; futex load: %d + %d switches, %v CPU here, %d round trips in the workload process",
+		idle.voluntary, idle.involuntary, idle.cpu, loaded.voluntary, loaded.involuntary, loaded.cpu, p1.RoundTrips-p0.RoundTrips)
 	if p1.RoundTrips-p0.RoundTrips < 100 {
 		t.Fatalf("the load made %d round trips in a second", p1.RoundTrips-p0.RoundTrips)
 	}
@@ -165,11 +206,11 @@ func TestLoaderKeepsMonitorQuiet(t *testing.T) {
 			t.Errorf("workload thread %d runs in the monitor's process", tid)
 		}
 	}
-	if limit := 2*idleCS + 10; loadCS > limit {
-		t.Errorf("monitor made %d switches in a second of futex load, idle %d: want at most %d", loadCS, idleCS, limit)
+	if limit := 2*idle.voluntary + 10; loaded.voluntary > limit {
+		t.Errorf("monitor made %d voluntary switches in a second of futex load, idle %d: want at most %d", loaded.voluntary, idle.voluntary, limit)
 	}
-	if limit := 2*idleCPU + 20*time.Millisecond; loadCPU > limit {
-		t.Errorf("monitor used %v CPU in a second of futex load, idle %v: want at most %v", loadCPU, idleCPU, limit)
+	if limit := 2*idle.cpu + 20*time.Millisecond; loaded.cpu > limit {
+		t.Errorf("monitor used %v CPU in a second of futex load, idle %v: want at most %v", loaded.cpu, idle.cpu, limit)
 	}
 }
 
