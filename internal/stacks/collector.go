@@ -51,7 +51,7 @@ type Collector struct {
 	mu sync.Mutex
 	on bool
 	tr *Tracer
-	// unload frees tr once the collector has been off for keepLoaded.
+	// unload frees tr once the collector has been off for KeepLoaded.
 	unload  *time.Timer
 	err     error
 	sym     *symbolize.Symbolizer
@@ -83,12 +83,12 @@ const (
 	seedEvery = 16
 )
 
-// keepLoaded is how long the programs and maps stay loaded, detached,
+// KeepLoaded is how long the programs and maps stay loaded, detached,
 // after the collector is turned off. Loading them takes 100 ms to a
 // second here (the verifier, the 4 MiB stack map), and the views turn the
 // collector off and on as the detail view closes and opens: within this
 // time turning it on again only attaches. After it nothing is held.
-const keepLoaded = 5 * time.Second
+const KeepLoaded = 5 * time.Second
 
 // sampleEvery is one in how many events of a target switching rate times
 // a second is sampled, with budget samples a second shared by n targets.
@@ -216,7 +216,7 @@ func (c *Collector) setTargets(targets []Target) error {
 }
 
 // idleLocked detaches the programs and empties the maps, keeping them
-// loaded for keepLoaded in case the collector is turned on again.
+// loaded for KeepLoaded in case the collector is turned on again.
 func (c *Collector) idleLocked() {
 	c.err = nil
 	c.window = nil
@@ -228,7 +228,7 @@ func (c *Collector) idleLocked() {
 		return
 	}
 	tr := c.tr
-	c.unload = time.AfterFunc(keepLoaded, func() {
+	c.unload = time.AfterFunc(KeepLoaded, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if !c.on && c.tr == tr {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/stacks"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 	"github.com/ctxtop/ctxtop/internal/waketrace"
 )
@@ -82,7 +83,10 @@ func TestWakeupViewInTmux(t *testing.T) {
 
 	x.run("send-keys", "-t", "e2e", "W")
 	x.waitFor("the table again", contains("TOTAL/s"))
-	deadline := time.Now().Add(5 * time.Second)
+	// The detail view above traced the thread's stacks too; their
+	// collector keeps its programs loaded, detached, for stacks.KeepLoaded
+	// after the detail closed, so everything is gone only after that.
+	deadline := time.Now().Add(5*time.Second + stacks.KeepLoaded)
 	for bpfFDs(t, pid) != base {
 		if time.Now().After(deadline) {
 			t.Fatalf("closing the view left %d BPF descriptors, the table view holds %d", bpfFDs(t, pid), base)
