@@ -108,7 +108,7 @@ var ErrInvalid = errors.New("invalid metrics")
 // Sort sorts ms as they are written: by family name, then by label values
 // in order.
 func Sort(ms []Metric) {
-	slices.SortStableFunc(ms, compare)
+	slices.SortFunc(ms, compare)
 }
 
 func compare(a, b Metric) int {
