@@ -358,7 +358,8 @@ func appendProtoFamily(b []byte, f Format, ms []Metric) []byte {
 	msg = protowire.AppendTag(msg, pbFamilyName, protowire.BytesType)
 	msg = protowire.AppendBytes(msg, name)
 	msg = protowire.AppendTag(msg, pbFamilyHelp, protowire.BytesType)
-	msg = protowire.AppendBytes(msg, appendEscaped(nil, d.help, escapeNone))
+	name = appendEscaped(name[:0], d.help, escapeNone)
+	msg = protowire.AppendBytes(msg, name)
 	msg = protowire.AppendTag(msg, pbFamilyType, protowire.VarintType)
 	valueField := pbMetricGauge
 	if d.typ == Counter {
@@ -375,7 +376,8 @@ func appendProtoFamily(b []byte, f Format, ms []Metric) []byte {
 			label = protowire.AppendTag(label, pbLabelName, protowire.BytesType)
 			label = protowire.AppendBytes(label, name)
 			label = protowire.AppendTag(label, pbLabelValue, protowire.BytesType)
-			label = protowire.AppendBytes(label, appendEscaped(name[:0], v, escapeNone))
+			name = appendEscaped(name[:0], v, escapeNone)
+			label = protowire.AppendBytes(label, name)
 			metric = protowire.AppendTag(metric, pbMetricLabel, protowire.BytesType)
 			metric = protowire.AppendBytes(metric, label)
 		}
