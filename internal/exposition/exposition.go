@@ -149,9 +149,7 @@ func check(ms []Metric) error {
 }
 
 func labelText(m Metric) string {
-	var b []byte
-	b = appendLabels(b, m, Format{}, false)
-	return string(b)
+	return string(appendLabels(nil, m, Format{}))
 }
 
 // Write sorts ms (in place) and writes them to w in format f. An error
@@ -233,7 +231,7 @@ func appendTextFamily(b []byte, f Format, ms []Metric) []byte {
 	}
 	for _, m := range ms {
 		b = appendName(b, f, d.name)
-		b = appendLabels(b, m, f, true)
+		b = appendLabels(b, m, f)
 		b = append(b, ' ')
 		b = AppendFloat(b, m.Value, om)
 		b = append(b, '\n')
@@ -242,7 +240,7 @@ func appendTextFamily(b []byte, f Format, ms []Metric) []byte {
 }
 
 // appendLabels appends {name="value",...}, nothing without labels.
-func appendLabels(b []byte, m Metric, f Format, escapeNames bool) []byte {
+func appendLabels(b []byte, m Metric, f Format) []byte {
 	if len(m.Labels) == 0 {
 		return b
 	}
@@ -252,11 +250,7 @@ func appendLabels(b []byte, m Metric, f Format, escapeNames bool) []byte {
 		} else {
 			b = append(b, ',')
 		}
-		if escapeNames {
-			b = appendName(b, f, m.Desc.labels[i])
-		} else {
-			b = append(b, m.Desc.labels[i]...)
-		}
+		b = appendName(b, f, m.Desc.labels[i])
 		b = append(b, '=', '"')
 		b = appendEscaped(b, v, escapeQuoted)
 		b = append(b, '"')
