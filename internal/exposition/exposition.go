@@ -108,7 +108,7 @@ var ErrInvalid = errors.New("invalid metrics")
 // Sort sorts ms as they are written: by family name, then by label values
 // in order.
 func Sort(ms []Metric) {
-	slices.SortStableFunc(ms, compare)
+	slices.SortFunc(ms, compare)
 }
 
 func compare(a, b Metric) int {
@@ -149,9 +149,7 @@ func check(ms []Metric) error {
 }
 
 func labelText(m Metric) string {
-	var b []byte
-	b = appendLabels(b, m, Format{}, false)
-	return string(b)
+	return string(appendLabels(nil, m, Format{}))
 }
 
 // Write sorts ms (in place) and writes them to w in format f. An error
@@ -233,7 +231,7 @@ func appendTextFamily(b []byte, f Format, ms []Metric) []byte {
 	}
 	for _, m := range ms {
 		b = appendName(b, f, d.name)
-		b = appendLabels(b, m, f, true)
+		b = appendLabels(b, m, f)
 		b = append(b, ' ')
 		b = AppendFloat(b, m.Value, om)
 		b = append(b, '\n')
@@ -242,7 +240,7 @@ func appendTextFamily(b []byte, f Format, ms []Metric) []byte {
 }
 
 // appendLabels appends {name="value",...}, nothing without labels.
-func appendLabels(b []byte, m Metric, f Format, escapeNames bool) []byte {
+func appendLabels(b []byte, m Metric, f Format) []byte {
 	if len(m.Labels) == 0 {
 		return b
 	}
@@ -252,11 +250,7 @@ func appendLabels(b []byte, m Metric, f Format, escapeNames bool) []byte {
 		} else {
 			b = append(b, ',')
 		}
-		if escapeNames {
-			b = appendName(b, f, m.Desc.labels[i])
-		} else {
-			b = append(b, m.Desc.labels[i]...)
-		}
+		b = appendName(b, f, m.Desc.labels[i])
 		b = append(b, '=', '"')
 		b = appendEscaped(b, v, escapeQuoted)
 		b = append(b, '"')
@@ -358,7 +352,8 @@ func appendProtoFamily(b []byte, f Format, ms []Metric) []byte {
 	msg = protowire.AppendTag(msg, pbFamilyName, protowire.BytesType)
 	msg = protowire.AppendBytes(msg, name)
 	msg = protowire.AppendTag(msg, pbFamilyHelp, protowire.BytesType)
-	msg = protowire.AppendBytes(msg, appendEscaped(nil, d.help, escapeNone))
+	name = appendEscaped(name[:0], d.help, escapeNone)
+	msg = protowire.AppendBytes(msg, name)
 	msg = protowire.AppendTag(msg, pbFamilyType, protowire.VarintType)
 	valueField := pbMetricGauge
 	if d.typ == Counter {
@@ -375,7 +370,8 @@ func appendProtoFamily(b []byte, f Format, ms []Metric) []byte {
 			label = protowire.AppendTag(label, pbLabelName, protowire.BytesType)
 			label = protowire.AppendBytes(label, name)
 			label = protowire.AppendTag(label, pbLabelValue, protowire.BytesType)
-			label = protowire.AppendBytes(label, appendEscaped(name[:0], v, escapeNone))
+			name = appendEscaped(name[:0], v, escapeNone)
+			label = protowire.AppendBytes(label, name)
 			metric = protowire.AppendTag(metric, pbMetricLabel, protowire.BytesType)
 			metric = protowire.AppendBytes(metric, label)
 		}
