@@ -97,8 +97,6 @@ type iterTask struct {
 	// record not rewritten is not read).
 	pos  int32
 	seen uint32
-	// ranPass is the last pass in which its counters moved.
-	ranPass uint32
 	// comm and mask are the raw name and affinity words: c.Comm and
 	// c.CPUsAllowed are derived from them only when they change. procComm
 	// is the raw /proc name of a kernel thread (readIterComm).
@@ -276,7 +274,7 @@ func (s *Sampler) matchWalk(n int) (gone bool, err error) {
 			shift = 0 // the position before is at rest: so is the walk's order here
 		}
 		last = i
-		slot := int32(-1)
+		slot, ran := int32(-1), false
 		if g := int(i) + shift; g >= 0 && g < len(prev) && prev[g] >= 0 && ip.slots[prev[g]].same(r, ip.pass) && !atRest(prev[g]) {
 			slot = prev[g]
 		} else if k, ok := ip.index[int32(r.TID)]; ok && ip.slots[k].same(r, ip.pass) {
@@ -302,14 +300,14 @@ func (s *Sampler) matchWalk(n int) (gone bool, err error) {
 			ip.index[int32(r.TID)] = slot
 			ip.keys[slot] = sortKey(r.PID, r.TID)
 			ip.fresh = append(ip.fresh, slot)
-			s.updateIter(t, r, true)
+			ran = s.updateIter(t, r, true)
 		} else {
-			s.updateIter(&ip.slots[slot], r, false)
+			ran = s.updateIter(&ip.slots[slot], r, false)
 		}
 		t := &ip.slots[slot]
 		t.seen, t.pos = ip.pass, i
 		next[i] = slot
-		if t.ranPass == ip.pass {
+		if ran {
 			ip.ranPIDs = append(ip.ranPIDs, t.c.PID)
 		}
 	}
@@ -475,14 +473,12 @@ func (ip *iterPath) resort() {
 	}
 }
 
-// updateIter copies a record into t. The name and affinity are cleaned
-// and formatted only when their raw bytes changed.
-func (s *Sampler) updateIter(t *iterTask, r *taskiter.Record, fresh bool) {
+// updateIter copies a record into t and reports whether the thread ran
+// (or is new). The name and affinity are cleaned and formatted only when
+// their raw bytes changed.
+func (s *Sampler) updateIter(t *iterTask, r *taskiter.Record, fresh bool) (ran bool) {
 	c := &t.c
-	ran := fresh || r.Timeslices != c.Timeslices || r.RunNs != c.RunNs
-	if ran {
-		t.ranPass = s.it.pass
-	}
+	ran = fresh || r.Timeslices != c.Timeslices || r.RunNs != c.RunNs
 	c.VoluntarySwitches, c.InvoluntarySwitches = r.VoluntarySwitches, r.InvoluntarySwitches
 	c.RunNs, c.WaitNs, c.Timeslices = r.RunNs, r.WaitNs, r.Timeslices
 	c.State = taskiter.StateLetter(r.State, r.ExitState)
@@ -512,6 +508,7 @@ func (s *Sampler) updateIter(t *iterTask, r *taskiter.Record, fresh bool) {
 		}
 		t.mask, c.CPUsAllowed = ip.lastMask, ip.lastList
 	}
+	return ran
 }
 
 // readIterComm reads a kernel thread's name as /proc shows it.
