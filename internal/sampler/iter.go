@@ -55,8 +55,8 @@ type iterPath struct {
 	// workBits the same as a bitmap.
 	changed, work []int32
 	workBits      []uint64
-	// ranPIDs is the processes of the threads that ran in this pass, in
-	// walk order, repeats and all.
+	// ranPIDs is the processes of the threads that ran in this pass,
+	// sorted; a process may repeat.
 	ranPIDs []int
 	pass    uint32
 	// stamp is the pass's reading of the clock, right after the walk:
@@ -307,7 +307,10 @@ func (s *Sampler) matchWalk(n int) (gone bool, err error) {
 		t := &ip.slots[slot]
 		t.seen, t.pos = ip.pass, i
 		next[i] = slot
-		if ran {
+		// The walk lists a process's threads together: one entry per
+		// run of them, not one per thread, which a first pass would
+		// append and sort by the thousand.
+		if ran && (len(ip.ranPIDs) == 0 || ip.ranPIDs[len(ip.ranPIDs)-1] != t.c.PID) {
 			ip.ranPIDs = append(ip.ranPIDs, t.c.PID)
 		}
 	}
