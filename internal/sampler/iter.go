@@ -128,7 +128,7 @@ func openIter(fs procfs.FS, targets []int, noTaskstats bool) (*iterPath, string)
 	if err != nil {
 		return nil, err.Error()
 	}
-	return &iterPath{it: it, index: map[int32]int32{}, noTaskstats: noTaskstats}, ""
+	return &iterPath{it: it, noTaskstats: noTaskstats}, ""
 }
 
 // close frees the walk; the unwalked threads' files are the sampler's to
@@ -179,7 +179,7 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 	// it is when each record was read, to within the walk's few ms.
 	s.clock.tick()
 	ip.stamp = s.clock.stamp
-	if err == nil && len(ip.slots) == 0 {
+	if err == nil && ip.slots == nil {
 		ip.reserve(n)
 	}
 	if err == nil {
@@ -424,9 +424,11 @@ func (t *iterTask) same(r *taskiter.Record, pass uint32) bool {
 	return t.c.TID == r.TID && t.c.PID == r.PID && t.startNs == r.StartNs && t.seen != pass
 }
 
-// reserve sizes the records for the n threads of a first walk, with room
-// for some to come: grown an append at a time, they were copied over and
-// over, and their pages faulted in again each time.
+// reserve sizes the records, the index among them, for the n threads of
+// the first walk, with room for some to come: grown an append at a time,
+// they were copied over and over, and their pages faulted in again each
+// time. It runs once: a walk that found nothing still leaves slots
+// non-nil, so a pass that keeps finding nothing does not remake them.
 func (ip *iterPath) reserve(n int) {
 	n += n / 8
 	ip.slots = make([]iterTask, 0, n)
