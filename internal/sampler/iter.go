@@ -238,13 +238,13 @@ func (s *Sampler) matchWalk(n int) (gone bool, err error) {
 	c := ip.changed
 	for len(c) > 0 && int(c[0]) < limit {
 		if ip.holes > 0 {
-			ip.work = appendHoles(ip.work, prev, len(ip.work), int(c[0]))
+			ip.work = appendHoles(ip.work, prev, int(c[0]))
 		}
 		ip.work = append(ip.work, c[0])
 		c = c[1:]
 	}
 	if ip.holes > 0 {
-		ip.work = appendHoles(ip.work, prev, len(ip.work), limit)
+		ip.work = appendHoles(ip.work, prev, limit)
 	}
 	for i := limit; i < n; i++ {
 		ip.work = append(ip.work, int32(i))
@@ -330,10 +330,10 @@ func (s *Sampler) matchWalk(n int) (gone bool, err error) {
 
 // appendHoles appends to work the positions below end, from the last one
 // in it on, at which prev holds no thread.
-func appendHoles(work, prev []int32, have, end int) []int32 {
+func appendHoles(work, prev []int32, end int) []int32 {
 	from := 0
-	if have > 0 {
-		from = int(work[have-1]) + 1
+	if len(work) > 0 {
+		from = int(work[len(work)-1]) + 1
 	}
 	for p := from; p < end; p++ {
 		if prev[p] < 0 {
