@@ -65,9 +65,6 @@ func ParseTaskSched(b []byte) TaskSched {
 			s.InvoluntarySwitches, invol = parseUint(val)
 		}
 	}
-	if !s.HasMigrations {
-		s.Migrations = 0
-	}
 	s.HasSwitches = vol && invol
 	if !s.HasSwitches {
 		s.VoluntarySwitches, s.InvoluntarySwitches = 0, 0

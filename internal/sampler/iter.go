@@ -55,8 +55,8 @@ type iterPath struct {
 	// workBits the same as a bitmap.
 	changed, work []int32
 	workBits      []uint64
-	// ranPIDs is the processes of the threads that ran in this pass, in
-	// walk order, repeats and all.
+	// ranPIDs is the processes of the threads that ran in this pass,
+	// sorted; a process may repeat.
 	ranPIDs []int
 	pass    uint32
 	// stamp is the pass's reading of the clock, right after the walk:
@@ -97,8 +97,6 @@ type iterTask struct {
 	// record not rewritten is not read).
 	pos  int32
 	seen uint32
-	// ranPass is the last pass in which its counters moved.
-	ranPass uint32
 	// comm and mask are the raw name and affinity words: c.Comm and
 	// c.CPUsAllowed are derived from them only when they change. procComm
 	// is the raw /proc name of a kernel thread (readIterComm).
@@ -130,7 +128,7 @@ func openIter(fs procfs.FS, targets []int, noTaskstats bool) (*iterPath, string)
 	if err != nil {
 		return nil, err.Error()
 	}
-	return &iterPath{it: it, index: map[int32]int32{}, noTaskstats: noTaskstats}, ""
+	return &iterPath{it: it, noTaskstats: noTaskstats}, ""
 }
 
 // close frees the walk; the unwalked threads' files are the sampler's to
@@ -181,7 +179,7 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 	// it is when each record was read, to within the walk's few ms.
 	s.clock.tick()
 	ip.stamp = s.clock.stamp
-	if err == nil && len(ip.slots) == 0 {
+	if err == nil && ip.slots == nil {
 		ip.reserve(n)
 	}
 	if err == nil {
@@ -240,13 +238,13 @@ func (s *Sampler) matchWalk(n int) (gone bool, err error) {
 	c := ip.changed
 	for len(c) > 0 && int(c[0]) < limit {
 		if ip.holes > 0 {
-			ip.work = appendHoles(ip.work, prev, len(ip.work), int(c[0]))
+			ip.work = appendHoles(ip.work, prev, int(c[0]))
 		}
 		ip.work = append(ip.work, c[0])
 		c = c[1:]
 	}
 	if ip.holes > 0 {
-		ip.work = appendHoles(ip.work, prev, len(ip.work), limit)
+		ip.work = appendHoles(ip.work, prev, limit)
 	}
 	for i := limit; i < n; i++ {
 		ip.work = append(ip.work, int32(i))
@@ -276,7 +274,7 @@ func (s *Sampler) matchWalk(n int) (gone bool, err error) {
 			shift = 0 // the position before is at rest: so is the walk's order here
 		}
 		last = i
-		slot := int32(-1)
+		slot, ran := int32(-1), false
 		if g := int(i) + shift; g >= 0 && g < len(prev) && prev[g] >= 0 && ip.slots[prev[g]].same(r, ip.pass) && !atRest(prev[g]) {
 			slot = prev[g]
 		} else if k, ok := ip.index[int32(r.TID)]; ok && ip.slots[k].same(r, ip.pass) {
@@ -302,14 +300,17 @@ func (s *Sampler) matchWalk(n int) (gone bool, err error) {
 			ip.index[int32(r.TID)] = slot
 			ip.keys[slot] = sortKey(r.PID, r.TID)
 			ip.fresh = append(ip.fresh, slot)
-			s.updateIter(t, r, true)
+			ran = s.updateIter(t, r, true)
 		} else {
-			s.updateIter(&ip.slots[slot], r, false)
+			ran = s.updateIter(&ip.slots[slot], r, false)
 		}
 		t := &ip.slots[slot]
 		t.seen, t.pos = ip.pass, i
 		next[i] = slot
-		if t.ranPass == ip.pass {
+		// The walk lists a process's threads together: one entry per
+		// run of them, not one per thread, which a first pass would
+		// append and sort by the thousand.
+		if ran && (len(ip.ranPIDs) == 0 || ip.ranPIDs[len(ip.ranPIDs)-1] != t.c.PID) {
 			ip.ranPIDs = append(ip.ranPIDs, t.c.PID)
 		}
 	}
@@ -329,10 +330,10 @@ func (s *Sampler) matchWalk(n int) (gone bool, err error) {
 
 // appendHoles appends to work the positions below end, from the last one
 // in it on, at which prev holds no thread.
-func appendHoles(work, prev []int32, have, end int) []int32 {
+func appendHoles(work, prev []int32, end int) []int32 {
 	from := 0
-	if have > 0 {
-		from = int(work[have-1]) + 1
+	if len(work) > 0 {
+		from = int(work[len(work)-1]) + 1
 	}
 	for p := from; p < end; p++ {
 		if prev[p] < 0 {
@@ -423,9 +424,11 @@ func (t *iterTask) same(r *taskiter.Record, pass uint32) bool {
 	return t.c.TID == r.TID && t.c.PID == r.PID && t.startNs == r.StartNs && t.seen != pass
 }
 
-// reserve sizes the records for the n threads of a first walk, with room
-// for some to come: grown an append at a time, they were copied over and
-// over, and their pages faulted in again each time.
+// reserve sizes the records, the index among them, for the n threads of
+// the first walk, with room for some to come: grown an append at a time,
+// they were copied over and over, and their pages faulted in again each
+// time. It runs once: a walk that found nothing still leaves slots
+// non-nil, so a pass that keeps finding nothing does not remake them.
 func (ip *iterPath) reserve(n int) {
 	n += n / 8
 	ip.slots = make([]iterTask, 0, n)
@@ -475,14 +478,12 @@ func (ip *iterPath) resort() {
 	}
 }
 
-// updateIter copies a record into t. The name and affinity are cleaned
-// and formatted only when their raw bytes changed.
-func (s *Sampler) updateIter(t *iterTask, r *taskiter.Record, fresh bool) {
+// updateIter copies a record into t and reports whether the thread ran
+// (or is new). The name and affinity are cleaned and formatted only when
+// their raw bytes changed.
+func (s *Sampler) updateIter(t *iterTask, r *taskiter.Record, fresh bool) (ran bool) {
 	c := &t.c
-	ran := fresh || r.Timeslices != c.Timeslices || r.RunNs != c.RunNs
-	if ran {
-		t.ranPass = s.it.pass
-	}
+	ran = fresh || r.Timeslices != c.Timeslices || r.RunNs != c.RunNs
 	c.VoluntarySwitches, c.InvoluntarySwitches = r.VoluntarySwitches, r.InvoluntarySwitches
 	c.RunNs, c.WaitNs, c.Timeslices = r.RunNs, r.WaitNs, r.Timeslices
 	c.State = taskiter.StateLetter(r.State, r.ExitState)
@@ -512,6 +513,7 @@ func (s *Sampler) updateIter(t *iterTask, r *taskiter.Record, fresh bool) {
 		}
 		t.mask, c.CPUsAllowed = ip.lastMask, ip.lastList
 	}
+	return ran
 }
 
 // readIterComm reads a kernel thread's name as /proc shows it.

@@ -139,11 +139,7 @@ func Open(opts Options) (*Iter, error) {
 	}
 	// Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK.
 	_ = rlimit.RemoveMemlock()
-	it := &Iter{opts: opts, maskWords: words, size: recordSize(words), ncpu: ncpu, hz: clockTicks()}
-	it.types = btf.NewCache()
-	if _, err := it.types.Kernel(); err != nil {
-		return nil, fmt.Errorf("%w: reading the kernel's BTF: %v", ErrUnavailable, err)
-	}
+	it := &Iter{opts: opts, maskWords: words, size: recordSize(words), ncpu: ncpu, hz: clockTicks(), types: btf.NewCache()}
 	if err := it.load(initialCapacity()); err != nil {
 		return nil, err
 	}

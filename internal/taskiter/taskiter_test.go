@@ -297,9 +297,10 @@ func TestChangedRejects(t *testing.T) {
 	}
 }
 
-// TestWalkRewritesOnlyWhatMoved: a second walk over this process's threads
-// lists the records it rewrote, and a thread asleep in a pipe read all the
-// while is not among them, while each listed record is still read whole.
+// TestWalkRewritesOnlyWhatMoved: the first walk lists every record it
+// wrote, which is all of them; a later walk over this process's threads
+// lists the thread that runs the walks, which ran since the walk before,
+// and in time leaves out a thread asleep in a pipe read all the while.
 func TestWalkRewritesOnlyWhatMoved(t *testing.T) {
 	it, err := Open(Options{PIDs: []int{os.Getpid()}})
 	if err != nil {
@@ -320,8 +321,11 @@ func TestWalkRewritesOnlyWhatMoved(t *testing.T) {
 	}()
 	tid := <-tidc
 	defer unix.Write(p[1], []byte{1})
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	self := unix.Gettid()
 	var changed []int32
-	for range 50 { // until a walk finds the sleeper asleep and unmoved
+	for w := range 50 { // until a walk finds the sleeper asleep and unmoved
 		unix.Nanosleep(&unix.Timespec{Nsec: 2e6}, nil)
 		n, err := it.Walk()
 		if err != nil {
@@ -330,21 +334,30 @@ func TestWalkRewritesOnlyWhatMoved(t *testing.T) {
 		if changed, err = it.Changed(changed[:0], n); err != nil {
 			t.Fatal(err)
 		}
-		if len(changed) == n {
-			continue // the first walk writes every record
+		if w == 0 {
+			if len(changed) != n {
+				t.Fatalf("the first walk listed %d records of %d, want all", len(changed), n)
+			}
+			continue
 		}
-		at := -1
+		at, me := -1, -1
 		var r Record
 		for i := range n {
 			if err := it.Record(i, &r); err != nil {
 				t.Fatal(err)
 			}
-			if r.TID == tid {
+			switch r.TID {
+			case tid:
 				at = i
+			case self:
+				me = i
 			}
 		}
-		if at < 0 {
-			t.Fatalf("thread %d not walked", tid)
+		if at < 0 || me < 0 {
+			t.Fatalf("walk %d: sleeper %d at %d, walking thread %d at %d", w, tid, at, self, me)
+		}
+		if _, found := slices.BinarySearch(changed, int32(me)); !found {
+			t.Fatalf("walk %d left out the record of thread %d, which ran the walk", w, self)
 		}
 		if _, found := slices.BinarySearch(changed, int32(at)); !found {
 			return
