@@ -74,7 +74,7 @@ func (c *Collector) Retarget(snap *model.Snapshot) {
 	}
 	c.freeStale()
 	c.targets = c.choose(snap)
-	if err := c.tr.SetTargets(c.sampling(snap)); err != nil && snap.Stacks != nil {
+	if err := c.setTargets(c.sampling(snap)); err != nil && snap.Stacks != nil {
 		// Live only: a replay shows the stacks the read had.
 		snap.Stacks.Unavailable = "setting stack targets: " + err.Error()
 	}

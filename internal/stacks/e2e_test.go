@@ -174,3 +174,40 @@ func TestFoldedIsRootFirst(t *testing.T) {
 		t.Errorf("off-CPU stack in reader_loop found: %v, waker stack in producer_put: %v\n%s", offCPU, woken, out)
 	}
 }
+
+// TestStacksWithoutPIDs runs ctxtop -b -o json --stacks without -p: the
+// collector starts with no target, detached, and must attach once a
+// snapshot gives it the hot blocking threads to trace.
+func TestStacksWithoutPIDs(t *testing.T) {
+	needBPF(t)
+	bin := testutil.Binary(t)
+	testutil.StartBlockers(t)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, err := exec.Command(bin, "-b", "-o", "json", "--stacks", "-d", "0.5", "-n", "4").Output()
+		if err != nil {
+			t.Fatalf("ctxtop: %v", err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		var r report
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
+			t.Fatalf("last report: %v\n%s", err, lines[len(lines)-1])
+		}
+		if r.StacksUnavailable != "" {
+			t.Fatalf("stacks_unavailable: %s", r.StacksUnavailable)
+		}
+		traced := false
+		for _, th := range r.Threads {
+			if th.Comm == "mixed" && slices.Contains(r.StacksTargets, th.TID) && shareOf(th.BlockedAt, "reader_loop") > 0 {
+				traced = true
+			}
+		}
+		if traced {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no stack of mixed where it blocks in reader_loop; targets %v; last report:\n%s", r.StacksTargets, lines[len(lines)-1])
+		}
+		t.Logf("mixed not traced yet (targets %v); again", r.StacksTargets)
+	}
+}
