@@ -170,6 +170,9 @@ type Symbolizer struct {
 	kernel     table
 	kernelErr  error
 
+	// goBinaries remembers GoProcess's answer per executable.
+	goBinaries map[string]goBinary
+
 	// noMapFiles skips /proc/PID/map_files, to test the fallback.
 	noMapFiles bool
 }
