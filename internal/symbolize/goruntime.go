@@ -22,10 +22,10 @@ import (
 type GoRuntime struct {
 	// Version is the Go release the binary was built with ("go1.26.8").
 	Version string
-	// GM is g.m; GStackLo and GStackHi are g.stack.lo and g.stack.hi;
+	// GM is g.m; GStack is g.stack, the stack's bounds {lo, hi};
 	// GSchedPC and GSchedBP are g.sched.pc and g.sched.bp, the goroutine's
 	// pc and frame pointer saved when it parked.
-	GM, GStackLo, GStackHi, GSchedPC, GSchedBP uint32
+	GM, GStack, GSchedPC, GSchedBP uint32
 	// MG0 is m.g0 (the thread's scheduler goroutine), MLockedG m.lockedg
 	// (the goroutine locked to the thread).
 	MG0, MLockedG uint32
@@ -43,7 +43,7 @@ type GoRuntime struct {
 // checks the toolchain running the tests), and a binary of a release not
 // in it is not followed rather than followed with a guess.
 var goLayouts = map[string]GoRuntime{
-	"go1.26": {GM: 48, GStackLo: 0, GStackHi: 8, GSchedPC: 56 + 8, GSchedBP: 56 + 40, MG0: 0, MLockedG: 384},
+	"go1.26": {GM: 48, GStack: 0, GSchedPC: 56 + 8, GSchedBP: 56 + 40, MG0: 0, MLockedG: 384},
 }
 
 // ErrNotGo means the executable is not a Go program.
@@ -56,6 +56,12 @@ const maxBuildInfoBytes = 32 + 10 + 128
 // maxGoBinaries bounds the binaries GoProcess remembers; past it the
 // memory is forgotten whole (a rare case: so many Go binaries traced).
 const maxGoBinaries = 256
+
+// fileKey tells a file from another and from its own older versions.
+type fileKey struct {
+	dev, ino      uint64
+	size, sec, ns int64
+}
 
 type goBinary struct {
 	rt  GoRuntime
@@ -78,7 +84,7 @@ func (s *Symbolizer) GoProcess(pid int) (GoRuntime, error) {
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return GoRuntime{}, err
 	}
-	key := fmt.Sprintf("%d:%d:%d:%d.%d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
+	key := fileKey{st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b, ok := s.goBinaries[key]; ok {
@@ -86,7 +92,7 @@ func (s *Symbolizer) GoProcess(pid int) (GoRuntime, error) {
 	}
 	rt, err := goRuntimeOf(f)
 	if s.goBinaries == nil || len(s.goBinaries) >= maxGoBinaries {
-		s.goBinaries = map[string]goBinary{}
+		s.goBinaries = map[fileKey]goBinary{}
 	}
 	s.goBinaries[key] = goBinary{rt, err}
 	return rt, err
@@ -105,11 +111,9 @@ func goRuntimeOf(r io.ReaderAt) (rt GoRuntime, err error) {
 	if err != nil {
 		return GoRuntime{}, fmt.Errorf("%w: %v", ErrParse, err)
 	}
+	// Every Go executable since Go 1.13 has it, stripped or not.
 	sec := ef.Section(".go.buildinfo")
 	if sec == nil || sec.Type == elf.SHT_NOBITS {
-		if ef.Section(".gopclntab") != nil {
-			return GoRuntime{}, errors.New("no build info says which Go release built it")
-		}
 		return GoRuntime{}, ErrNotGo
 	}
 	b := make([]byte, min(sec.Size, maxBuildInfoBytes))
@@ -121,11 +125,11 @@ func goRuntimeOf(r io.ReaderAt) (rt GoRuntime, err error) {
 		return GoRuntime{}, err
 	}
 	if ef.Machine != elf.EM_X86_64 {
-		return GoRuntime{}, fmt.Errorf("%s on %s: parked goroutines are followed on amd64 only", v, sanitize.Name(ef.Machine.String()))
+		return GoRuntime{}, errors.New(v + " not for amd64: parked goroutines are followed on amd64 only")
 	}
 	rt, ok := goLayouts[goRelease(v)]
 	if !ok {
-		return GoRuntime{}, fmt.Errorf("%s: runtime layout unknown", v)
+		return GoRuntime{}, errors.New(v + ": runtime layout unknown")
 	}
 	rt.Version = v
 	return rt, nil
@@ -150,7 +154,7 @@ func parseGoVersion(b []byte) (string, error) {
 	}
 	v := sanitize.Name(string(b[32+k : 32+k+int(n)]))
 	if !strings.HasPrefix(v, "go1.") {
-		return "", fmt.Errorf("%q: runtime layout unknown", v)
+		return "", errors.New(strconv.Quote(v) + ": runtime layout unknown")
 	}
 	return v, nil
 }

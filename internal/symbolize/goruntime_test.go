@@ -95,12 +95,15 @@ func TestGoLayoutMatchesDWARF(t *testing.T) {
 	}
 	want := GoRuntime{
 		GM:       field("runtime.g.m"),
-		GStackLo: field("runtime.g.stack") + field("runtime.stack.lo"),
-		GStackHi: field("runtime.g.stack") + field("runtime.stack.hi"),
+		GStack:   field("runtime.g.stack"),
 		GSchedPC: field("runtime.g.sched") + field("runtime.gobuf.pc"),
 		GSchedBP: field("runtime.g.sched") + field("runtime.gobuf.bp"),
 		MG0:      field("runtime.m.g0"),
 		MLockedG: field("runtime.m.lockedg"),
+	}
+	// The tracer reads g.stack as two words, lo then hi.
+	if lo, hi := field("runtime.stack.lo"), field("runtime.stack.hi"); lo != 0 || hi != 8 {
+		t.Errorf("runtime.stack is {lo at %d, hi at %d}, not {lo, hi}", lo, hi)
 	}
 	rel := goRelease(runtime.Version())
 	got, ok := goLayouts[rel]

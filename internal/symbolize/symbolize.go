@@ -171,7 +171,7 @@ type Symbolizer struct {
 	kernelErr  error
 
 	// goBinaries remembers GoProcess's answer per executable.
-	goBinaries map[string]goBinary
+	goBinaries map[fileKey]goBinary
 
 	// noMapFiles skips /proc/PID/map_files, to test the fallback.
 	noMapFiles bool
