@@ -1,70 +1,17 @@
 package stacks_test
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
 	"math"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
-
-// goMutex is the running program of testdata/gomutex: worker goroutines,
-// each locked to its OS thread, contending for sync.Mutexes in
-// main.(*ledger).transfer and main.(*ledger).audit.
-type goMutex struct {
-	pid             int
-	mu              sync.Mutex
-	transfer, audit int64
-}
-
-// waits are the Locks that waited, by function, as the program counted.
-func (g *goMutex) waits() (transfer, audit int64) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.transfer, g.audit
-}
-
-func startGoMutex(t *testing.T) *goMutex {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "gomutex")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/gomutex").CombinedOutput(); err != nil {
-		t.Fatalf("building testdata/gomutex: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "-workers", "4", "-lock")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	g := &goMutex{pid: cmd.Process.Pid}
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			var tr, au int64
-			if _, err := fmt.Sscanf(sc.Text(), "transfer=%d audit=%d", &tr, &au); err == nil {
-				g.mu.Lock()
-				g.transfer, g.audit = tr, au
-				g.mu.Unlock()
-			}
-		}
-	}()
-	return g
-}
 
 type goStack struct {
 	Frames          []string `json:"frames"`
@@ -111,16 +58,16 @@ func plumbing(fn string) bool {
 func TestGoMutexStacks(t *testing.T) {
 	needBPF(t)
 	bin := testutil.Binary(t)
-	g := startGoMutex(t)
-	pid := strconv.Itoa(g.pid)
+	g := testutil.StartGoMutex(t)
+	pid := strconv.Itoa(g.PID)
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		transfer0, audit0 := g.waits()
+		transfer0, audit0 := g.Waits()
 		out, err := exec.Command(bin, "-b", "-o", "json", "--stacks", "-p", pid, "-d", "0.5", "-n", "6").Output()
 		if err != nil {
 			t.Fatalf("ctxtop: %v", err)
 		}
-		transfer, audit := g.waits()
+		transfer, audit := g.Waits()
 		transfer, audit = transfer-transfer0, audit-audit0
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		var r struct {
@@ -142,7 +89,7 @@ func TestGoMutexStacks(t *testing.T) {
 		var blocked uint64
 		ownBlocked := map[string]uint64{}
 		for _, th := range r.Threads {
-			if th.PID != g.pid {
+			if th.PID != g.PID {
 				continue
 			}
 			if i := strings.Index(th.Reason, " in "); i >= 0 && plumbing(th.Reason[i+4:]) {
