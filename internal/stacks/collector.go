@@ -117,6 +117,7 @@ type resolved struct {
 	own          string
 	noFP         string
 	sig          string
+	usedAt       int // the refresh that last resolved it
 }
 
 // interval is one refresh's counts per target thread and stack.
@@ -368,9 +369,10 @@ func (c *Collector) resolve(st *model.Stacks, pid int, kstack, ustack int32, gst
 		k.gstack = *gstack
 	}
 	if r := c.cache[k]; r != nil {
+		r.usedAt = c.refresh
 		return r
 	}
-	r := &resolved{own: "", kernelFrames: 0}
+	r := &resolved{own: "", kernelFrames: 0, usedAt: c.refresh}
 	if c.sym != nil {
 		if addrs := c.tr.Stack(kstack); len(addrs) > 0 {
 			kf, err := c.sym.Kernel(addrs, symbolize.StackAddresses)
@@ -426,6 +428,15 @@ func (c *Collector) freeStale() {
 			if k.kstack == id || k.ustack == id {
 				delete(c.cache, k)
 			}
+		}
+	}
+	// Parked goroutines' stacks are no stack IDs of their own: one
+	// scheduler stack, in use all along, may come with any number of them
+	// over time, so each resolved stack is also forgotten a window after
+	// its last use.
+	for k, r := range c.cache {
+		if c.refresh-r.usedAt >= c.opt.Window {
+			delete(c.cache, k)
 		}
 	}
 }
