@@ -13,6 +13,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/selfprio"
+	"github.com/ctxtop/ctxtop/internal/symbolize"
 )
 
 // BenchmarkOverheadPinnedFutex is the stack tracer's cost where it is
@@ -40,7 +41,8 @@ import (
 // compared with the other neighbour.
 //
 // And the kernel's accounting of a program run (bpf_stats), without
-// targets, with both targeted unsampled, and sampled.
+// targets, with both targeted unsampled (also with their process
+// registered as Go), and sampled.
 func BenchmarkOverheadPinnedFutex(b *testing.B) {
 	if err := Check(); err != nil {
 		b.Skip(err)
@@ -244,6 +246,26 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 		perRun("untargeted")
 		tr.SetTargets(unsampled)
 		perRun("unsampled")
+		// The ping-pong's process is this Go test binary: registered as
+		// Go, every event of a target also reads its g and g.m.g0 to
+		// tell whether the thread is in the scheduler (it is not: it
+		// blocks in futex on its goroutine's own stack), the check every
+		// Go target's sampled switch pays.
+		sym, err := symbolize.New(symbolize.Options{Proc: "/proc"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rt, err := sym.GoProcess(threads[0].PID)
+		if err != nil {
+			b.Fatalf("the ping-pong's runtime: %v", err)
+		}
+		if err := tr.SetGoProcess(threads[0].PID, &rt); err != nil {
+			b.Fatal(err)
+		}
+		perRun("unsampled-go")
+		if err := tr.SetGoProcess(threads[0].PID, nil); err != nil {
+			b.Fatal(err)
+		}
 		every := sampleEvery(perSec, 2, sampleBudget)
 		tr.SetTargets([]Target{{TID: threads[0].TID, Every: every}, {TID: threads[1].TID, Every: every}})
 		perRun("sampled")

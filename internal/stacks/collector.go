@@ -66,6 +66,10 @@ type Collector struct {
 	used    map[int32]int
 	refresh int
 	targets []int
+	// goPIDs are the targets' processes looked at for a Go runtime to
+	// follow parked goroutines in, and what was found: nil when the tracer
+	// follows them, else why not (ErrNotGo for most).
+	goPIDs map[int]error
 }
 
 // A target's blocking switch costs some 0.7 µs and a waking of it 1.2 µs
@@ -103,6 +107,7 @@ func sampleEvery(rate float64, n, budget int) uint32 {
 type resolveKey struct {
 	pid            int
 	kstack, ustack int32
+	gstack         [GoDepth]uint64
 }
 
 // resolved is a symbolized stack.
@@ -112,6 +117,7 @@ type resolved struct {
 	own          string
 	noFP         string
 	sig          string
+	usedAt       int // the refresh that last resolved it
 }
 
 // interval is one refresh's counts per target thread and stack.
@@ -193,7 +199,7 @@ func (c *Collector) Apply() {
 	if c.sym == nil {
 		c.sym, c.symErr = symbolize.New(symbolize.Options{Proc: c.opt.Proc})
 	}
-	c.cache, c.used = map[resolveKey]*resolved{}, map[int32]int{}
+	c.cache, c.used, c.goPIDs = map[resolveKey]*resolved{}, map[int32]int{}, map[int]error{}
 	c.window, c.lastRaw = nil, Raw{}
 	// A -p target's threads are known before any snapshot: trace them
 	// from the start, so the first report already has stacks.
@@ -202,6 +208,7 @@ func (c *Collector) Apply() {
 	for i, tid := range c.targets {
 		seeds[i] = Target{TID: tid, Every: seedEvery}
 	}
+	c.followGo(c.opt.PIDs)
 	c.err = c.setTargets(seeds)
 	if c.err == nil {
 		// The kernel's totals run on while the tracer is kept loaded: count from here.
@@ -304,11 +311,11 @@ func (c *Collector) Read(snap *model.Snapshot) {
 
 	iv := interval{blocked: map[int]map[string]*counted{}, woken: map[int]map[string]*counted{}}
 	for _, b := range c.raw.Blocked {
-		r := c.resolve(st, b.PID, b.KStack, b.UStack)
+		r := c.resolve(st, b.PID, b.KStack, b.UStack, &b.GoStack)
 		add(iv.blocked, b.TID, r, b.PID, "", b.Count)
 	}
 	for _, w := range c.raw.Wakes {
-		r := c.resolve(st, w.WakerPID, w.KStack, w.UStack)
+		r := c.resolve(st, w.WakerPID, w.KStack, w.UStack, nil)
 		add(iv.woken, w.WakeeTID, r, w.WakerPID, w.WakerComm, w.Count)
 	}
 	c.window = append(c.window, iv)
@@ -322,6 +329,7 @@ func (c *Collector) Read(snap *model.Snapshot) {
 	}
 	c.freeStale()
 	c.targets = c.choose(snap)
+	c.followGo(c.targetPIDs(snap))
 	if err := c.setTargets(c.sampling(snap)); err != nil {
 		st.Unavailable = "setting stack targets: " + err.Error()
 	}
@@ -345,14 +353,26 @@ func add(m map[int]map[string]*counted, tid int, r *resolved, pid int, waker str
 	byStack[key] = &counted{r: r, pid: pid, waker: waker, count: n}
 }
 
-// resolve symbolizes the stack pair (kstack, ustack) of process pid.
-func (c *Collector) resolve(st *model.Stacks, pid int, kstack, ustack int32) *resolved {
+// resolve symbolizes the stack pair (kstack, ustack) of process pid, and
+// the parked goroutine's stack gstack (all 0: none) the thread blocked for.
+//
+// A goroutine's frames come after the thread's, as if its stack went on
+// below the scheduler's: kernel, the scheduler's frames on the thread's
+// own stack (g0), then the goroutine's from where it parked
+// (runtime.gopark) out to its entry. Innermost first, so the own frame is
+// the goroutine's innermost frame of the program's code, the function
+// that waited.
+func (c *Collector) resolve(st *model.Stacks, pid int, kstack, ustack int32, gstack *[GoDepth]uint64) *resolved {
 	c.used[kstack], c.used[ustack] = c.refresh, c.refresh
-	k := resolveKey{pid, kstack, ustack}
+	k := resolveKey{pid: pid, kstack: kstack, ustack: ustack}
+	if gstack != nil {
+		k.gstack = *gstack
+	}
 	if r := c.cache[k]; r != nil {
+		r.usedAt = c.refresh
 		return r
 	}
-	r := &resolved{own: "", kernelFrames: 0}
+	r := &resolved{own: "", kernelFrames: 0, usedAt: c.refresh}
 	if c.sym != nil {
 		if addrs := c.tr.Stack(kstack); len(addrs) > 0 {
 			kf, err := c.sym.Kernel(addrs, symbolize.StackAddresses)
@@ -366,18 +386,26 @@ func (c *Collector) resolve(st *model.Stacks, pid int, kstack, ustack int32) *re
 				r.kernelFrames = len(kf)
 			}
 		}
+		var uf []symbolize.Frame
 		if addrs := c.tr.Stack(ustack); len(addrs) > 0 {
-			uf, err := c.sym.User(pid, addrs, symbolize.StackAddresses)
-			if err == nil || len(uf) == len(addrs) {
-				for _, f := range uf {
-					r.frames = append(r.frames, f.String())
-				}
-				if i := symbolize.InnermostOwn(uf); i >= 0 {
-					r.own = uf[i].String()
-				}
-				r.noFP, _ = symbolize.NoFramePointers(uf)
+			if f, err := c.sym.User(pid, addrs, symbolize.StackAddresses); err == nil || len(f) == len(addrs) {
+				uf = f
 			}
 		}
+		// Every address of a goroutine's stack is a return address: the
+		// first is where gopark's call to mcall returns to.
+		if addrs := goFrames(gstack); len(addrs) > 0 {
+			if f, err := c.sym.User(pid, addrs, symbolize.ReturnAddresses); err == nil || len(f) == len(addrs) {
+				uf = append(uf, f...)
+			}
+		}
+		for _, f := range uf {
+			r.frames = append(r.frames, f.String())
+		}
+		if i := symbolize.InnermostOwn(uf); i >= 0 {
+			r.own = uf[i].String()
+		}
+		r.noFP, _ = symbolize.NoFramePointers(uf)
 	}
 	if len(r.frames) == 0 {
 		r.frames = []string{"[unknown]"}
@@ -401,6 +429,67 @@ func (c *Collector) freeStale() {
 				delete(c.cache, k)
 			}
 		}
+	}
+	// Parked goroutines' stacks are no stack IDs of their own: one
+	// scheduler stack, in use all along, may come with any number of them
+	// over time, so each resolved stack is also forgotten a window after
+	// its last use.
+	for k, r := range c.cache {
+		if c.refresh-r.usedAt >= c.opt.Window {
+			delete(c.cache, k)
+		}
+	}
+}
+
+// goFrames is the goroutine stack gstack's addresses, up to the first 0.
+func goFrames(gstack *[GoDepth]uint64) []uint64 {
+	if gstack == nil {
+		return nil
+	}
+	n := 0
+	for n < len(gstack) && gstack[n] != 0 {
+		n++
+	}
+	return gstack[:n]
+}
+
+// targetPIDs lists the processes of c.targets, as snap has them, and the
+// -p processes.
+func (c *Collector) targetPIDs(snap *model.Snapshot) []int {
+	pids := slices.Clone(c.opt.PIDs)
+	for i := range snap.Threads {
+		t := &snap.Threads[i]
+		if slices.Contains(c.targets, t.TID) && !slices.Contains(pids, t.PID) {
+			pids = append(pids, t.PID)
+		}
+	}
+	return pids
+}
+
+// followGo registers with the tracer each of pids that runs a Go program
+// whose runtime layout is known, the first time it is among the targets'
+// processes (the symbolizer reads each executable once), and forgets the
+// processes no target is in any more: the kernel looks only the targets'
+// processes up.
+func (c *Collector) followGo(pids []int) {
+	if c.sym == nil || c.tr == nil {
+		return
+	}
+	for pid := range c.goPIDs {
+		if !slices.Contains(pids, pid) {
+			_ = c.tr.SetGoProcess(pid, nil)
+			delete(c.goPIDs, pid)
+		}
+	}
+	for _, pid := range pids {
+		if _, seen := c.goPIDs[pid]; seen || pid <= 0 || len(c.goPIDs) >= MaxGoProcesses {
+			continue
+		}
+		rt, err := c.sym.GoProcess(pid)
+		if err == nil {
+			err = c.tr.SetGoProcess(pid, &rt)
+		}
+		c.goPIDs[pid] = err
 	}
 }
 

@@ -37,10 +37,10 @@ func (c *Collector) Drain() *model.StackSample {
 	c.lastRaw.Dropped, c.lastRaw.InterruptWakings = c.raw.Dropped, c.raw.InterruptWakings
 	iv := interval{blocked: map[int]map[string]*counted{}, woken: map[int]map[string]*counted{}}
 	for _, b := range c.raw.Blocked {
-		add(iv.blocked, b.TID, c.resolve(&st, b.PID, b.KStack, b.UStack), b.PID, "", b.Count)
+		add(iv.blocked, b.TID, c.resolve(&st, b.PID, b.KStack, b.UStack, &b.GoStack), b.PID, "", b.Count)
 	}
 	for _, w := range c.raw.Wakes {
-		add(iv.woken, w.WakeeTID, c.resolve(&st, w.WakerPID, w.KStack, w.UStack), w.WakerPID, w.WakerComm, w.Count)
+		add(iv.woken, w.WakeeTID, c.resolve(&st, w.WakerPID, w.KStack, w.UStack, nil), w.WakerPID, w.WakerComm, w.Count)
 	}
 	out.KernelHidden = st.KernelHidden
 	out.Blocked, out.Woken = stackCounts(iv.blocked), stackCounts(iv.woken)
@@ -74,6 +74,7 @@ func (c *Collector) Retarget(snap *model.Snapshot) {
 	}
 	c.freeStale()
 	c.targets = c.choose(snap)
+	c.followGo(c.targetPIDs(snap))
 	if err := c.setTargets(c.sampling(snap)); err != nil && snap.Stacks != nil {
 		// Live only: a replay shows the stacks the read had.
 		snap.Stacks.Unavailable = "setting stack targets: " + err.Error()

@@ -2,4 +2,4 @@ package stacks
 
 // The compiled object and its Go bindings are committed, so a build needs no
 // clang; `make generate` rebuilds them and CI checks they are up to date.
-//go:generate go tool bpf2go -cc clang -strip llvm-strip -target bpfel -type block_key -type wake_key -type wake_val -type counters -type target stacks bpf/stacks.bpf.c -- -I./bpf -Wall -Werror
+//go:generate go tool bpf2go -cc clang -strip llvm-strip -target bpfel -type block_key -type wake_key -type wake_val -type counters -type target -type go_runtime stacks bpf/stacks.bpf.c -- -I./bpf -Wall -Werror

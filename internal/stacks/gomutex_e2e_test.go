@@ -1,69 +1,17 @@
 package stacks_test
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
+	"math"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
-
-// goMutex is the running program of testdata/gomutex: worker goroutines,
-// each locked to its OS thread, contending for sync.Mutexes in
-// main.(*ledger).transfer and main.(*ledger).audit.
-type goMutex struct {
-	pid             int
-	mu              sync.Mutex
-	transfer, audit int64
-}
-
-// waits are the Locks that waited, by function, as the program counted.
-func (g *goMutex) waits() (transfer, audit int64) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.transfer, g.audit
-}
-
-func startGoMutex(t *testing.T) *goMutex {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "gomutex")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/gomutex").CombinedOutput(); err != nil {
-		t.Fatalf("building testdata/gomutex: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "-workers", "4", "-lock")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	g := &goMutex{pid: cmd.Process.Pid}
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			var tr, au int64
-			if _, err := fmt.Sscanf(sc.Text(), "transfer=%d audit=%d", &tr, &au); err == nil {
-				g.mu.Lock()
-				g.transfer, g.audit = tr, au
-				g.mu.Unlock()
-			}
-		}
-	}()
-	return g
-}
 
 type goStack struct {
 	Frames          []string `json:"frames"`
@@ -96,21 +44,31 @@ func plumbing(fn string) bool {
 //
 // Where the waiters' threads block is the runtime's scheduler
 // (runtime.stoplockedm, entered through runtime.mcall, which clears the
-// frame pointer), so blocked_at has no frame of the program: that is
-// logged, not asserted, until the tracer follows a parked goroutine's
-// saved frame pointer.
+// frame pointer); the tracer follows the goroutine locked to the thread
+// from its saved frame pointer, so blocked_at names transfer and audit as
+// own frames, with shares of the two as the program counted its waits
+// (±10 points; its sleeps, the other parks, left out), and the folded
+// stacks go root first from the goroutine's entry through the parked
+// goroutine's frames into the scheduler and the kernel.
+//
+// The program counts the Locks that found the mutex held, not those that
+// parked: a Lock spins a little before it parks, but only some
+// microseconds, against the 200 µs each holder keeps the mutex, so nearly
+// every counted wait parks, in either function alike.
 func TestGoMutexStacks(t *testing.T) {
 	needBPF(t)
 	bin := testutil.Binary(t)
-	g := startGoMutex(t)
-	pid := strconv.Itoa(g.pid)
+	g := testutil.StartGoMutex(t)
+	pid := strconv.Itoa(g.PID)
 	deadline := time.Now().Add(90 * time.Second)
 	for {
+		transfer0, audit0 := g.Waits()
 		out, err := exec.Command(bin, "-b", "-o", "json", "--stacks", "-p", pid, "-d", "0.5", "-n", "6").Output()
 		if err != nil {
 			t.Fatalf("ctxtop: %v", err)
 		}
-		transfer, audit := g.waits()
+		transfer, audit := g.Waits()
+		transfer, audit = transfer-transfer0, audit-audit0
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		var r struct {
 			Threads []struct {
@@ -131,7 +89,7 @@ func TestGoMutexStacks(t *testing.T) {
 		var blocked uint64
 		ownBlocked := map[string]uint64{}
 		for _, th := range r.Threads {
-			if th.PID != g.pid {
+			if th.PID != g.PID {
 				continue
 			}
 			if i := strings.Index(th.Reason, " in "); i >= 0 && plumbing(th.Reason[i+4:]) {
@@ -157,19 +115,27 @@ func TestGoMutexStacks(t *testing.T) {
 		if t.Failed() {
 			return
 		}
-		if (blocked < 200 || transfer+audit < 100) && time.Now().Before(deadline) {
-			t.Logf("%d blocking switches traced, %d waits counted; again", blocked, transfer+audit)
+		const tr, au = "main.(*ledger).transfer", "main.(*ledger).audit"
+		named := ownBlocked[tr] > 0 && ownBlocked[au] > 0
+		if (blocked < 200 || transfer+audit < 100 || !named) && time.Now().Before(deadline) {
+			t.Logf("%d blocking switches traced, %d waits counted, by own frame %v; again", blocked, transfer+audit, ownBlocked)
 			continue
 		}
 		t.Logf("program: transfer=%d audit=%d waits; blocked_at by own frame (samples): %v", transfer, audit, ownBlocked)
-		if blocked == 0 {
-			t.Fatalf("no blocking switch of the program traced:\n%s", lines[len(lines)-1])
+		if !named {
+			t.Fatalf("blocked_at does not name both %s and %s as own frames:\n%.3000s", tr, au, lines[len(lines)-1])
+		}
+		want := float64(transfer) / float64(transfer+audit)
+		got := float64(ownBlocked[tr]) / float64(ownBlocked[tr]+ownBlocked[au])
+		if math.Abs(got-want) > 0.10 {
+			t.Errorf("transfer's share of the blocked samples in transfer or audit = %.3f, program counted %.3f", got, want)
 		}
 		break
 	}
 
 	// Every stack of an interval, not only each thread's top three: the
 	// Unlock in transfer wakes a thread in a few percent of the wakings.
+	offCPU := false
 	for {
 		out, err := exec.Command(bin, "-b", "-o", "folded", "-p", pid, "-d", "0.5", "-n", "6").Output()
 		if err != nil {
@@ -180,6 +146,18 @@ func TestGoMutexStacks(t *testing.T) {
 		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 			sp := strings.LastIndexByte(l, ' ')
 			f := strings.Split(l[:max(sp, 0)], ";")
+			if sp >= 0 && len(f) > 2 && f[1] == "[off-cpu]" && slices.Contains(f, "runtime.gopark") && slices.Contains(f, "main.(*ledger).transfer") {
+				// Root first: the goroutine's entry, its function, where it
+				// parked, the scheduler the thread went on in, the kernel.
+				offCPU = true
+				var at []int
+				for _, fn := range []string{"runtime.goexit", "main.(*ledger).transfer", "runtime.gopark", "runtime.mcall", "runtime.futex", "__x64_sys_futex"} {
+					at = append(at, slices.Index(f, fn))
+				}
+				if !slices.IsSorted(at) || at[0] < 0 {
+					t.Errorf("parked goroutine's off-CPU stack not root first (positions %v): %q", at, l)
+				}
+			}
 			if sp < 0 || len(f) < 2 || !strings.HasPrefix(f[1], "[woken by ") || !slices.Contains(f, "main.(*ledger).transfer") {
 				continue
 			}
@@ -187,9 +165,12 @@ func TestGoMutexStacks(t *testing.T) {
 			n += c
 			line = l
 		}
-		if line == "" && time.Now().Before(deadline) {
-			t.Log("no waking from main.(*ledger).transfer traced yet; again")
+		if (line == "" || !offCPU) && time.Now().Before(deadline) {
+			t.Log("no waking from main.(*ledger).transfer, or no parked goroutine in it, traced yet; again")
 			continue
+		}
+		if !offCPU {
+			t.Errorf("no off-CPU stack goes through main.(*ledger).transfer to runtime.gopark:\n%.2000s", out)
 		}
 		if line == "" {
 			t.Fatalf("no waker stack names main.(*ledger).transfer:\n%.2000s", out)

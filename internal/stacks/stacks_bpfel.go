@@ -19,6 +19,7 @@ type stacksBlockKey struct {
 	Pid    uint32
 	Kstack int32
 	Ustack int32
+	Gstack [32]uint64
 }
 
 type stacksCounters struct {
@@ -26,6 +27,16 @@ type stacksCounters struct {
 	Dropped     uint64
 	IrqWakings  uint64
 	StackErrors uint64
+}
+
+type stacksGoRuntime struct {
+	_         structs.HostLayout
+	G_m       uint32
+	G_stack   uint32
+	G_schedPc uint32
+	G_schedBp uint32
+	M_g0      uint32
+	M_lockedg uint32
 }
 
 type stacksTarget struct {
@@ -56,8 +67,10 @@ type stacksWakeVal struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	stacksMapBlockScratch        = "block_scratch"
 	stacksMapBlocked             = "blocked"
 	stacksMapCounterMap          = "counter_map"
+	stacksMapGoProcs             = "go_procs"
 	stacksMapStackMap            = "stack_map"
 	stacksMapTargets             = "targets"
 	stacksMapWakes               = "wakes"
@@ -116,11 +129,13 @@ type stacksProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type stacksMapSpecs struct {
-	Blocked    *ebpf.MapSpec `ebpf:"blocked"`
-	CounterMap *ebpf.MapSpec `ebpf:"counter_map"`
-	StackMap   *ebpf.MapSpec `ebpf:"stack_map"`
-	Targets    *ebpf.MapSpec `ebpf:"targets"`
-	Wakes      *ebpf.MapSpec `ebpf:"wakes"`
+	BlockScratch *ebpf.MapSpec `ebpf:"block_scratch"`
+	Blocked      *ebpf.MapSpec `ebpf:"blocked"`
+	CounterMap   *ebpf.MapSpec `ebpf:"counter_map"`
+	GoProcs      *ebpf.MapSpec `ebpf:"go_procs"`
+	StackMap     *ebpf.MapSpec `ebpf:"stack_map"`
+	Targets      *ebpf.MapSpec `ebpf:"targets"`
+	Wakes        *ebpf.MapSpec `ebpf:"wakes"`
 }
 
 // stacksVariableSpecs contains global variables before they are loaded into the kernel.
@@ -150,17 +165,21 @@ func (o *stacksObjects) Close() error {
 //
 // It can be passed to loadStacksObjects or ebpf.CollectionSpec.LoadAndAssign.
 type stacksMaps struct {
-	Blocked    *ebpf.Map `ebpf:"blocked"`
-	CounterMap *ebpf.Map `ebpf:"counter_map"`
-	StackMap   *ebpf.Map `ebpf:"stack_map"`
-	Targets    *ebpf.Map `ebpf:"targets"`
-	Wakes      *ebpf.Map `ebpf:"wakes"`
+	BlockScratch *ebpf.Map `ebpf:"block_scratch"`
+	Blocked      *ebpf.Map `ebpf:"blocked"`
+	CounterMap   *ebpf.Map `ebpf:"counter_map"`
+	GoProcs      *ebpf.Map `ebpf:"go_procs"`
+	StackMap     *ebpf.Map `ebpf:"stack_map"`
+	Targets      *ebpf.Map `ebpf:"targets"`
+	Wakes        *ebpf.Map `ebpf:"wakes"`
 }
 
 func (m *stacksMaps) Close() error {
 	return _StacksClose(
+		m.BlockScratch,
 		m.Blocked,
 		m.CounterMap,
+		m.GoProcs,
 		m.StackMap,
 		m.Targets,
 		m.Wakes,

@@ -20,6 +20,7 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/ctxtop/ctxtop/internal/bpfutil"
+	"github.com/ctxtop/ctxtop/internal/symbolize"
 	"github.com/ctxtop/ctxtop/internal/waketrace"
 )
 
@@ -42,6 +43,11 @@ const (
 	// two reads; events beyond them are counted as dropped.
 	MaxBlocked = 4096
 	MaxWakes   = 4096
+	// MaxGoProcesses is how many Go processes have their parked
+	// goroutines followed at once; GoDepth is the most frames of a parked
+	// goroutine kept (deeper ones lose their outermost frames).
+	MaxGoProcesses = 128
+	GoDepth        = 32
 )
 
 // ErrUnavailable wraps every reason the programs cannot run here.
@@ -68,6 +74,7 @@ type Tracer struct {
 	wvals      []stacksWakeVal
 	counters   []stacksCounters
 	stackBuf   []uint64
+	goProcs    map[uint32]bool // the processes in go_procs
 }
 
 // BlockCount is how often a thread switched out voluntarily at one pair
@@ -75,7 +82,10 @@ type Tracer struct {
 type BlockCount struct {
 	TID, PID       int
 	KStack, UStack int32
-	Count          uint64
+	// GoStack holds the return addresses of the parked goroutine the
+	// thread blocked for, innermost first, 0-padded; all 0 for none.
+	GoStack [GoDepth]uint64
+	Count   uint64
 }
 
 // WakeCount is how often a waker, at one pair of stacks, woke a target
@@ -111,7 +121,8 @@ func Open() (t *Tracer, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	for name, want := range map[string]uint32{"targets": targetSlots, "stack_map": MaxStacks, "blocked": MaxBlocked, "wakes": MaxWakes} {
+	for name, want := range map[string]uint32{"targets": targetSlots, "stack_map": MaxStacks, "blocked": MaxBlocked, "wakes": MaxWakes,
+		"go_procs": MaxGoProcesses} {
 		if got := spec.Maps[name].MaxEntries; got != want {
 			return nil, fmt.Errorf("%w: map %s holds %d entries, Go expects %d", ErrUnavailable, name, got, want)
 		}
@@ -126,7 +137,7 @@ func Open() (t *Tracer, err error) {
 	if err := spec.Variables["preempt_count_from_rq"].Set(pc); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	t = &Tracer{slots: map[uint32]stacksTarget{}}
+	t = &Tracer{slots: map[uint32]stacksTarget{}, goProcs: map[uint32]bool{}}
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
 		return nil, fmt.Errorf("%w: the kernel cannot load the programs: %s", ErrUnavailable, bpfutil.FirstLine(err))
 	}
@@ -242,7 +253,7 @@ func (t *Tracer) Read(r *Raw) error {
 		n, err := t.objs.Blocked.BatchLookupAndDelete(&cursor, t.bkeys, t.bvals, nil)
 		for i := range n {
 			k := &t.bkeys[i]
-			r.Blocked = append(r.Blocked, BlockCount{TID: int(k.Tid), PID: int(k.Pid), KStack: k.Kstack, UStack: k.Ustack, Count: t.bvals[i]})
+			r.Blocked = append(r.Blocked, BlockCount{TID: int(k.Tid), PID: int(k.Pid), KStack: k.Kstack, UStack: k.Ustack, GoStack: k.Gstack, Count: t.bvals[i]})
 		}
 		if errors.Is(err, ebpf.ErrKeyNotExist) {
 			break
@@ -296,7 +307,34 @@ func (t *Tracer) Reset() error {
 			errs = append(errs, err)
 		}
 	}
+	for pid := range t.goProcs {
+		errs = append(errs, t.SetGoProcess(int(pid), nil))
+	}
 	return errors.Join(errs...)
+}
+
+// SetGoProcess registers process pid as a Go program whose runtime has
+// layout rt, so that its threads' blocking switches in the Go scheduler
+// follow the goroutine locked to the thread; a nil rt forgets it.
+func (t *Tracer) SetGoProcess(pid int, rt *symbolize.GoRuntime) error {
+	key := uint32(pid)
+	if rt == nil {
+		if !t.goProcs[key] {
+			return nil
+		}
+		delete(t.goProcs, key)
+		if err := t.objs.GoProcs.Delete(key); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return err
+		}
+		return nil
+	}
+	v := stacksGoRuntime{G_m: rt.GM, G_stack: rt.GStack, G_schedPc: rt.GSchedPC,
+		G_schedBp: rt.GSchedBP, M_g0: rt.MG0, M_lockedg: rt.MLockedG}
+	if err := t.objs.GoProcs.Put(key, &v); err != nil {
+		return err
+	}
+	t.goProcs[key] = true
+	return nil
 }
 
 // Stack returns the addresses of stack id, innermost first, in a new

@@ -7,6 +7,7 @@
 //	kframes, err := s.Kernel(kernelAddrs, symbolize.StackAddresses)
 //	own := symbolize.InnermostOwn(frames) // the thread's own code, not libc or runtime.*
 //	if obj, ok := symbolize.NoFramePointers(frames); ok { /* "obj lacks frame pointers?" */ }
+//	rt, err := s.GoProcess(pid) // a Go program's runtime layout, for following parked goroutines
 //	s.Forget(pid)   // the process exited
 //	st := s.Stats() // tables kept and their bytes
 //

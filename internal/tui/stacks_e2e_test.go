@@ -121,3 +121,86 @@ func headerClock(t *testing.T, pane string) time.Time {
 	t.Fatalf("no clock in the header line %q", line)
 	return time.Time{}
 }
+
+// stackShares sums the shares (in %) of the lines below title whose stack
+// names fn.
+func stackShares(pane, title, fn string) float64 {
+	in := false
+	var sum float64
+	for _, l := range strings.Split(pane, "\n") {
+		switch {
+		case strings.HasPrefix(l, title):
+			in = true
+		case in && !strings.HasPrefix(l, "  "):
+			in = false
+		case in && strings.Contains(l, fn):
+			if v, err := strconv.ParseFloat(strings.TrimSuffix(strings.Fields(l)[0], "%"), 64); err == nil {
+				sum += v
+			}
+		}
+	}
+	return sum
+}
+
+// TestDetailShowsGoStacksInTmux opens the detail view of a Go program's
+// worker thread, whose goroutine is locked to it and waits for
+// sync.Mutexes in main.(*ledger).transfer and main.(*ledger).audit, and
+// checks that "blocked at" names both functions, though the thread blocks
+// in the Go scheduler (the tracer follows the parked goroutine), with
+// transfer's part of the two as the program counted its waits (±10
+// points).
+func TestDetailShowsGoStacksInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	if err := stacks.Check(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("BPF unavailable under CI: %v", err)
+		}
+		t.Skip(err)
+	}
+	bin := testutil.Binary(t)
+	g := testutil.StartGoMutex(t)
+
+	// Tall enough for the wakers' lists and the three "blocked at" lines.
+	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-gostacks-%d", os.Getpid())}
+	x.run("new-session", "-d", "-s", "e2e", "-x", "100", "-y", "45", bin+" -d 0.5 -p "+strconv.Itoa(g.PID))
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
+	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	x.waitFor("the table", contains("worker", "TOTAL/s"))
+	x.run("send-keys", "-t", "e2e", "/", "worker", "Enter")
+	x.waitFor("the filter", contains("/worker"))
+	x.run("send-keys", "-t", "e2e", "Enter")
+	const tr, au = "main.(*ledger).transfer", "main.(*ledger).audit"
+	both := func(p string) bool {
+		return strings.Contains(p, "worker  of process") && stackShares(p, "blocked at", tr) > 0 && stackShares(p, "blocked at", au) > 0
+	}
+	// audit's waits are a few percent of a worker's blocking switches:
+	// wait for a window in which they made its top three.
+	var first time.Time
+	var p string
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		p = x.pane()
+		if both(p) {
+			c := headerClock(t, p)
+			if first.IsZero() {
+				first = c
+			}
+			if d := c.Sub(first); d >= 3*time.Second || d < 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no full window in which a worker's \"blocked at\" names %s and %s; the pane shows:\n%s", tr, au, p)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	checkFits(t, p, 100, 45)
+	transfer, audit := g.Waits()
+	want := 100 * float64(transfer) / float64(transfer+audit)
+	st, sa := stackShares(p, "blocked at", tr), stackShares(p, "blocked at", au)
+	if got := 100 * st / (st + sa); math.Abs(got-want) > 10 {
+		t.Errorf("transfer's part of the blocked-at shares in transfer or audit: %.0f%%, the program counted %.0f%%\n%s", got, want, p)
+	}
+	t.Logf("program: transfer=%d audit=%d waits (%.0f%% transfer); detail view: transfer %.0f%%, audit %.0f%%", transfer, audit, want, st, sa)
+}

@@ -30,6 +30,16 @@
  * decrement. User space drains
  * the count maps once per refresh with a batch lookup-and-delete and frees
  * the stacks no count refers to any more.
+ *
+ * A Go program's thread that blocks because its goroutine waits (a
+ * sync.Mutex, a channel, a sleep) blocks in the Go scheduler: the goroutine
+ * parks through runtime.mcall, which saves the goroutine's pc and frame
+ * pointer in g.sched and switches to the thread's scheduler stack (g0) with
+ * the frame pointer cleared. The thread's user stack then holds only
+ * scheduler frames. For a target of a process user space registered as Go
+ * (go_procs, with its runtime's struct offsets), the switch also follows
+ * the goroutine the thread is locked to, if any, from g.sched along its
+ * frame pointers: see go_parked_stack.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -46,6 +56,8 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define MAX_DEPTH 64
 #define MAX_BLOCKED 4096
 #define MAX_WAKES 4096
+#define MAX_GO_PROCS 128
+#define GO_DEPTH 32
 
 #define BPF_F_USER_STACK (1ULL << 8)
 
@@ -54,6 +66,13 @@ struct block_key {
 	u32 pid;
 	s32 kstack;	/* a stack map id, or -errno when the stack was not kept */
 	s32 ustack;
+	/*
+	 * The return addresses of the parked goroutine the thread blocked
+	 * for, innermost first, 0-padded; all 0 for none. In the key itself:
+	 * a stack trace map is written only by bpf_get_stackid, which walks
+	 * the current registers, and the frames as the key can never collide.
+	 */
+	u64 gstack[GO_DEPTH];
 };
 
 struct wake_key {
@@ -75,6 +94,20 @@ struct counters {
 	u64 dropped;		/* events not counted: a count map was full */
 	u64 irq_wakings;	/* sampled target wakings in an interrupt: counted here only */
 	u64 stack_errors;	/* stacks not kept (map full, a collision) */
+};
+
+/*
+ * Where a Go binary's runtime keeps what go_parked_stack reads, in bytes
+ * from the start of its struct (they change between Go versions; user
+ * space knows them per binary).
+ */
+struct go_runtime {
+	u32 g_m;		/* g.m: the thread (m) a goroutine runs on */
+	u32 g_stack;		/* g.stack: its stack's bounds, {lo, hi} */
+	u32 g_sched_pc;		/* g.sched.pc, g.sched.bp: saved when it parked */
+	u32 g_sched_bp;
+	u32 m_g0;		/* m.g0: the thread's scheduler goroutine */
+	u32 m_lockedg;		/* m.lockedg: the goroutine locked to the thread */
 };
 
 /*
@@ -150,6 +183,25 @@ struct {
 	__type(value, struct counters);
 } counter_map SEC(".maps");
 
+/* The registered Go processes by tgid (user space keeps only the targets'). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_GO_PROCS);
+	__type(key, u32);
+	__type(value, struct go_runtime);
+} go_procs SEC(".maps");
+
+/*
+ * Room for one block key per CPU: with a goroutine's frames it is too big
+ * for the BPF stack.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct block_key);
+} block_scratch SEC(".maps");
+
 /*
  * Where this CPU's preempt count lies in bytes from its run queue (see
  * internal/waketrace); 0 where the kernel has none as a per-CPU variable, and
@@ -217,13 +269,71 @@ static __always_inline s32 stack_of(void *ctx, u64 flags)
 	return id;
 }
 
+/* Reads a word of the current task's memory; nonzero when it cannot. */
+#define read_user_u64(v, addr) bpf_probe_read_user(v, sizeof(u64), (void *)(addr))
+
+/*
+ * go_parked_stack follows the goroutine a Go thread blocks for, writing
+ * its return addresses into k->gstack (all 0 when none is followed).
+ *
+ * On amd64 Go code keeps the current goroutine's g in R14 (ABIInternal,
+ * Go 1.17 and later), and the scheduler's futex wait leaves it there, so
+ * the registers saved at the system call hold it. Only when that g is the
+ * thread's scheduler goroutine (g.m.g0 == g: checked, which also rejects
+ * R14 of code that is not Go's, a cgo call or a C thread) is the thread in
+ * the scheduler; on a goroutine's own stack (a blocking system call) the
+ * user stack already holds the goroutine's frames. The scheduler then
+ * blocks on behalf of one goroutine only when one is locked to the thread
+ * (LockOSThread; m.lockedg): that goroutine parked, and its M waits to be
+ * handed it again. An M without one is only idle in the scheduler, waiting
+ * for any work: no one goroutine's frames belong there, so none are added.
+ *
+ * The walk starts at g.sched.pc (the return address into the function
+ * that called mcall, runtime.gopark) and g.sched.bp (mcall saves the
+ * caller's frame pointer, dereferenced), then follows saved frame
+ * pointers: the return address at [bp+8], the next bp at [bp]. Every read
+ * is of the target's own memory, which anyone able to run code in it may
+ * have laid out: bounded to GO_DEPTH frames, only inside the goroutine's
+ * stack bounds, only upward, and a failed read ends the walk.
+ */
+static __always_inline void go_parked_stack(struct task_struct *prev, struct block_key *k)
+{
+	struct go_runtime *rt = bpf_map_lookup_elem(&go_procs, &k->pid);
+	u64 g, m, g0, lg = 0, bounds[2] = {}, pc = 0, bp = 0;
+	struct pt_regs *regs;
+	u32 i;
+
+	if (rt && bpf_core_field_exists(struct pt_regs, r14) && (regs = (struct pt_regs *)bpf_task_pt_regs(prev))) {
+		g = regs->r14;
+		/* g.stack is {lo, hi}: one read. */
+		if (read_user_u64(&m, g + rt->g_m) || read_user_u64(&g0, m + rt->m_g0) || g0 != g ||
+		    read_user_u64(&lg, m + rt->m_lockedg) || !lg ||
+		    bpf_probe_read_user(bounds, sizeof(bounds), (void *)(lg + rt->g_stack)) ||
+		    read_user_u64(&bp, lg + rt->g_sched_bp) || read_user_u64(&pc, lg + rt->g_sched_pc))
+			pc = 0;
+	}
+	for (i = 0; i < GO_DEPTH; i++) {
+		u64 frame[2];	/* the caller's bp, the return address */
+
+		k->gstack[i] = pc;
+		if (!pc || bp < bounds[0] || bp >= bounds[1] || bounds[1] - bp < sizeof(frame) ||
+		    bpf_probe_read_user(frame, sizeof(frame), (void *)bp)) {
+			pc = 0;
+			continue;
+		}
+		pc = frame[1];
+		/* The next frame is further up the stack, or the chain is broken. */
+		bp = frame[0] > bp ? frame[0] : 0;
+	}
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(ctxtop_stacks_switch, bool preempt, struct task_struct *prev)
 {
-	struct block_key k = {};
+	struct block_key *k;
 	struct target *t;
 	u64 one = 1, *v;
-	u32 tid;
+	u32 tid, zero = 0;
 
 	if (preempt)
 		return 0;
@@ -236,16 +346,20 @@ int BPF_PROG(ctxtop_stacks_switch, bool preempt, struct task_struct *prev)
 		return 0;
 	if (!sampled(t, &t->switch_left))
 		return 0;
-	k.tid = tid;
-	k.pid = prev->tgid;
-	k.kstack = stack_of(ctx, 0);
-	k.ustack = stack_of(ctx, BPF_F_USER_STACK);
-	v = bpf_map_lookup_elem(&blocked, &k);
+	k = bpf_map_lookup_elem(&block_scratch, &zero);
+	if (!k)
+		return 0;
+	k->tid = tid;
+	k->pid = prev->tgid;
+	k->kstack = stack_of(ctx, 0);
+	k->ustack = stack_of(ctx, BPF_F_USER_STACK);
+	go_parked_stack(prev, k);
+	v = bpf_map_lookup_elem(&blocked, k);
 	if (v) {
 		__sync_fetch_and_add(v, 1);
-	} else if (bpf_map_update_elem(&blocked, &k, &one, BPF_NOEXIST)) {
+	} else if (bpf_map_update_elem(&blocked, k, &one, BPF_NOEXIST)) {
 		/* Another CPU may have added it meanwhile. */
-		v = bpf_map_lookup_elem(&blocked, &k);
+		v = bpf_map_lookup_elem(&blocked, k);
 		if (v) {
 			__sync_fetch_and_add(v, 1);
 		} else {

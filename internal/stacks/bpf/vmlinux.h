@@ -64,4 +64,9 @@ struct task_struct {
 	int on_rq;
 } __attribute__((preserve_access_index));
 
+/* amd64's: where Go's ABIInternal keeps the current goroutine (g). */
+struct pt_regs {
+	unsigned long r14;
+} __attribute__((preserve_access_index));
+
 #endif

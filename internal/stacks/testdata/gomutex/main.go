@@ -3,8 +3,9 @@
 // counting how often each Lock had to wait: the tests compare ctxtop's
 // stacks with these counts.
 //
-// With -lock each worker goroutine is locked to its own OS thread, and
-// GOMAXPROCS is the number of workers, so a wait for a mutex parks the
+// With -lock each worker goroutine is locked to its own OS thread, named
+// "worker" (so a monitor can tell the workers' threads from the runtime's),
+// and GOMAXPROCS is the number of workers, so a wait for a mutex parks the
 // goroutine and blocks its thread in the kernel (a futex in the runtime's
 // scheduler), not only a goroutine. transfer is called three times for
 // each audit.
@@ -20,7 +21,9 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 )
 
 type ledger struct {
@@ -62,18 +65,29 @@ func (l *ledger) audit() int64 {
 	return b
 }
 
+// nameThread names the calling OS thread (its comm), as prctl(2)
+// PR_SET_NAME does; the goroutine must be locked to it.
+func nameThread(name string) {
+	b := append([]byte(name), 0)
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&b[0])), 0)
+}
+
 func main() {
 	workers := flag.Int("workers", 4, "goroutines, each on its own OS thread")
 	hold := flag.Duration("hold", 200*time.Microsecond, "how long each call holds the mutex")
 	pause := flag.Duration("pause", 200*time.Microsecond, "how long a worker sleeps between calls")
 	lock := flag.Bool("lock", false, "lock each worker goroutine to its OS thread")
 	flag.Parse()
+	// The main goroutine keeps the main thread, whose name is the
+	// process's: no worker renames it.
+	runtime.LockOSThread()
 	runtime.GOMAXPROCS(*workers)
 	l := &ledger{hold: *hold}
 	for w := range *workers {
 		go func() {
 			if *lock {
 				runtime.LockOSThread()
+				nameThread("worker")
 			}
 			for i := w; ; i++ {
 				if i%4 == 3 {
