@@ -17,7 +17,9 @@ import "strings"
 //   - Go functions of the runtime and its low-level packages: names
 //     starting "runtime.", "runtime/", "internal/", "syscall.", "sync."
 //     (Mutex.Lock, WaitGroup.Wait and Cond.Wait, which block on the
-//     runtime's behalf, and sync.runtime_* ) and "golang.org/x/sys/unix.";
+//     runtime's behalf, and sync.runtime_* ) and "golang.org/x/sys/unix.",
+//     and time.Sleep, which is the runtime's own sleep (runtime.timeSleep
+//     under the name of package time), as libc's nanosleep is libc's;
 //   - JIT frames of the Java platform (names starting "java.", "jdk.",
 //     "sun.", "Ljava/", "Ljdk/", "Lsun/", as JVM perf map writers give
 //     them) and the JVM's own stubs ("Interpreter", "StubRoutines",
@@ -26,7 +28,7 @@ import "strings"
 // A frame without a name (stripped code) is not plumbing unless its object
 // is: unknown code of the program is still the program's.
 func Plumbing(f Frame) bool {
-	if f.Kind == Kernel {
+	if f.Kind == Kernel || f.Function == "time.Sleep" {
 		return true
 	}
 	if plumbingObject(f.Object) {

@@ -21,6 +21,11 @@ func TestInnermostOwn(t *testing.T) {
 			{Function: "db.(*Pool).Get", Object: "app"},
 			{Function: "main.main", Object: "app"},
 		}, 5},
+		{"a Go sleep is its caller's", []Frame{
+			{Function: "runtime.gopark", Object: "app"},
+			{Function: "time.Sleep", Object: "app"},
+			{Function: "main.worker", Object: "app"},
+		}, 2},
 		{"c++ on glibc", []Frame{
 			{Kind: Kernel, Function: "futex_wait", Object: "[kernel]"},
 			{Function: "__futex_abstimed_wait_common", Object: "libc.so.6"},
