@@ -148,6 +148,7 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 	b.ReportAllocs()
 	for range b.N {
 		c := NewCollector(Options{})
+		w := model.NewStackWindow(model.StackOptions{})
 		var samples uint64
 		var opens []time.Duration
 		// The snapshot the view would hand over: each thread switches
@@ -164,12 +165,12 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 			c.SetEnabled(true)
 			opens = append(opens, time.Since(t0))
 			// The first read has nothing yet; it sets the targets.
-			c.Read(snapOf())
+			ReadThrough(c, w, snapOf())
 		}, func() float64 {
 			return nsPerRT(refresh)
 		}, func() {
 			snap := snapOf()
-			c.Read(snap)
+			ReadThrough(c, w, snap)
 			c.SetEnabled(false)
 			if snap.Stacks == nil || snap.Stacks.Unavailable != "" {
 				b.Fatalf("collector: %+v", snap.Stacks)
@@ -295,12 +296,13 @@ func BenchmarkCollectorRead(b *testing.B) {
 	c := NewCollector(Options{})
 	c.SetEnabled(true)
 	defer c.Close()
+	w := model.NewStackWindow(model.StackOptions{})
 	snap := model.Snapshot{Threads: slices.Clone(threads)}
-	c.Read(&snap)
+	ReadThrough(c, w, &snap)
 	b.ReportAllocs()
 	for b.Loop() {
 		time.Sleep(10 * time.Millisecond)
 		snap := model.Snapshot{Threads: slices.Clone(threads)}
-		c.Read(&snap)
+		ReadThrough(c, w, &snap)
 	}
 }

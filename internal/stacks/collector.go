@@ -1,7 +1,6 @@
 package stacks
 
 import (
-	"cmp"
 	"errors"
 	"math"
 	"os"
@@ -27,12 +26,10 @@ type Options struct {
 	PIDs []int
 	// Hot is how many hot blocking threads are targeted (default 8).
 	Hot int
-	// Window is how many refreshes the shares are over (default 5).
+	// Window is how many refreshes a kernel stack stays kept after the
+	// last count that referred to it (default model.DefaultStackWindow,
+	// the shares' window): a stack of the window is resolved once.
 	Window int
-	// Top is how many stacks a thread shows of each kind (default 3).
-	Top int
-	// Folded keeps every stack of each interval for flame graphs.
-	Folded bool
 	// Budget is about how many events of each kind (blocking switches,
 	// wakings) are sampled a second over all targets (default
 	// sampleBudget).
@@ -40,8 +37,9 @@ type Options struct {
 }
 
 // Collector attaches the tracer only while wanted, drains and symbolizes
-// its counts once per refresh (Read), and picks the next targets from the
-// snapshot. Its methods are safe from any goroutine.
+// its counts once per refresh (Drain), and picks the next targets from the
+// snapshot made from them (Retarget); the shares over the last refreshes
+// are the pipeline's (model.StackWindow). Its methods are safe from any goroutine.
 type Collector struct {
 	opt   Options
 	want  atomic.Bool
@@ -58,7 +56,6 @@ type Collector struct {
 	symErr  error
 	raw     Raw
 	lastRaw Raw
-	window  []interval
 	// cache holds resolved stacks by their kernel IDs and process, while
 	// those IDs stay in the kernel's map; used says at which refresh an
 	// ID was last referred to, so IDs no count refers to are freed.
@@ -141,10 +138,7 @@ func NewCollector(opt Options) *Collector {
 		opt.Hot = 8
 	}
 	if opt.Window <= 0 {
-		opt.Window = 5
-	}
-	if opt.Top <= 0 {
-		opt.Top = 3
+		opt.Window = model.DefaultStackWindow
 	}
 	if opt.Budget <= 0 {
 		opt.Budget = sampleBudget
@@ -200,7 +194,7 @@ func (c *Collector) Apply() {
 		c.sym, c.symErr = symbolize.New(symbolize.Options{Proc: c.opt.Proc})
 	}
 	c.cache, c.used, c.goPIDs = map[resolveKey]*resolved{}, map[int32]int{}, map[int]error{}
-	c.window, c.lastRaw = nil, Raw{}
+	c.lastRaw = Raw{}
 	// A -p target's threads are known before any snapshot: trace them
 	// from the start, so the first report already has stacks.
 	c.targets = c.seed()
@@ -226,7 +220,6 @@ func (c *Collector) setTargets(targets []Target) error {
 // loaded for KeepLoaded in case the collector is turned on again.
 func (c *Collector) idleLocked() {
 	c.err = nil
-	c.window = nil
 	if c.tr == nil {
 		return
 	}
@@ -283,57 +276,6 @@ func (c *Collector) closeLocked() {
 		c.tr = nil
 	}
 	c.err = nil
-	c.window = nil
-}
-
-// Read drains the interval's counts into snap (Snapshot.Stacks and the
-// thread rows' BlockedAt and WokenFrom, and the WHY text), then chooses the
-// next targets from snap. It leaves snap alone while the collector is off.
-func (c *Collector) Read(snap *model.Snapshot) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.on {
-		return
-	}
-	if c.err != nil {
-		model.AttachStacks(snap, &model.Stacks{Unavailable: c.err.Error()})
-		return
-	}
-	st := &model.Stacks{Targets: slices.Clone(c.targets), Threads: map[int]*model.ThreadStacks{}}
-	if err := c.tr.Read(&c.raw); err != nil {
-		model.AttachStacks(snap, &model.Stacks{Unavailable: err.Error()})
-		return
-	}
-	c.refresh++
-	st.Dropped = c.raw.Dropped - c.lastRaw.Dropped
-	st.InterruptWakings = c.raw.InterruptWakings - c.lastRaw.InterruptWakings
-	c.lastRaw.Dropped, c.lastRaw.InterruptWakings = c.raw.Dropped, c.raw.InterruptWakings
-
-	iv := interval{blocked: map[int]map[string]*counted{}, woken: map[int]map[string]*counted{}}
-	for _, b := range c.raw.Blocked {
-		r := c.resolve(st, b.PID, b.KStack, b.UStack, &b.GoStack)
-		add(iv.blocked, b.TID, r, b.PID, "", b.Count)
-	}
-	for _, w := range c.raw.Wakes {
-		r := c.resolve(st, w.WakerPID, w.KStack, w.UStack, nil)
-		add(iv.woken, w.WakeeTID, r, w.WakerPID, w.WakerComm, w.Count)
-	}
-	c.window = append(c.window, iv)
-	if len(c.window) > c.opt.Window {
-		c.window = slices.Delete(c.window, 0, len(c.window)-c.opt.Window)
-	}
-	st.Refreshes = len(c.window)
-	c.summarize(st)
-	if c.opt.Folded {
-		st.Folded = folded(snap, &iv)
-	}
-	c.freeStale()
-	c.targets = c.choose(snap)
-	c.followGo(c.targetPIDs(snap))
-	if err := c.setTargets(c.sampling(snap)); err != nil {
-		st.Unavailable = "setting stack targets: " + err.Error()
-	}
-	model.AttachStacks(snap, st)
 }
 
 func add(m map[int]map[string]*counted, tid int, r *resolved, pid int, waker string, n uint64) {
@@ -493,70 +435,6 @@ func (c *Collector) followGo(pids []int) {
 	}
 }
 
-// summarize sums the window per thread and keeps each one's top stacks.
-func (c *Collector) summarize(st *model.Stacks) {
-	type sum struct {
-		pid   int
-		byKey map[string]*counted
-		total uint64
-	}
-	fold := func(get func(interval) map[int]map[string]*counted) map[int]*sum {
-		out := map[int]*sum{}
-		for _, iv := range c.window {
-			for tid, byStack := range get(iv) {
-				s := out[tid]
-				if s == nil {
-					s = &sum{byKey: map[string]*counted{}}
-					out[tid] = s
-				}
-				for key, e := range byStack {
-					if s.pid == 0 && e.waker == "" {
-						s.pid = e.pid
-					}
-					s.total += e.count
-					if x := s.byKey[key]; x != nil {
-						x.count += e.count
-					} else {
-						cp := *e
-						s.byKey[key] = &cp
-					}
-				}
-			}
-		}
-		return out
-	}
-	top := func(s *sum) []model.StackShare {
-		all := make([]*counted, 0, len(s.byKey))
-		for _, e := range s.byKey {
-			all = append(all, e)
-		}
-		slices.SortFunc(all, func(a, b *counted) int {
-			return cmp.Or(cmp.Compare(b.count, a.count), strings.Compare(a.waker+a.r.sig, b.waker+b.r.sig))
-		})
-		var out []model.StackShare
-		for _, e := range all[:min(len(all), c.opt.Top)] {
-			out = append(out, model.StackShare{Frames: e.r.frames, KernelFrames: e.r.kernelFrames, Own: e.r.own, Waker: e.waker,
-				Count: e.count, Share: float64(e.count) / float64(s.total), NoFramePointers: e.r.noFP})
-		}
-		return out
-	}
-	thread := func(tid int) *model.ThreadStacks {
-		t := st.Threads[tid]
-		if t == nil {
-			t = &model.ThreadStacks{TID: tid}
-			st.Threads[tid] = t
-		}
-		return t
-	}
-	for tid, s := range fold(func(iv interval) map[int]map[string]*counted { return iv.blocked }) {
-		t := thread(tid)
-		t.PID, t.BlockedAt = s.pid, top(s)
-	}
-	for tid, s := range fold(func(iv interval) map[int]map[string]*counted { return iv.woken }) {
-		thread(tid).WokenFrom = top(s)
-	}
-}
-
 // sampling is how each of c.targets is to be sampled, from its rate in
 // snap (a thread not in it did not switch: every event is taken).
 func (c *Collector) sampling(snap *model.Snapshot) []Target {
@@ -610,42 +488,6 @@ func (c *Collector) choose(snap *model.Snapshot) []int {
 		}
 	}
 	return tids
-}
-
-// folded is the interval's stacks, root first, for flame graphs: off-CPU
-// stacks under "comm;[off-cpu]", waker stacks under "comm;[woken by WAKER]".
-func folded(snap *model.Snapshot, iv *interval) []model.FoldedStack {
-	comms := map[int]string{}
-	for i := range snap.Threads {
-		comms[snap.Threads[i].TID] = snap.Threads[i].Comm
-	}
-	var out []model.FoldedStack
-	emit := func(m map[int]map[string]*counted, woken bool) {
-		for tid, byStack := range m {
-			name := comms[tid]
-			if name == "" {
-				name = strconv.Itoa(tid)
-			}
-			for _, e := range byStack {
-				marker := "[off-cpu]"
-				if woken {
-					marker = "[woken by " + e.waker + "]"
-				}
-				f := make([]string, 0, len(e.r.frames)+2)
-				f = append(f, name, marker)
-				for i := len(e.r.frames) - 1; i >= 0; i-- {
-					f = append(f, e.r.frames[i])
-				}
-				out = append(out, model.FoldedStack{Frames: f, Count: e.count})
-			}
-		}
-	}
-	emit(iv.blocked, false)
-	emit(iv.woken, true)
-	slices.SortFunc(out, func(a, b model.FoldedStack) int {
-		return strings.Compare(strings.Join(a.Frames, ";"), strings.Join(b.Frames, ";"))
-	})
-	return out
 }
 
 // trimTracing drops the innermost kernel frames that are the tracer's own

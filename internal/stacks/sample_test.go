@@ -66,7 +66,8 @@ func TestSampledSharesHold(t *testing.T) {
 		t.Skipf("mixed blocks only %.0f times a second here; too few to sample", rate)
 	}
 	const refresh, refreshes = 500 * time.Millisecond, 10
-	c := stacks.NewCollector(stacks.Options{PIDs: []int{b.PID}, Window: refreshes, Top: 10, Budget: int(3 * rate / 8)})
+	c := stacks.NewCollector(stacks.Options{PIDs: []int{b.PID}, Window: refreshes, Budget: int(3 * rate / 8)})
+	w := model.NewStackWindow(model.StackOptions{Window: refreshes, Top: 10})
 	c.SetEnabled(true)
 	defer c.Close()
 	if err := c.Err(); err != nil {
@@ -80,7 +81,7 @@ func TestSampledSharesHold(t *testing.T) {
 		v, now := voluntary(t, b.PID, mixed), time.Now()
 		snap = &model.Snapshot{Interval: now.Sub(at), Threads: []model.ThreadRates{{PID: b.PID, TID: mixed, Comm: "mixed",
 			VoluntaryPerSec: float64(v-prev) / now.Sub(at).Seconds()}}}
-		c.Read(snap)
+		stacks.ReadThrough(c, w, snap)
 		if i >= 2 { // the first reads had every event (or one in 16) taken
 			events += v - prev
 		}
