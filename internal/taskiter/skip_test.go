@@ -1,6 +1,7 @@
 package taskiter
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -218,4 +219,38 @@ func diffRecords(want, got map[int]counters) string {
 		out += fmt.Sprintf("%d threads, want %d\n", len(got), len(want))
 	}
 	return out
+}
+
+// TestAccountDropsDearHooks: the hooks are dropped after dearPasses
+// walks in a row whose wake-ups, at hookNs each, cost more than the
+// threads they let the walk step over saved at stepNs each, and kept
+// while they save more.
+func TestAccountDropsDearHooks(t *testing.T) {
+	le := binary.LittleEndian
+	const skipped = 10000
+	it := &Iter{ctl: make([]byte, ctlSize), wakes: make([]byte, 2*wakeCountSize)}
+	it.skip.above, it.skip.hooks = 1, []*rawLink{}
+	le.PutUint32(it.ctl[ctlSkipped:], skipped)
+	var total uint64
+	walk := func(wakes uint64) {
+		total += wakes
+		le.PutUint64(it.wakes[wakeCountSize:], total) // all on the second CPU
+		it.account(2 * skipped)
+	}
+	cheap := uint64(skipped * stepNs / hookNs)
+	for range 2 * dearPasses {
+		walk(cheap)
+	}
+	if it.skip.hooks == nil || it.Skipped() != skipped {
+		t.Fatalf("hooks dropped (%v) or skipped %d, with %d wake-ups a walk against %d threads stepped over", it.skip.hooks == nil, it.Skipped(), cheap, skipped)
+	}
+	for i := range dearPasses {
+		if it.skip.hooks == nil {
+			t.Fatalf("hooks dropped after %d dear walks, want %d", i, dearPasses)
+		}
+		walk(cheap + 1)
+	}
+	if it.skip.hooks != nil || it.skip.retry != retryPasses {
+		t.Errorf("after %d dear walks: hooks kept (%v), retry in %d walks, want dropped and %d", dearPasses, it.skip.hooks != nil, it.skip.retry, retryPasses)
+	}
 }
