@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
+	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
@@ -120,8 +122,10 @@ func BenchmarkWalkVsSeqIter(b *testing.B) {
 // threads (pid_max and threads-max raised for it and restored after;
 // skipped when they cannot be): the median CPU time of the walk, every
 // record at rest (walk-ms), against a walk that reads nothing but each
-// task's PID (count-ms), alternating. The difference is what reading the
-// counters costs; count-ms is a floor for any walk of the task list.
+// task's PID (count-ms), alternating. count-ms is a floor for any walk
+// that visits every task; from the third walk on the walk steps over the
+// idle process (skip.go) but for every 16th, a full one: max-ms is that,
+// skipped the share of walks that stepped over it.
 func BenchmarkWalk100kIdle(b *testing.B) {
 	if os.Geteuid() != 0 {
 		b.Skip("100,000 threads need pid_max and threads-max raised, as root")
@@ -135,7 +139,14 @@ func BenchmarkWalk100kIdle(b *testing.B) {
 	defer it.Close()
 	count := loadCount(b, it)
 	var walk, cnt []time.Duration
-	var n int
+	var n, skipped int
+	// The first walk grows the array (a reload), the second attaches the
+	// hooks: both full, and not the steady state measured here.
+	for range 2 {
+		if _, err := it.Walk(); err != nil {
+			b.Fatal(err)
+		}
+	}
 	b.ResetTimer()
 	for range b.N {
 		time.Sleep(20 * time.Millisecond)
@@ -144,6 +155,9 @@ func BenchmarkWalk100kIdle(b *testing.B) {
 			b.Fatal(err)
 		}
 		walk = append(walk, cpuTime()-start)
+		if it.Skipped() >= 100000 {
+			skipped++
+		}
 		time.Sleep(20 * time.Millisecond)
 		cnt = append(cnt, count())
 	}
@@ -152,7 +166,9 @@ func BenchmarkWalk100kIdle(b *testing.B) {
 		b.Fatalf("walked %d threads", n)
 	}
 	b.ReportMetric(median(walk), "walk-ms")
+	b.ReportMetric(float64(slices.Max(walk))/float64(time.Millisecond), "max-ms")
 	b.ReportMetric(median(cnt), "count-ms")
+	b.ReportMetric(float64(skipped)/float64(b.N), "skipped")
 	b.ReportMetric(float64(n), "threads")
 }
 
@@ -181,5 +197,89 @@ func loadCount(b *testing.B, it *Iter) func() time.Duration {
 			b.Fatal(err)
 		}
 		return cpuTime() - start
+	}
+}
+
+// BenchmarkHookOverheadPinnedFutex is what the wake-up hooks cost where
+// they cost most: a futex ping-pong pinned to one CPU, some 400,000 wake-ups
+// a second. As in internal/waketrace's benchmark, one ping-pong runs
+// throughout and the hooks are attached and detached under it in turn,
+// 60 windows of 100 ms each; each attached window's ns per round trip
+// against the mean of the detached windows either side is one paired
+// ratio, and the median of them is hooks-on/off. Then the kernel's own
+// accounting of a hook's run (bpf_stats, kept out of the windows).
+func BenchmarkHookOverheadPinnedFutex(b *testing.B) {
+	if !skipArch {
+		b.Skip("the hooks are attached only on amd64")
+	}
+	it, err := Open(Options{SkipAbove: -1})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer it.Close()
+	cpu := runtime.NumCPU() - 1 // CPU 0 takes most of a VM's interrupts
+	run, err := load.Start(load.Config{Mode: load.ModeFutex, CPUs: []int{cpu}, Duration: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer run.Stop()
+	time.Sleep(300 * time.Millisecond)
+	nsPerRT := func(window time.Duration) float64 {
+		time.Sleep(10 * time.Millisecond)
+		t0, n0 := time.Now(), run.Progress().RoundTrips
+		time.Sleep(window)
+		t1, n1 := time.Now(), run.Progress().RoundTrips
+		if n1 <= n0 {
+			b.Fatalf("the ping-pong made no round trip in %v", window)
+		}
+		return float64(t1.Sub(t0).Nanoseconds()) / float64(n1-n0)
+	}
+	on := func() {
+		if err := it.attach(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	const window = 100 * time.Millisecond
+	for range b.N {
+		var ratios, offs []float64
+		before := nsPerRT(window)
+		for range 60 {
+			on()
+			ns := nsPerRT(window)
+			it.detach()
+			after := nsPerRT(window)
+			ratios = append(ratios, 2*ns/(before+after))
+			offs = append(offs, before)
+			before = after
+		}
+		slices.Sort(ratios)
+		slices.Sort(offs)
+		q := func(f float64) float64 { return ratios[int(f*float64(len(ratios)-1))] }
+		b.ReportMetric(q(.5), "hooks-on/off")
+		b.ReportMetric(offs[len(offs)/2], "ns/rt-off")
+		b.Logf("hooks attached: median paired ratio %.3f (quartiles %.3f–%.3f), %.0f ns a round trip detached", q(.5), q(.25), q(.75), offs[len(offs)/2])
+
+		stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
+		if err != nil {
+			b.Fatalf("bpf_stats: %v", err)
+		}
+		on()
+		st0, err := it.objs.Wakeup.Stats()
+		if err != nil {
+			b.Fatal(err)
+		}
+		n0 := run.Progress().RoundTrips
+		time.Sleep(time.Second)
+		n1 := run.Progress().RoundTrips
+		st1, err := it.objs.Wakeup.Stats()
+		if err != nil {
+			b.Fatal(err)
+		}
+		it.detach()
+		stats.Close()
+		runs := st1.RunCount - st0.RunCount
+		perRun := float64((st1.Runtime - st0.Runtime).Nanoseconds()) / float64(max(runs, 1))
+		b.ReportMetric(perRun, "ns/hook-run")
+		b.Logf("bpf_stats: %.0f ns a sched_wakeup run (timing included), %.2f runs a round trip system-wide", perRun, float64(runs)/float64(max(n1-n0, 1)))
 	}
 }

@@ -61,6 +61,11 @@ func Check() error {
 type Options struct {
 	// PIDs limits a pass to these processes' threads; nil reports all.
 	PIDs []int
+	// SkipAbove is how many threads a walk must find for the walks
+	// after it to attach the wake-up hooks and step over the processes
+	// nobody woke (see skip.go): 0 means DefaultSkipAbove, a negative
+	// number never.
+	SkipAbove int
 }
 
 // Iter is the loaded walk program and the array it writes, mapped.
@@ -83,23 +88,37 @@ type Iter struct {
 	// changed is the mapped list of the records the last walk wrote:
 	// capacity+1 words of 8 bytes, a count and then indices.
 	changed []byte
+	// ctl is the mapped control element (struct walk_ctl), wakes the
+	// hooks' per-CPU run counts, a cache line each.
+	ctl, wakes []byte
+	skip       skipState
+	// ranFull is whether the last walk visited every process.
+	ranFull bool
 }
 
 // walkObjects is what a pass needs of the object: not ctxtop_seq, whose
 // verification would only add to the start-up cost.
 type walkObjects struct {
-	Walk    *ebpf.Program `ebpf:"ctxtop_walk"`
-	Recs    *ebpf.Map     `ebpf:"recs"`
-	Changed *ebpf.Map     `ebpf:"changed"`
-	Targets *ebpf.Map     `ebpf:"targets"`
+	Walk      *ebpf.Program `ebpf:"ctxtop_walk"`
+	Wakeup    *ebpf.Program `ebpf:"ctxtop_wakeup"`
+	WakeupNew *ebpf.Program `ebpf:"ctxtop_wakeup_new"`
+	Recs      *ebpf.Map     `ebpf:"recs"`
+	Changed   *ebpf.Map     `ebpf:"changed"`
+	Targets   *ebpf.Map     `ebpf:"targets"`
+	Control   *ebpf.Map     `ebpf:"control"`
+	Dirty     *ebpf.Map     `ebpf:"dirty"`
+	Spans     *ebpf.Map     `ebpf:"spans"`
+	Wakeups   *ebpf.Map     `ebpf:"wakeups"`
 }
 
 func (o *walkObjects) Close() error {
 	var errs []error
-	if o.Walk != nil {
-		errs = append(errs, o.Walk.Close())
+	for _, p := range []*ebpf.Program{o.Walk, o.Wakeup, o.WakeupNew} {
+		if p != nil {
+			errs = append(errs, p.Close())
+		}
 	}
-	for _, m := range []*ebpf.Map{o.Recs, o.Changed, o.Targets} {
+	for _, m := range []*ebpf.Map{o.Recs, o.Changed, o.Targets, o.Control, o.Dirty, o.Spans, o.Wakeups} {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}
@@ -139,7 +158,13 @@ func Open(opts Options) (*Iter, error) {
 	}
 	// Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK.
 	_ = rlimit.RemoveMemlock()
-	it := &Iter{opts: opts, maskWords: words, size: recordSize(words), ncpu: ncpu, hz: clockTicks(), types: btf.NewCache()}
+	it := &Iter{opts: opts, maskWords: words, size: recordSize(words), ncpu: ncpu, hz: clockTicks(), types: btf.NewCache(), ranFull: true}
+	switch {
+	case opts.SkipAbove == 0:
+		it.skip.above = DefaultSkipAbove
+	case opts.SkipAbove > 0:
+		it.skip.above = opts.SkipAbove
+	}
 	if err := it.load(initialCapacity()); err != nil {
 		return nil, err
 	}
@@ -161,6 +186,12 @@ func (it *Iter) load(capacity int) error {
 	spec.Maps[taskiterMapRecs].ValueSize = uint32(it.size)
 	spec.Maps[taskiterMapRecs].MaxEntries = uint32(capacity)
 	spec.Maps[taskiterMapChanged].MaxEntries = uint32(capacity + 1)
+	spec.Maps[taskiterMapSpans].MaxEntries = uint32(capacity)
+	spec.Maps[taskiterMapDirty].MaxEntries = uint32((pidMax() + 63) / 64)
+	spec.Maps[taskiterMapWakeups].MaxEntries = uint32(it.ncpu)
+	if m := spec.Maps[taskiterMapControl]; m.ValueSize != ctlSize || spec.Maps[taskiterMapWakeups].ValueSize != wakeCountSize {
+		return fmt.Errorf("%w: the program's control element is %d bytes, Go expects %d", ErrUnavailable, m.ValueSize, ctlSize)
+	}
 	if it.opts.PIDs != nil {
 		spec.Maps[taskiterMapTargets].MaxEntries = uint32(max(len(it.opts.PIDs), 1))
 	}
@@ -194,8 +225,27 @@ func (it *Iter) load(capacity int) error {
 		objs.Close()
 		return fmt.Errorf("%w: mapping the changed list: %v", ErrUnavailable, err)
 	}
+	ctl, err := unix.Mmap(objs.Control.FD(), 0, ctlSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		unix.Munmap(recs)
+		unix.Munmap(changed)
+		objs.Close()
+		return fmt.Errorf("%w: mapping the walk's control: %v", ErrUnavailable, err)
+	}
+	wakes, err := unix.Mmap(objs.Wakeups.FD(), 0, it.ncpu*wakeCountSize, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		unix.Munmap(recs)
+		unix.Munmap(changed)
+		unix.Munmap(ctl)
+		objs.Close()
+		return fmt.Errorf("%w: mapping the wake-up counts: %v", ErrUnavailable, err)
+	}
+	// New programs: the hooks, if any, were the old ones', and the new
+	// bitmap knows nothing yet.
 	it.release()
 	it.objs, it.recs, it.changed, it.capacity = objs, recs, changed, capacity
+	it.ctl, it.wakes = ctl, wakes
+	it.skip.misses, it.skip.wakes = 0, 0
 	return nil
 }
 
@@ -210,6 +260,13 @@ func (it *Iter) release() error {
 		errs = append(errs, unix.Munmap(it.changed))
 		it.changed = nil
 	}
+	for _, m := range []*[]byte{&it.ctl, &it.wakes} {
+		if *m != nil {
+			errs = append(errs, unix.Munmap(*m))
+			*m = nil
+		}
+	}
+	it.detach()
 	errs = append(errs, it.objs.Close())
 	return errors.Join(errs...)
 }
@@ -243,7 +300,15 @@ const maxGrowths = 3
 // each: processes in creation order and each one's threads in creation
 // order. Record reads them until the next walk; Changed says which of them
 // this walk wrote.
-func (it *Iter) Walk() (int, error) { return it.walk() }
+func (it *Iter) Walk() (int, error) {
+	n, err := it.walk()
+	if err != nil {
+		it.skip.full = true
+		return 0, err
+	}
+	it.account(n)
+	return n, nil
+}
 
 // Changed appends to dst the indices, in increasing order, of the records
 // the last walk, which found n threads, wrote. Every other record below n
@@ -286,6 +351,7 @@ func (it *Iter) Record(i int, r *Record) error {
 // returns how many that is.
 func (it *Iter) walk() (int, error) {
 	for range maxGrowths + 1 {
+		it.steer()
 		ret, err := it.objs.Walk.Run(&it.run)
 		if err != nil {
 			return 0, fmt.Errorf("running the task walk: %w", err)

@@ -8,23 +8,44 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"structs"
 
 	"github.com/cilium/ebpf"
 )
+
+type taskiterWakeCount struct {
+	_   structs.HostLayout
+	N   uint64
+	Pad [7]uint64
+}
+
+type taskiterWalkCtl struct {
+	_       structs.HostLayout
+	Full    uint32
+	Walked  uint32
+	Skipped uint32
+	Pad     uint32
+}
 
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	taskiterMapChanged      = "changed"
-	taskiterMapRecs         = "recs"
-	taskiterMapTargets      = "targets"
-	taskiterProgCtxtopCount = "ctxtop_count"
-	taskiterProgCtxtopSeq   = "ctxtop_seq"
-	taskiterProgCtxtopWalk  = "ctxtop_walk"
-	taskiterVarChangedFirst = "changed_first"
-	taskiterVarFilterTgid   = "filter_tgid"
-	taskiterVarMaskWords    = "mask_words"
+	taskiterMapChanged          = "changed"
+	taskiterMapControl          = "control"
+	taskiterMapDirty            = "dirty"
+	taskiterMapRecs             = "recs"
+	taskiterMapSpans            = "spans"
+	taskiterMapTargets          = "targets"
+	taskiterMapWakeups          = "wakeups"
+	taskiterProgCtxtopCount     = "ctxtop_count"
+	taskiterProgCtxtopSeq       = "ctxtop_seq"
+	taskiterProgCtxtopWakeup    = "ctxtop_wakeup"
+	taskiterProgCtxtopWakeupNew = "ctxtop_wakeup_new"
+	taskiterProgCtxtopWalk      = "ctxtop_walk"
+	taskiterVarChangedFirst     = "changed_first"
+	taskiterVarFilterTgid       = "filter_tgid"
+	taskiterVarMaskWords        = "mask_words"
 )
 
 // loadTaskiter returns the embedded CollectionSpec for taskiter.
@@ -69,9 +90,11 @@ type taskiterSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type taskiterProgramSpecs struct {
-	CtxtopCount *ebpf.ProgramSpec `ebpf:"ctxtop_count"`
-	CtxtopSeq   *ebpf.ProgramSpec `ebpf:"ctxtop_seq"`
-	CtxtopWalk  *ebpf.ProgramSpec `ebpf:"ctxtop_walk"`
+	CtxtopCount     *ebpf.ProgramSpec `ebpf:"ctxtop_count"`
+	CtxtopSeq       *ebpf.ProgramSpec `ebpf:"ctxtop_seq"`
+	CtxtopWakeup    *ebpf.ProgramSpec `ebpf:"ctxtop_wakeup"`
+	CtxtopWakeupNew *ebpf.ProgramSpec `ebpf:"ctxtop_wakeup_new"`
+	CtxtopWalk      *ebpf.ProgramSpec `ebpf:"ctxtop_walk"`
 }
 
 // taskiterMapSpecs contains maps before they are loaded into the kernel.
@@ -79,8 +102,12 @@ type taskiterProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type taskiterMapSpecs struct {
 	Changed *ebpf.MapSpec `ebpf:"changed"`
+	Control *ebpf.MapSpec `ebpf:"control"`
+	Dirty   *ebpf.MapSpec `ebpf:"dirty"`
 	Recs    *ebpf.MapSpec `ebpf:"recs"`
+	Spans   *ebpf.MapSpec `ebpf:"spans"`
 	Targets *ebpf.MapSpec `ebpf:"targets"`
+	Wakeups *ebpf.MapSpec `ebpf:"wakeups"`
 }
 
 // taskiterVariableSpecs contains global variables before they are loaded into the kernel.
@@ -113,15 +140,23 @@ func (o *taskiterObjects) Close() error {
 // It can be passed to loadTaskiterObjects or ebpf.CollectionSpec.LoadAndAssign.
 type taskiterMaps struct {
 	Changed *ebpf.Map `ebpf:"changed"`
+	Control *ebpf.Map `ebpf:"control"`
+	Dirty   *ebpf.Map `ebpf:"dirty"`
 	Recs    *ebpf.Map `ebpf:"recs"`
+	Spans   *ebpf.Map `ebpf:"spans"`
 	Targets *ebpf.Map `ebpf:"targets"`
+	Wakeups *ebpf.Map `ebpf:"wakeups"`
 }
 
 func (m *taskiterMaps) Close() error {
 	return _TaskiterClose(
 		m.Changed,
+		m.Control,
+		m.Dirty,
 		m.Recs,
+		m.Spans,
 		m.Targets,
+		m.Wakeups,
 	)
 }
 
@@ -138,15 +173,19 @@ type taskiterVariables struct {
 //
 // It can be passed to loadTaskiterObjects or ebpf.CollectionSpec.LoadAndAssign.
 type taskiterPrograms struct {
-	CtxtopCount *ebpf.Program `ebpf:"ctxtop_count"`
-	CtxtopSeq   *ebpf.Program `ebpf:"ctxtop_seq"`
-	CtxtopWalk  *ebpf.Program `ebpf:"ctxtop_walk"`
+	CtxtopCount     *ebpf.Program `ebpf:"ctxtop_count"`
+	CtxtopSeq       *ebpf.Program `ebpf:"ctxtop_seq"`
+	CtxtopWakeup    *ebpf.Program `ebpf:"ctxtop_wakeup"`
+	CtxtopWakeupNew *ebpf.Program `ebpf:"ctxtop_wakeup_new"`
+	CtxtopWalk      *ebpf.Program `ebpf:"ctxtop_walk"`
 }
 
 func (p *taskiterPrograms) Close() error {
 	return _TaskiterClose(
 		p.CtxtopCount,
 		p.CtxtopSeq,
+		p.CtxtopWakeup,
+		p.CtxtopWakeupNew,
 		p.CtxtopWalk,
 	)
 }

@@ -66,8 +66,15 @@ struct thread_info {
 	u32 cpu;
 } __attribute__((preserve_access_index));
 
+/* What the walk asks of a process: how many threads it has. */
+struct signal_struct {
+	int nr_threads;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	struct thread_info thread_info;
+	int on_cpu;			/* CONFIG_SMP */
+	int on_rq;
 	unsigned int cpu;		/* ... and before */
 	unsigned int __state;		/* "state" before 5.14 */
 	long state;
@@ -82,6 +89,7 @@ struct task_struct {
 	unsigned long nivcsw;
 	u64 start_boottime;
 	char comm[TASK_COMM_LEN];
+	struct signal_struct *signal;
 } __attribute__((preserve_access_index));
 
 struct bpf_iter__task {

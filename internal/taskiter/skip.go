@@ -1,0 +1,256 @@
+package taskiter
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+)
+
+// Stepping over idle processes (ctxtop_walk in bpf/taskiter.bpf.c): two
+// hooks on the scheduler's wake-up tracepoints mark a process when one of
+// its threads is woken, and a walk leaves the records of a process nobody
+// woke as they are without visiting its threads. The walk's cost is then
+// the processes' leaders and the threads that may have run, not every
+// thread; but the hooks run at every wake-up on the host, some tens of ns
+// each, so they are attached only while the walk finds enough threads to
+// gain by it, and dropped again when the host wakes threads so often that
+// they cost it more than the walk saves.
+
+// DefaultSkipAbove is the least number of threads for which a walk
+// attaches the hooks and steps over idle processes: below it, a full walk
+// costs some 3 ms or less (0.15 µs a thread), not worth a cost to every
+// wake-up on the host.
+const DefaultSkipAbove = 20000
+
+const (
+	// hookNs and stepNs weigh the hooks' cost to the host against what
+	// they save the walk: a hook's run (about 40 ns on the 2-vCPU guest,
+	// BenchmarkHookOverheadPinnedFutex) against stepping over one idle
+	// thread (0.15 µs there, BenchmarkWalk100kIdle's count-ms).
+	hookNs = 40
+	stepNs = 150
+	// dearPasses is how many walks in a row the hooks must cost more than
+	// they save before they are detached; retryPasses how many full walks
+	// follow before they are tried again.
+	dearPasses  = 3
+	retryPasses = 30
+	// scrubPasses is how often, in walks, a skipping walk visits every
+	// process anyway. On Linux 6.18 (the 2-vCPU guest) a BPF program on
+	// sched_switch was seen to run for one fewer of a kernel thread's
+	// switches onto a CPU than its pcount moved, about once in a few
+	// hundred, with no recursion miss counted; so a thread's run can go
+	// unmarked, rarely, and this bounds how long its record can then
+	// lag: scrubPasses refreshes.
+	scrubPasses = 16
+)
+
+// skipArch is whether this machine's memory order is the one ctxtop_walk's
+// exactness argument rests on: locked instructions are full barriers and
+// loads are not reordered with loads (x86). Elsewhere every walk is full.
+const skipArch = runtime.GOARCH == "amd64"
+
+// Offsets in the control element (struct walk_ctl).
+const (
+	ctlFull    = 0
+	ctlWalked  = 4
+	ctlSkipped = 8
+	ctlSize    = 16
+	// wakeCountSize is a CPU's element of the wakeups map: a cache line.
+	wakeCountSize = 64
+)
+
+// skipState is the Iter's memory of the hooks.
+type skipState struct {
+	// above is the threshold in threads, 0 for never; force attaches
+	// the hooks whatever the count and cost (tests).
+	above int
+	force bool
+	// hooks are the attached programs, nil while detached.
+	hooks []*rawLink
+	// full asks the next walk to visit every process: the first, and the
+	// first after the hooks were attached or missed a wake-up.
+	full bool
+	// misses is the hooks' recursion misses when last read.
+	misses uint64
+	// wakes is the hooks' run count when last read; dear counts walks in
+	// a row that it outweighed; retry counts down the walks before the
+	// hooks are tried again after they cost too much, or failed.
+	wakes       uint64
+	dear, retry int
+	// last is how many threads the last walk found, skipped how many it
+	// stepped over; sinceFull counts the walks since the last full one.
+	last, skipped, sinceFull int
+}
+
+// Skipping reports whether the last walk stepped over the processes
+// nobody woke since the walk before, rather than visit every thread.
+func (it *Iter) Skipping() bool { return !it.ranFull }
+
+// Skipped is how many threads the last walk stepped over, their records
+// kept from the walk before.
+func (it *Iter) Skipped() int { return it.skip.skipped }
+
+// steer attaches or detaches the hooks for the coming walk and tells it
+// whether to visit every process.
+func (it *Iter) steer() {
+	s := &it.skip
+	want := skipArch && s.above > 0 && s.retry == 0
+	if want && !s.force {
+		// Hysteresis: attached at the threshold, kept down to 3/4 of
+		// it, so a host about the threshold does not flap.
+		limit := s.above
+		if s.hooks != nil {
+			limit = s.above * 3 / 4
+		}
+		want = s.last >= limit
+	}
+	if s.retry > 0 {
+		s.retry--
+	}
+	switch {
+	case want && s.hooks == nil:
+		if err := it.attach(); err != nil {
+			// No skipping, never a failure: a full walk is exact.
+			s.retry = retryPasses
+		}
+		s.full = true
+	case !want && s.hooks != nil:
+		it.detach()
+	}
+	if s.hooks != nil {
+		// A wake-up the hooks missed (a tracing program already running
+		// on that CPU) would leave a process unmarked: visit them all.
+		var misses uint64
+		for _, p := range []*ebpf.Program{it.objs.Wakeup, it.objs.WakeupNew} {
+			st, err := p.Stats()
+			if err != nil {
+				s.full = true
+				continue
+			}
+			misses += st.RecursionMisses
+		}
+		if misses != s.misses {
+			s.misses = misses
+			s.full = true
+		}
+	}
+	if s.sinceFull >= scrubPasses-1 {
+		s.full = true
+	}
+	it.ranFull = s.full || s.hooks == nil
+	if it.ranFull {
+		s.sinceFull = 0
+	} else {
+		s.sinceFull++
+	}
+	var full uint32
+	if it.ranFull {
+		full = 1
+	}
+	binary.LittleEndian.PutUint32(it.ctl[ctlFull:], full)
+}
+
+// account reads what the walk that found n threads skipped, and drops
+// the hooks when the wake-ups they ran for since the walk before cost the
+// host more than stepping over the threads saved the walk.
+func (it *Iter) account(n int) {
+	s := &it.skip
+	s.last, s.skipped, s.full = n, 0, false
+	if s.hooks == nil {
+		return
+	}
+	if k := int(binary.LittleEndian.Uint32(it.ctl[ctlSkipped:])); k <= n {
+		s.skipped = k
+	}
+	var wakes uint64
+	for i := 0; i+8 <= len(it.wakes); i += wakeCountSize {
+		wakes += binary.LittleEndian.Uint64(it.wakes[i:])
+	}
+	delta := wakes - s.wakes
+	s.wakes = wakes
+	if it.ranFull || s.force {
+		return
+	}
+	if delta > uint64(s.skipped)*stepNs/hookNs {
+		s.dear++
+	} else {
+		s.dear = 0
+	}
+	if s.dear >= dearPasses {
+		it.detach()
+		s.dear, s.retry = 0, retryPasses
+	}
+}
+
+// attach attaches both hooks, or neither.
+func (it *Iter) attach() error {
+	for _, p := range []*ebpf.Program{it.objs.Wakeup, it.objs.WakeupNew} {
+		l, err := attachRaw(p)
+		if err != nil {
+			it.detach()
+			return err
+		}
+		it.skip.hooks = append(it.skip.hooks, l)
+	}
+	return nil
+}
+
+// detach detaches the hooks; the walks after it visit every process.
+func (it *Iter) detach() {
+	for _, l := range it.skip.hooks {
+		l.Close()
+	}
+	it.skip.hooks = nil
+}
+
+// rawLink is an attached program: the fd of its BPF link, made and closed
+// with raw system calls as in internal/waketrace, whose reasons (no wake-up
+// of the Go runtime's sysmon) hold for a sampling pass too, and without
+// the weight of cilium's link package.
+type rawLink struct{ fd int }
+
+// attachRaw attaches a tp_btf program to its tracepoint:
+// BPF_RAW_TRACEPOINT_OPEN with no name takes the tracepoint from the
+// program.
+func attachRaw(p *ebpf.Program) (*rawLink, error) {
+	attr := struct {
+		name   uint64
+		progFD uint32
+		_      uint32
+	}{progFD: uint32(p.FD())}
+	fd, _, e := unix.RawSyscall(unix.SYS_BPF, unix.BPF_RAW_TRACEPOINT_OPEN, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
+	if e != 0 {
+		return nil, fmt.Errorf("attaching %s: %v", p, e)
+	}
+	return &rawLink{fd: int(fd)}, nil
+}
+
+// Close detaches the program.
+func (l *rawLink) Close() error {
+	if _, _, e := unix.RawSyscall(unix.SYS_CLOSE, uintptr(l.fd), 0, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// pidMax is kernel.pid_max, which bounds the tgids the dirty bitmap
+// covers; PID_MAX_LIMIT where it cannot be read. A process started after
+// pid_max was raised past it is visited at every walk, which is exact.
+func pidMax() int {
+	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	if err != nil {
+		return maxID
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n <= 0 || n > maxID {
+		return maxID
+	}
+	return n
+}
