@@ -49,11 +49,11 @@ func BenchmarkWalkVsSeqIter(b *testing.B) {
 	}
 	defer it.Close()
 	count := loadCount(b, it)
-	spec, err := loadTaskiter()
+	spec, err := loadBench()
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := spec.Variables[taskiterVarMaskWords].Set(uint32(it.maskWords)); err != nil {
+	if err := spec.Variables[benchVarMaskWords].Set(uint32(it.maskWords)); err != nil {
 		b.Fatal(err)
 	}
 	var seqObjs struct {
@@ -176,7 +176,7 @@ func BenchmarkWalk100kIdle(b *testing.B) {
 // and returns the CPU time that took.
 func loadCount(b *testing.B, it *Iter) func() time.Duration {
 	b.Helper()
-	spec, err := loadTaskiter()
+	spec, err := loadBench()
 	if err != nil {
 		b.Fatal(err)
 	}

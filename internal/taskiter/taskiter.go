@@ -96,8 +96,8 @@ type Iter struct {
 	ranFull bool
 }
 
-// walkObjects is what a pass needs of the object: not ctxtop_seq, whose
-// verification would only add to the start-up cost.
+// walkObjects is what a pass needs of the object: everything in it (the
+// benchmarks' programs are in an object of their own).
 type walkObjects struct {
 	Walk      *ebpf.Program `ebpf:"ctxtop_walk"`
 	Wakeup    *ebpf.Program `ebpf:"ctxtop_wakeup"`

@@ -38,8 +38,6 @@ const (
 	taskiterMapSpans            = "spans"
 	taskiterMapTargets          = "targets"
 	taskiterMapWakeups          = "wakeups"
-	taskiterProgCtxtopCount     = "ctxtop_count"
-	taskiterProgCtxtopSeq       = "ctxtop_seq"
 	taskiterProgCtxtopWakeup    = "ctxtop_wakeup"
 	taskiterProgCtxtopWakeupNew = "ctxtop_wakeup_new"
 	taskiterProgCtxtopWalk      = "ctxtop_walk"
@@ -90,8 +88,6 @@ type taskiterSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type taskiterProgramSpecs struct {
-	CtxtopCount     *ebpf.ProgramSpec `ebpf:"ctxtop_count"`
-	CtxtopSeq       *ebpf.ProgramSpec `ebpf:"ctxtop_seq"`
 	CtxtopWakeup    *ebpf.ProgramSpec `ebpf:"ctxtop_wakeup"`
 	CtxtopWakeupNew *ebpf.ProgramSpec `ebpf:"ctxtop_wakeup_new"`
 	CtxtopWalk      *ebpf.ProgramSpec `ebpf:"ctxtop_walk"`
@@ -173,8 +169,6 @@ type taskiterVariables struct {
 //
 // It can be passed to loadTaskiterObjects or ebpf.CollectionSpec.LoadAndAssign.
 type taskiterPrograms struct {
-	CtxtopCount     *ebpf.Program `ebpf:"ctxtop_count"`
-	CtxtopSeq       *ebpf.Program `ebpf:"ctxtop_seq"`
 	CtxtopWakeup    *ebpf.Program `ebpf:"ctxtop_wakeup"`
 	CtxtopWakeupNew *ebpf.Program `ebpf:"ctxtop_wakeup_new"`
 	CtxtopWalk      *ebpf.Program `ebpf:"ctxtop_walk"`
@@ -182,8 +176,6 @@ type taskiterPrograms struct {
 
 func (p *taskiterPrograms) Close() error {
 	return _TaskiterClose(
-		p.CtxtopCount,
-		p.CtxtopSeq,
 		p.CtxtopWakeup,
 		p.CtxtopWakeupNew,
 		p.CtxtopWalk,

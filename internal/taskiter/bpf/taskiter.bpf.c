@@ -12,7 +12,7 @@
  * program through the seq_file machinery once per task; on a 2-vCPU guest
  * that costs some 0.5 us a task before the program does anything, 5 ms at
  * 10,000 threads, where this walk takes about 1 ms in all. ctxtop_seq
- * below writes the same records that way; the benchmark
+ * in bench.bpf.c writes the same records that way; the benchmark
  * BenchmarkWalkVsSeqIter keeps the comparison honest.
  *
  * The walk visits processes in creation order and each one's threads in
@@ -36,38 +36,9 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* Keep in step with MaxMaskWords in Go: 1024 CPUs. */
-#define MAX_MASK_WORDS 16
+#include "rec.h"
 
-/* Task flags as the kernel defines them (include/linux/sched.h). */
-#define PF_WQ_WORKER 0x00000020
-#define PF_KTHREAD 0x00200000
-
-/* Modes of bpf_iter_task_new (kernel/bpf/task_iter.c). */
-#define BPF_TASK_ITER_ALL_PROCS 0
-#define BPF_TASK_ITER_ALL_THREADS 1
-#define BPF_TASK_ITER_PROC_THREADS 2
-
-struct rec {
-	u32 tid;
-	u32 tgid;
-	u64 start_ns; /* start_boottime: ns since boot, suspend included */
-	u64 nvcsw;
-	u64 nivcsw;
-	u64 run_ns; /* se.sum_exec_runtime */
-	u64 wait_ns; /* sched_info.run_delay */
-	u64 pcount; /* sched_info.pcount */
-	u32 cpu;
-	u32 state; /* __state */
-	s32 exit_state;
-	u32 flags; /* PF_KTHREAD | PF_WQ_WORKER of task->flags */
-	u64 nr_migrations; /* se.nr_migrations, sched's moves to another CPU */
-	char comm[TASK_COMM_LEN];
-	u64 mask[MAX_MASK_WORDS]; /* cpus_mask, mask_words of them */
-};
-
-/* Set by user space before loading. */
-const volatile u32 mask_words = 1;
+/* Set by user space before loading (mask_words too, in rec.h). */
 const volatile bool filter_tgid = false;
 
 /*
@@ -182,64 +153,6 @@ struct {
 	__type(key, u32);
 	__type(value, struct wake_count);
 } wakeups SEC(".maps");
-
-struct bpf_iter_task {
-	__u64 __opaque[3];
-} __attribute__((aligned(8)));
-
-extern int bpf_iter_task_new(struct bpf_iter_task *it, struct task_struct *task, unsigned int flags) __ksym;
-extern struct task_struct *bpf_iter_task_next(struct bpf_iter_task *it) __ksym;
-extern void bpf_iter_task_destroy(struct bpf_iter_task *it) __ksym;
-extern void bpf_rcu_read_lock(void) __ksym;
-extern void bpf_rcu_read_unlock(void) __ksym;
-extern struct task_struct *bpf_task_acquire(struct task_struct *p) __ksym;
-extern void bpf_task_release(struct task_struct *p) __ksym;
-
-static __always_inline u32 cpu_of(struct task_struct *t)
-{
-	if (bpf_core_field_exists(t->thread_info.cpu))
-		return t->thread_info.cpu;
-	return t->cpu;
-}
-
-static __always_inline u32 state_of(struct task_struct *t)
-{
-	if (bpf_core_field_exists(t->__state))
-		return t->__state;
-	return (u32)t->state;
-}
-
-static __always_inline void fill(struct rec *r, struct task_struct *t)
-{
-	u32 words = mask_words;
-
-	if (words > MAX_MASK_WORDS)
-		words = MAX_MASK_WORDS;
-	r->tid = t->pid;
-	r->tgid = t->tgid;
-	r->start_ns = t->start_boottime;
-	r->nvcsw = t->nvcsw;
-	r->nivcsw = t->nivcsw;
-	r->run_ns = t->se.sum_exec_runtime;
-	r->nr_migrations = t->se.nr_migrations;
-	r->wait_ns = t->sched_info.run_delay;
-	r->pcount = t->sched_info.pcount;
-	r->cpu = cpu_of(t);
-	r->state = state_of(t);
-	r->exit_state = t->exit_state;
-	r->flags = t->flags & (PF_KTHREAD | PF_WQ_WORKER);
-	/*
-	 * Plain loads where they do, a helper call only for a mask of more
-	 * than 64 CPUs: at some 30 ns a call on a VM with retpolines, two
-	 * calls a thread were a quarter of the walk.
-	 */
-	*(u64 *)&r->comm[0] = *(u64 *)&t->comm[0];
-	*(u64 *)&r->comm[8] = *(u64 *)&t->comm[8];
-	if (words == 1)
-		r->mask[0] = t->cpus_mask.bits[0];
-	else
-		bpf_probe_read_kernel(&r->mask, words * sizeof(u64), &t->cpus_mask);
-}
 
 /*
  * Whether t may be about to run or be running: on a CPU, on a run queue,
@@ -487,40 +400,5 @@ SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(ctxtop_wakeup_new, struct task_struct *p)
 {
 	mark(p);
-	return 0;
-}
-
-/*
- * The walk alone, every task visited and nothing read but its PID: what
- * any walk of the task list costs, for the benchmark.
- */
-SEC("syscall")
-int ctxtop_count(void *ctx)
-{
-	struct bpf_iter_task it;
-	struct task_struct *t;
-	u32 n = 0;
-
-	bpf_rcu_read_lock();
-	bpf_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_THREADS);
-	while ((t = bpf_iter_task_next(&it)))
-		if (t->pid != 0)
-			n++;
-	bpf_iter_task_destroy(&it);
-	bpf_rcu_read_unlock();
-	return n;
-}
-
-/* The same records through a seq_file task iterator, for the benchmark. */
-SEC("iter/task")
-int ctxtop_seq(struct bpf_iter__task *ctx)
-{
-	struct task_struct *t = ctx->task;
-	struct rec r = {};
-
-	if (!t)
-		return 0;
-	fill(&r, t);
-	bpf_seq_write(ctx->meta->seq, &r, __builtin_offsetof(struct rec, mask) + sizeof(u64));
 	return 0;
 }
