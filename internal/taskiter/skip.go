@@ -24,10 +24,10 @@ import (
 // they cost it more than the walk saves.
 
 // DefaultSkipAbove is the least number of threads for which a walk
-// attaches the hooks and steps over idle processes: below it, a full walk
-// costs some 3 ms or less (0.15 µs a thread), not worth a cost to every
+// attaches the hooks and steps over idle threads: below it, a full walk
+// costs some 0.75 ms or less (0.15 µs a thread), not worth a cost to every
 // wake-up on the host.
-const DefaultSkipAbove = 20000
+const DefaultSkipAbove = 5000
 
 const (
 	// hookNs and stepNs weigh the hooks' cost to the host against what
@@ -41,8 +41,9 @@ const (
 	// follow before they are tried again.
 	dearPasses  = 3
 	retryPasses = 30
-	// scrubPasses is how often, in walks, a skipping walk visits every
-	// process anyway. On Linux 6.18 (the 2-vCPU guest) a BPF program on
+	// scrubPasses is in how many walks a skipping walk looks at every
+	// thread anyway, a scrubPasses-th of them in each (SCRUB in the
+	// program). On Linux 6.18 (the 2-vCPU guest) a BPF program on
 	// sched_switch was seen to run for one fewer of a kernel thread's
 	// switches onto a CPU than its pcount moved, about once in a few
 	// hundred, with no recursion miss counted; so a thread's run can go
@@ -61,6 +62,7 @@ const (
 	ctlFull    = 0
 	ctlWalked  = 4
 	ctlSkipped = 8
+	ctlPhase   = 12
 	ctlSize    = 16
 	// wakeCountSize is a CPU's element of the wakeups map: a cache line.
 	wakeCountSize = 64
@@ -85,16 +87,17 @@ type skipState struct {
 	wakes       uint64
 	dear, retry int
 	// last is how many threads the last walk found, skipped how many it
-	// stepped over; sinceFull counts the walks since the last full one.
-	last, skipped, sinceFull int
+	// neither visited nor looked at; phase is which residue of the slots
+	// the coming walk looks at anyway.
+	last, skipped, phase int
 }
 
 // Skipping reports whether the last walk stepped over the processes
 // nobody woke since the walk before, rather than visit every thread.
 func (it *Iter) Skipping() bool { return !it.ranFull }
 
-// Skipped is how many threads the last walk stepped over, their records
-// kept from the walk before.
+// Skipped is how many threads the last walk neither visited nor looked
+// at, their records kept from the walk before.
 func (it *Iter) Skipped() int { return it.skip.skipped }
 
 // steer attaches or detaches the hooks for the coming walk and tells it
@@ -141,15 +144,9 @@ func (it *Iter) steer() {
 			s.full = true
 		}
 	}
-	if s.sinceFull >= scrubPasses-1 {
-		s.full = true
-	}
 	it.ranFull = s.full || s.hooks == nil
-	if it.ranFull {
-		s.sinceFull = 0
-	} else {
-		s.sinceFull++
-	}
+	s.phase = (s.phase + 1) % scrubPasses
+	binary.LittleEndian.PutUint32(it.ctl[ctlPhase:], uint32(s.phase))
 	var full uint32
 	if it.ranFull {
 		full = 1

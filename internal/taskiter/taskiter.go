@@ -107,6 +107,7 @@ type walkObjects struct {
 	Targets   *ebpf.Map     `ebpf:"targets"`
 	Control   *ebpf.Map     `ebpf:"control"`
 	Dirty     *ebpf.Map     `ebpf:"dirty"`
+	DirtyTIDs *ebpf.Map     `ebpf:"dirty_tids"`
 	Spans     *ebpf.Map     `ebpf:"spans"`
 	Wakeups   *ebpf.Map     `ebpf:"wakeups"`
 }
@@ -118,7 +119,7 @@ func (o *walkObjects) Close() error {
 			errs = append(errs, p.Close())
 		}
 	}
-	for _, m := range []*ebpf.Map{o.Recs, o.Changed, o.Targets, o.Control, o.Dirty, o.Spans, o.Wakeups} {
+	for _, m := range []*ebpf.Map{o.Recs, o.Changed, o.Targets, o.Control, o.Dirty, o.DirtyTIDs, o.Spans, o.Wakeups} {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}
@@ -188,6 +189,7 @@ func (it *Iter) load(capacity int) error {
 	spec.Maps[taskiterMapChanged].MaxEntries = uint32(capacity + 1)
 	spec.Maps[taskiterMapSpans].MaxEntries = uint32(capacity)
 	spec.Maps[taskiterMapDirty].MaxEntries = uint32((pidMax() + 63) / 64)
+	spec.Maps[taskiterMapDirtyTids].MaxEntries = spec.Maps[taskiterMapDirty].MaxEntries
 	spec.Maps[taskiterMapWakeups].MaxEntries = uint32(it.ncpu)
 	if m := spec.Maps[taskiterMapControl]; m.ValueSize != ctlSize || spec.Maps[taskiterMapWakeups].ValueSize != wakeCountSize {
 		return fmt.Errorf("%w: the program's control element is %d bytes, Go expects %d", ErrUnavailable, m.ValueSize, ctlSize)

@@ -24,7 +24,7 @@ type taskiterWalkCtl struct {
 	Full    uint32
 	Walked  uint32
 	Skipped uint32
-	Pad     uint32
+	Phase   uint32
 }
 
 // Names of all BPF objects in the ELF.
@@ -34,6 +34,7 @@ const (
 	taskiterMapChanged          = "changed"
 	taskiterMapControl          = "control"
 	taskiterMapDirty            = "dirty"
+	taskiterMapDirtyTids        = "dirty_tids"
 	taskiterMapRecs             = "recs"
 	taskiterMapSpans            = "spans"
 	taskiterMapTargets          = "targets"
@@ -97,13 +98,14 @@ type taskiterProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type taskiterMapSpecs struct {
-	Changed *ebpf.MapSpec `ebpf:"changed"`
-	Control *ebpf.MapSpec `ebpf:"control"`
-	Dirty   *ebpf.MapSpec `ebpf:"dirty"`
-	Recs    *ebpf.MapSpec `ebpf:"recs"`
-	Spans   *ebpf.MapSpec `ebpf:"spans"`
-	Targets *ebpf.MapSpec `ebpf:"targets"`
-	Wakeups *ebpf.MapSpec `ebpf:"wakeups"`
+	Changed   *ebpf.MapSpec `ebpf:"changed"`
+	Control   *ebpf.MapSpec `ebpf:"control"`
+	Dirty     *ebpf.MapSpec `ebpf:"dirty"`
+	DirtyTids *ebpf.MapSpec `ebpf:"dirty_tids"`
+	Recs      *ebpf.MapSpec `ebpf:"recs"`
+	Spans     *ebpf.MapSpec `ebpf:"spans"`
+	Targets   *ebpf.MapSpec `ebpf:"targets"`
+	Wakeups   *ebpf.MapSpec `ebpf:"wakeups"`
 }
 
 // taskiterVariableSpecs contains global variables before they are loaded into the kernel.
@@ -135,13 +137,14 @@ func (o *taskiterObjects) Close() error {
 //
 // It can be passed to loadTaskiterObjects or ebpf.CollectionSpec.LoadAndAssign.
 type taskiterMaps struct {
-	Changed *ebpf.Map `ebpf:"changed"`
-	Control *ebpf.Map `ebpf:"control"`
-	Dirty   *ebpf.Map `ebpf:"dirty"`
-	Recs    *ebpf.Map `ebpf:"recs"`
-	Spans   *ebpf.Map `ebpf:"spans"`
-	Targets *ebpf.Map `ebpf:"targets"`
-	Wakeups *ebpf.Map `ebpf:"wakeups"`
+	Changed   *ebpf.Map `ebpf:"changed"`
+	Control   *ebpf.Map `ebpf:"control"`
+	Dirty     *ebpf.Map `ebpf:"dirty"`
+	DirtyTids *ebpf.Map `ebpf:"dirty_tids"`
+	Recs      *ebpf.Map `ebpf:"recs"`
+	Spans     *ebpf.Map `ebpf:"spans"`
+	Targets   *ebpf.Map `ebpf:"targets"`
+	Wakeups   *ebpf.Map `ebpf:"wakeups"`
 }
 
 func (m *taskiterMaps) Close() error {
@@ -149,6 +152,7 @@ func (m *taskiterMaps) Close() error {
 		m.Changed,
 		m.Control,
 		m.Dirty,
+		m.DirtyTids,
 		m.Recs,
 		m.Spans,
 		m.Targets,

@@ -99,7 +99,7 @@ struct walk_ctl {
 	u32 full;
 	u32 walked;
 	u32 skipped;
-	u32 pad;
+	u32 phase; /* which slots this walk looks at anyway: see scrub */
 };
 
 struct {
@@ -121,6 +121,18 @@ struct {
 	__type(key, u32);
 	__type(value, u64);
 } dirty SEC(".maps");
+
+/*
+ * One bit a thread, by TID, sized like dirty: set by the hooks with the
+ * process's, so that a walk visiting a process whose threads are where it
+ * left them looks only at the threads that were woken (see look).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} dirty_tids SEC(".maps");
 
 /*
  * spans[i] is how many records the process whose leader's record is i
@@ -173,6 +185,123 @@ static __always_inline bool active(struct task_struct *t, u32 *state)
 	return on_cpu || on_rq || *state == 0; /* TASK_RUNNING */
 }
 
+struct bpf_iter_num {
+	__u64 __opaque[1];
+} __attribute__((aligned(8)));
+
+extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __ksym;
+extern int *bpf_iter_num_next(struct bpf_iter_num *it) __ksym;
+extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __ksym;
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
+
+/*
+ * Every SCRUB-th slot is looked at in a walk whatever the bits say, a
+ * different residue each walk (control.phase, which user space turns), so
+ * that each thread's record is checked once in SCRUB walks: see
+ * ctxtop_walk for the runs the hooks were seen to miss. Keep in step with
+ * scrubPasses in skip.go.
+ */
+#define SCRUB 16
+
+/*
+ * Takes the bit of id in map m: true when it was set. A plain read first:
+ * a clear bit, the common case, then costs no write. A map too short for
+ * id says set, always.
+ */
+static __always_inline bool take(void *m, u32 id)
+{
+	u32 k = id / 64;
+	u64 bit = 1ULL << (id % 64), *word = bpf_map_lookup_elem(m, &k);
+
+	if (!word)
+		return true;
+	if (!(*word & bit))
+		return false;
+	return __sync_fetch_and_and(word, ~bit) & bit;
+}
+
+/* Sets the bit of id in map m, unless it is set. */
+static __always_inline void set(void *m, u32 id)
+{
+	u32 k = id / 64;
+	u64 bit = 1ULL << (id % 64), *word = bpf_map_lookup_elem(m, &k);
+
+	if (word && !(*word & bit))
+		__sync_fetch_and_or(word, bit);
+}
+
+/*
+ * Whether the record r no longer says what t does now (state read by
+ * active): the record left in a slot by the last walk is still exact when
+ * it is this thread's (its TID and start time), its schedstat and switch
+ * counts did not move and its state is the same: the thread has not run,
+ * so its CPU has not changed either, and the /proc path does not re-read
+ * its name and affinity then. Reading four lines of the task_struct
+ * instead of ten is some of a walk over idle threads. The state and the
+ * switch counts (on the start time's line) are compared too because they
+ * move apart from schedstat: a wake-up sets the state before the thread
+ * runs, and a switch away counts before the run time does when the clock
+ * has not moved.
+ */
+static __always_inline bool stale(struct rec *r, struct task_struct *t, u32 state)
+{
+	return !(r->tid == t->pid && r->start_ns == t->start_boottime &&
+		 r->state == state &&
+		 r->nvcsw == t->nvcsw && r->nivcsw == t->nivcsw &&
+		 r->pcount == t->sched_info.pcount &&
+		 r->run_ns == t->se.sum_exec_runtime &&
+		 r->wait_ns == t->sched_info.run_delay);
+}
+
+/* Lists slot i in the changed list, the d-th entry. */
+static __always_inline void list_changed(u32 i, u32 *d)
+{
+	u32 k = changed_first + *d;
+	u64 *slot = bpf_map_lookup_elem(&changed, &k);
+
+	if (slot) {
+		*slot = i;
+		(*d)++;
+	}
+}
+
+/*
+ * Looks at the thread of slot i, in the process tgid whose records are
+ * kept: finds it by its TID, rewrites its record when stale, and marks it
+ * (and its process) again when it is active or its record moved, so that
+ * the next walk looks at it too. Returns false when the slot's thread is
+ * no longer that process's: the process's records are then not kept.
+ */
+static __always_inline bool look(u32 i, u32 tgid, u32 *d)
+{
+	struct rec *r = bpf_map_lookup_elem(&recs, &i);
+	struct task_struct *t;
+	bool ok = true, again;
+	u32 state;
+
+	if (!r)
+		return false;
+	t = bpf_task_from_pid(r->tid);
+	if (!t)
+		return false;
+	if (t->tgid != tgid || t->start_boottime != r->start_ns) {
+		ok = false;
+	} else {
+		again = active(t, &state);
+		if (stale(r, t, state)) {
+			fill(r, t);
+			list_changed(i, d);
+			again = true;
+		}
+		if (again) {
+			set(&dirty_tids, r->tid);
+			set(&dirty, tgid);
+		}
+	}
+	bpf_task_release(t);
+	return ok;
+}
+
 /*
  * How many records the process led by p, at slot n, still holds from the
  * last walk, or 0 when it must be visited: its leader's record is at n
@@ -204,58 +333,69 @@ static __always_inline u32 kept(struct task_struct *p, u32 n, u32 walked)
  *
  * It walks process by process (ALL_PROCS, whose step touches only the
  * leaders), then each process's threads (PROC_THREADS): the same order as
- * a walk of all threads. Unless told to visit everything (control.full)
- * it steps over a process that nobody woke since it was last visited:
- * its bit in dirty is clear, kept() finds its records where they were,
- * and its records stay as they are, unlisted in changed. That is exact:
+ * a walk of all threads. Unless told to visit everything (control.full),
+ * a process whose records are where the last walk left them (kept(): its
+ * leader's record at its slot, as many threads as then) is not walked:
+ * its threads are looked up by TID (look), and only those whose bit in
+ * dirty_tids is set, when its own bit in dirty is, and every SCRUB-th
+ * slot; the rest keep their records, unlisted in changed. A process
+ * nobody woke costs its leader and a few slots. That is exact:
  *
  *  - A thread's counters, state and CPU change only while it is on a CPU
  *    or a run queue. Off both and not TASK_RUNNING, it gets there only
  *    through try_to_wake_up or wake_up_new_task, which set __state to
  *    TASK_RUNNING and on_rq before sched_wakeup or sched_wakeup_new
- *    fires, and the hook (mark) then sets the process's bit.
- *  - The walk takes the bit with a locked read-modify-write and reads each
- *    thread's flags (active) after it; the hook sets on_rq and then makes a
- *    locked add before it reads the bit. Of two such sequences on x86 one
- *    sees the other's store (a store-buffering pattern with a full
- *    barrier on each side): either the walk reads the thread as active and
- *    carries the bit (sets it again, so the next walk visits the process
- *    too), or the hook sees the bit clear and sets it for the next walk.
- *    A thread running or queued at a visit is active then, and carried
- *    until a visit finds it at rest.
+ *    fires, and the hook (mark) then sets the thread's bit and then the
+ *    process's.
+ *  - The walk takes a bit with a locked read-modify-write and reads the
+ *    thread's flags (active) after it; the hook sets on_rq and then makes
+ *    a locked add before it reads the bits. Of two such sequences on x86
+ *    one sees the other's store (a store-buffering pattern with a full
+ *    barrier on each side): either the walk reads the thread as active
+ *    and marks it again (so the next walk looks at it too), or the hook
+ *    sees the bits clear and sets them for the next walk. A walk that
+ *    took the process's bit finds the thread's, set before it. A thread
+ *    running or queued at a look is active then, and marked again until
+ *    a look finds it at rest.
  *  - A thread is born or reaped only by a running thread of its process,
- *    or after waking it (a signal), so a process nobody woke, none of
- *    whose threads was active at its last visit, has the same threads.
- *    A process reaped by its parent shifts those after it, whose leaders'
- *    records then are not at their slots, and they are visited.
- *  - A visit that rewrote a record carries the bit too: the next walk
- *    reads what moved once more, whatever raced the read.
+ *    or after waking it (a signal), so a process none of whose threads
+ *    was woken or active since its last visit has the same threads; and
+ *    a look that finds a slot's thread gone or replaced makes the next
+ *    walk visit the process whole. A process reaped by its parent shifts
+ *    those after it, whose leaders' records then are not at their slots,
+ *    and they are visited whole.
+ *  - A look or visit that rewrote a record marks the thread again too:
+ *    the next walk reads what moved once more, whatever raced the read.
  *
- * A process is also visited when its bit lies past the bitmap's end (its
- * tgid above pid_max when user space sized the map), and then carries
- * nothing. The ordering argument needs x86's locked instructions and its
- * ordered loads; user space attaches the hooks only there.
+ * A thread or process whose bit lies past its bitmap's end (an ID above
+ * pid_max when user space sized the maps) counts as marked always. The
+ * ordering argument needs x86's locked instructions and its ordered
+ * loads; user space attaches the hooks only there.
  *
  * What the argument cannot cover is a run the hooks never see. On Linux
  * 6.18 a host's threads, kernel threads mostly (rcu_preempt among them),
  * were seen to be switched onto a CPU, about once in a few hundred times,
  * with no sched_waking, sched_wakeup or sched_switch program run for them
- * and no recursion miss counted; the cause was not found. User space therefore makes every 16th walk a full
- * one (scrubPasses in skip.go), which bounds how long such a run can stay
- * unread. The threads of ordinary processes, woken through futexes,
- * pipes, signals and timers, were exact in every test.
+ * and no recursion miss counted; the cause was not found. So each walk
+ * also looks at every SCRUB-th slot, a different residue each walk, which
+ * bounds how long such a run can stay unread to SCRUB walks, at a
+ * SCRUB-th of a full walk's lookups each time rather than a full walk
+ * every SCRUB-th time. The threads of ordinary processes, woken through
+ * futexes, pipes, signals and timers, were exact in every test.
  */
 SEC("syscall")
 int ctxtop_walk(void *ctx)
 {
 	struct bpf_iter_task procs, threads;
+	struct bpf_iter_num num;
 	struct task_struct *p, *t, *leader;
 	struct walk_ctl *ctl;
 	struct rec *r;
-	u64 *slot, *word, bit;
+	u64 *slot;
 	u32 *span_at;
-	u32 n = 0, d = 0, k, tgid, first, count, span, skipped = 0, walked, full, state;
-	bool carry, lost = false, marked;
+	u32 n = 0, d = 0, k, tgid, first, count, span, looked = 0, walked, full, state, phase;
+	u32 d0;
+	bool carry, lost = false, marked, relist;
 
 	k = 0;
 	ctl = bpf_map_lookup_elem(&control, &k);
@@ -263,6 +403,7 @@ int ctxtop_walk(void *ctx)
 		return 0;
 	full = ctl->full;
 	walked = ctl->walked;
+	phase = ctl->phase % SCRUB;
 	bpf_rcu_read_lock();
 	bpf_iter_task_new(&procs, NULL, BPF_TASK_ITER_ALL_PROCS);
 	while ((p = bpf_iter_task_next(&procs))) {
@@ -273,24 +414,53 @@ int ctxtop_walk(void *ctx)
 		tgid = p->tgid;
 		if (filter_tgid && !bpf_map_lookup_elem(&targets, &tgid))
 			continue;
-		/*
-		 * Take the bit. A plain read first: a clear bit, the common
-		 * case, then costs no write. A set one missed by the read was
-		 * being set by a wake-up that has not run the thread yet.
-		 */
-		k = tgid / 64;
-		bit = 1ULL << (tgid % 64);
-		word = bpf_map_lookup_elem(&dirty, &k);
-		marked = !word;
-		if (word && (*word & bit))
-			marked = __sync_fetch_and_and(word, ~bit) & bit;
-		if (!full && !marked) {
-			span = kept(p, n, walked);
-			if (span) {
+		marked = take(&dirty, tgid);
+		span = full ? 0 : kept(p, n, walked);
+		relist = false;
+		d0 = d;
+		if (span) {
+			/*
+			 * Its threads are where the last walk left them: look
+			 * at those woken since (their bits; all the slots,
+			 * when the process was), and at the slots of this
+			 * walk's phase.
+			 */
+			bool ok = true;
+			u32 step = marked ? 1 : SCRUB, from = n, cnt;
+			int *jp;
+
+			if (!marked)
+				from = n + (phase + SCRUB - n % SCRUB) % SCRUB;
+			cnt = from < n + span ? (n + span - from + step - 1) / step : 0;
+			bpf_iter_num_new(&num, 0, cnt);
+			while ((jp = bpf_iter_num_next(&num))) {
+				u32 i = from + (u32)*jp * step;
+				struct rec *ri = bpf_map_lookup_elem(&recs, &i);
+				bool due = (i % SCRUB) == phase;
+
+				if (!ri)
+					break;
+				if (!take(&dirty_tids, ri->tid) && !due)
+					continue;
+				looked++;
+				if (!look(i, tgid, &d)) {
+					ok = false;
+					break;
+				}
+			}
+			bpf_iter_num_destroy(&num);
+			if (ok) {
 				n += span;
-				skipped += span;
 				continue;
 			}
+			/*
+			 * A thread of it is gone or replaced, so its threads
+			 * are not where they were: visit it whole now, and
+			 * list every one of its records, those the looks
+			 * rewrote among them.
+			 */
+			d = d0;
+			relist = true;
 		}
 		first = n;
 		count = 0;
@@ -307,42 +477,25 @@ int ctxtop_walk(void *ctx)
 			continue;
 		bpf_iter_task_new(&threads, leader, BPF_TASK_ITER_PROC_THREADS);
 		while ((t = bpf_iter_task_next(&threads))) {
-			if (active(t, &state))
-				carry = true;
+			bool again;
+
+			/* Its bit is this visit's: taken before the reads. */
+			take(&dirty_tids, t->pid);
+			again = active(t, &state);
+			looked++;
 			r = bpf_map_lookup_elem(&recs, &n);
 			if (!r)
 				lost = true;
-			/*
-			 * The record left in this slot by the last walk is
-			 * still exact when it is this thread's (its TID and
-			 * start time), its schedstat and switch counts did not
-			 * move and its state is the same: the thread has not
-			 * run, so its CPU has not changed either, and the
-			 * /proc path does not re-read its name and affinity
-			 * then. Reading four lines of the task_struct instead
-			 * of ten is some of a walk over idle threads. The
-			 * state and the switch counts (on the start time's
-			 * line) are compared too because they move apart from
-			 * schedstat: a wake-up sets the state before the
-			 * thread runs, and a switch away counts before the
-			 * run time does when the clock has not moved. A
-			 * thread born or gone shifts the slots after it,
-			 * which are then written afresh.
-			 */
-			if (r && !(r->tid == t->pid && r->start_ns == t->start_boottime &&
-				   r->state == state &&
-				   r->nvcsw == t->nvcsw && r->nivcsw == t->nivcsw &&
-				   r->pcount == t->sched_info.pcount &&
-				   r->run_ns == t->se.sum_exec_runtime &&
-				   r->wait_ns == t->sched_info.run_delay)) {
+			/* A thread born or gone shifts the slots after it,
+			 * which are then written afresh. */
+			if (r && (relist || stale(r, t, state))) {
 				fill(r, t);
+				list_changed(n, &d);
+				again = true;
+			}
+			if (again) {
+				set(&dirty_tids, t->pid);
 				carry = true;
-				k = changed_first + d;
-				slot = bpf_map_lookup_elem(&changed, &k);
-				if (slot) {
-					*slot = n;
-					d++;
-				}
 			}
 			n++;
 			count++;
@@ -352,8 +505,8 @@ int ctxtop_walk(void *ctx)
 		span_at = bpf_map_lookup_elem(&spans, &first);
 		if (span_at)
 			*span_at = count;
-		if (carry && word)
-			__sync_fetch_and_or(word, bit);
+		if (carry)
+			set(&dirty, tgid);
 	}
 	bpf_iter_task_destroy(&procs);
 	bpf_rcu_read_unlock();
@@ -363,7 +516,7 @@ int ctxtop_walk(void *ctx)
 		*slot = d;
 	/* Records past the array were not written: keep none next time. */
 	ctl->walked = lost ? 0 : n;
-	ctl->skipped = skipped;
+	ctl->skipped = n > looked ? n - looked : 0;
 	return n;
 }
 
@@ -378,12 +531,20 @@ static __always_inline void mark(struct task_struct *p)
 {
 	u32 k = bpf_get_smp_processor_id();
 	struct wake_count *c = bpf_map_lookup_elem(&wakeups, &k);
-	u32 tgid = p->tgid;
-	u64 *word, bit = 1ULL << (tgid % 64);
+	u32 tid = p->pid, tgid = p->tgid;
+	u64 *word, bit;
 
 	if (c)
 		__sync_fetch_and_add(&c->n, 1);
+	/* The thread's bit before the process's: a walk that takes the
+	 * process's bit then finds the thread's. */
+	k = tid / 64;
+	bit = 1ULL << (tid % 64);
+	word = bpf_map_lookup_elem(&dirty_tids, &k);
+	if (word && (!c || !(*word & bit)))
+		__sync_fetch_and_or(word, bit);
 	k = tgid / 64;
+	bit = 1ULL << (tgid % 64);
 	word = bpf_map_lookup_elem(&dirty, &k);
 	if (word && (!c || !(*word & bit)))
 		__sync_fetch_and_or(word, bit);
