@@ -75,7 +75,7 @@ func BenchmarkTaskIter10kOneBusy(b *testing.B) {
 // passes: the walk keeps no file per thread, the /proc path one schedstat
 // file each (as many as the open-file limit allows). From the third pass
 // on the walk steps over the idle threads (taskiter's skip.go), looking at
-// a 16th of them each pass: max-ms is the dearest pass, skipped the
+// a 32nd of them each pass: max-ms is the dearest pass, skipped the
 // threads a pass left alone, on average.
 func BenchmarkTaskIter100kIdle(b *testing.B) {
 	if os.Geteuid() != 0 {

@@ -124,7 +124,7 @@ func BenchmarkWalkVsSeqIter(b *testing.B) {
 // record at rest (walk-ms), against a walk that reads nothing but each
 // task's PID (count-ms), alternating. count-ms is a floor for any walk
 // that visits every task; from the third walk on the walk steps over the
-// idle threads (skip.go), looking at a 16th of them each time: max-ms is
+// idle threads (skip.go), looking at a 32nd of them each time: max-ms is
 // the dearest walk, skipped the threads a walk left alone, on average.
 func BenchmarkWalk100kIdle(b *testing.B) {
 	if os.Geteuid() != 0 {

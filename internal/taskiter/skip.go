@@ -49,7 +49,7 @@ const (
 	// hundred, with no recursion miss counted; so a thread's run can go
 	// unmarked, rarely, and this bounds how long its record can then
 	// lag: scrubPasses refreshes.
-	scrubPasses = 16
+	scrubPasses = 32
 )
 
 // skipArch is whether this machine's memory order is the one ctxtop_walk's

@@ -201,7 +201,7 @@ extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
  * ctxtop_walk for the runs the hooks were seen to miss. Keep in step with
  * scrubPasses in skip.go.
  */
-#define SCRUB 16
+#define SCRUB 32
 
 /*
  * Takes the bit of id in map m: true when it was set. A plain read first:
