@@ -27,6 +27,29 @@ type taskiterWalkCtl struct {
 	Phase   uint32
 }
 
+type taskiterWalkState struct {
+	_      structs.HostLayout
+	N      uint32
+	D      uint32
+	D0     uint32
+	Looked uint32
+	First  uint32
+	Count  uint32
+	Span   uint32
+	Walked uint32
+	Full   uint32
+	Phase  uint32
+	From   uint32
+	Step   uint32
+	Cnt    uint32
+	Lost   uint8
+	Relist uint8
+	Carry  uint8
+	Marked uint8
+	Ok     uint8
+	_      [3]byte
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -36,6 +59,7 @@ const (
 	taskiterMapDirty            = "dirty"
 	taskiterMapDirtyTids        = "dirty_tids"
 	taskiterMapRecs             = "recs"
+	taskiterMapScratch          = "scratch"
 	taskiterMapSpans            = "spans"
 	taskiterMapTargets          = "targets"
 	taskiterMapWakeups          = "wakeups"
@@ -103,6 +127,7 @@ type taskiterMapSpecs struct {
 	Dirty     *ebpf.MapSpec `ebpf:"dirty"`
 	DirtyTids *ebpf.MapSpec `ebpf:"dirty_tids"`
 	Recs      *ebpf.MapSpec `ebpf:"recs"`
+	Scratch   *ebpf.MapSpec `ebpf:"scratch"`
 	Spans     *ebpf.MapSpec `ebpf:"spans"`
 	Targets   *ebpf.MapSpec `ebpf:"targets"`
 	Wakeups   *ebpf.MapSpec `ebpf:"wakeups"`
@@ -142,6 +167,7 @@ type taskiterMaps struct {
 	Dirty     *ebpf.Map `ebpf:"dirty"`
 	DirtyTids *ebpf.Map `ebpf:"dirty_tids"`
 	Recs      *ebpf.Map `ebpf:"recs"`
+	Scratch   *ebpf.Map `ebpf:"scratch"`
 	Spans     *ebpf.Map `ebpf:"spans"`
 	Targets   *ebpf.Map `ebpf:"targets"`
 	Wakeups   *ebpf.Map `ebpf:"wakeups"`
@@ -154,6 +180,7 @@ func (m *taskiterMaps) Close() error {
 		m.Dirty,
 		m.DirtyTids,
 		m.Recs,
+		m.Scratch,
 		m.Spans,
 		m.Targets,
 		m.Wakeups,

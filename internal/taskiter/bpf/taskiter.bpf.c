@@ -328,6 +328,26 @@ static __always_inline u32 kept(struct task_struct *p, u32 n, u32 walked)
 }
 
 /*
+ * The walk's running state, in a map rather than on the stack: the
+ * verifier follows the contents of stack slots and registers exactly, so
+ * with them there every combination of counters and flags at a loop's
+ * head was a state of its own to check (some 300,000 instructions and a
+ * second and more to load); a map value's contents it does not follow.
+ */
+struct walk_state {
+	u32 n, d, d0, looked, first, count, span, walked, full, phase;
+	u32 from, step, cnt;
+	u8 lost, relist, carry, marked, ok;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct walk_state);
+} scratch SEC(".maps");
+
+/*
  * Returns how many threads it found; only as many as the array holds were
  * written, and user space runs it again with a larger one when it found more.
  *
@@ -390,20 +410,20 @@ int ctxtop_walk(void *ctx)
 	struct bpf_iter_num num;
 	struct task_struct *p, *t, *leader;
 	struct walk_ctl *ctl;
+	struct walk_state *w;
 	struct rec *r;
 	u64 *slot;
 	u32 *span_at;
-	u32 n = 0, d = 0, k, tgid, first, count, span, looked = 0, walked, full, state, phase;
-	u32 d0;
-	bool carry, lost = false, marked, relist;
+	u32 k = 0, tgid, state;
 
-	k = 0;
 	ctl = bpf_map_lookup_elem(&control, &k);
-	if (!ctl)
+	w = bpf_map_lookup_elem(&scratch, &k);
+	if (!ctl || !w)
 		return 0;
-	full = ctl->full;
-	walked = ctl->walked;
-	phase = ctl->phase % SCRUB;
+	__builtin_memset(w, 0, sizeof(*w));
+	w->full = ctl->full;
+	w->walked = ctl->walked;
+	w->phase = ctl->phase % SCRUB;
 	bpf_rcu_read_lock();
 	bpf_iter_task_new(&procs, NULL, BPF_TASK_ITER_ALL_PROCS);
 	while ((p = bpf_iter_task_next(&procs))) {
@@ -414,43 +434,43 @@ int ctxtop_walk(void *ctx)
 		tgid = p->tgid;
 		if (filter_tgid && !bpf_map_lookup_elem(&targets, &tgid))
 			continue;
-		marked = take(&dirty, tgid);
-		span = full ? 0 : kept(p, n, walked);
-		relist = false;
-		d0 = d;
-		if (span) {
+		w->marked = take(&dirty, tgid);
+		w->span = w->full ? 0 : kept(p, w->n, w->walked);
+		w->relist = false;
+		w->d0 = w->d;
+		if (w->span) {
 			/*
 			 * Its threads are where the last walk left them: look
 			 * at those woken since (their bits; all the slots,
 			 * when the process was), and at the slots of this
 			 * walk's phase.
 			 */
-			bool ok = true;
-			u32 step = marked ? 1 : SCRUB, from = n, cnt;
 			int *jp;
 
-			if (!marked)
-				from = n + (phase + SCRUB - n % SCRUB) % SCRUB;
-			cnt = from < n + span ? (n + span - from + step - 1) / step : 0;
-			bpf_iter_num_new(&num, 0, cnt);
+			w->ok = true;
+			w->step = w->marked ? 1 : SCRUB;
+			w->from = w->n;
+			if (!w->marked)
+				w->from = w->n + (w->phase + SCRUB - w->n % SCRUB) % SCRUB;
+			w->cnt = w->from < w->n + w->span ? (w->n + w->span - w->from + w->step - 1) / w->step : 0;
+			bpf_iter_num_new(&num, 0, w->cnt);
 			while ((jp = bpf_iter_num_next(&num))) {
-				u32 i = from + (u32)*jp * step;
+				u32 i = w->from + (u32)*jp * w->step;
 				struct rec *ri = bpf_map_lookup_elem(&recs, &i);
-				bool due = (i % SCRUB) == phase;
 
 				if (!ri)
 					break;
-				if (!take(&dirty_tids, ri->tid) && !due)
+				if (!take(&dirty_tids, ri->tid) && (i % SCRUB) != w->phase)
 					continue;
-				looked++;
-				if (!look(i, tgid, &d)) {
-					ok = false;
+				w->looked++;
+				if (!look(i, tgid, &w->d)) {
+					w->ok = false;
 					break;
 				}
 			}
 			bpf_iter_num_destroy(&num);
-			if (ok) {
-				n += span;
+			if (w->ok) {
+				w->n += w->span;
 				continue;
 			}
 			/*
@@ -459,12 +479,12 @@ int ctxtop_walk(void *ctx)
 			 * list every one of its records, those the looks
 			 * rewrote among them.
 			 */
-			d = d0;
-			relist = true;
+			w->d = w->d0;
+			w->relist = true;
 		}
-		first = n;
-		count = 0;
-		carry = false;
+		w->first = w->n;
+		w->count = 0;
+		w->carry = false;
 		/*
 		 * The thread iterator wants a trusted task, which the process
 		 * iterator's RCU pointer is not: a reference for the visit. A
@@ -482,30 +502,32 @@ int ctxtop_walk(void *ctx)
 			/* Its bit is this visit's: taken before the reads. */
 			take(&dirty_tids, t->pid);
 			again = active(t, &state);
-			looked++;
-			r = bpf_map_lookup_elem(&recs, &n);
+			w->looked++;
+			k = w->n;
+			r = bpf_map_lookup_elem(&recs, &k);
 			if (!r)
-				lost = true;
+				w->lost = true;
 			/* A thread born or gone shifts the slots after it,
 			 * which are then written afresh. */
-			if (r && (relist || stale(r, t, state))) {
+			if (r && (w->relist || stale(r, t, state))) {
 				fill(r, t);
-				list_changed(n, &d);
+				list_changed(k, &w->d);
 				again = true;
 			}
 			if (again) {
 				set(&dirty_tids, t->pid);
-				carry = true;
+				w->carry = true;
 			}
-			n++;
-			count++;
+			w->n++;
+			w->count++;
 		}
 		bpf_iter_task_destroy(&threads);
 		bpf_task_release(leader);
-		span_at = bpf_map_lookup_elem(&spans, &first);
+		k = w->first;
+		span_at = bpf_map_lookup_elem(&spans, &k);
 		if (span_at)
-			*span_at = count;
-		if (carry)
+			*span_at = w->count;
+		if (w->carry)
 			set(&dirty, tgid);
 	}
 	bpf_iter_task_destroy(&procs);
@@ -513,11 +535,11 @@ int ctxtop_walk(void *ctx)
 	k = 0;
 	slot = bpf_map_lookup_elem(&changed, &k);
 	if (slot)
-		*slot = d;
+		*slot = w->d;
 	/* Records past the array were not written: keep none next time. */
-	ctl->walked = lost ? 0 : n;
-	ctl->skipped = n > looked ? n - looked : 0;
-	return n;
+	ctl->walked = w->lost ? 0 : w->n;
+	ctl->skipped = w->n > w->looked ? w->n - w->looked : 0;
+	return w->n;
 }
 
 /*
