@@ -79,8 +79,9 @@ type iterPath struct {
 	// unwalked is the listed processes the walk did not report, last
 	// time /proc was listed; listAge counts the passes until the next
 	// listing. Listing /proc walks every thread's PID in the kernel (a
-	// millisecond at 10,000 threads), and a process the task list lacks
-	// is rare and lasting, so it is found within relistPasses passes.
+	// millisecond at 10,000 threads, 10 at 100,000), and a process the
+	// task list lacks is rare and lasting, so it is found within
+	// relistEvery passes.
 	unwalked    []int
 	listAge     uint8
 	list        []byte
@@ -202,7 +203,7 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 		if err := s.listProcesses(); err != nil {
 			return err
 		}
-		ip.listAge = relistPasses
+		ip.listAge = relistEvery(len(ip.next))
 	} else {
 		ip.listAge--
 		s.pids = append(s.pids[:0], ip.unwalked...)
@@ -362,8 +363,20 @@ func (ip *iterPath) release(k int32) bool {
 func sortKey(pid, tid int) uint64 { return uint64(pid)<<32 | uint64(uint32(tid)) }
 
 // relistPasses is how often, in passes, /proc is listed for processes the
-// walk does not report.
-const relistPasses = 16
+// walk does not report, on a host of up to relistThreads threads.
+const (
+	relistPasses  = 16
+	relistThreads = 10000
+)
+
+// relistEvery is in how many passes /proc is listed again on a host of
+// threads threads: every relistPasses, and less often in proportion past
+// relistThreads, since the listing's cost grows with the threads while a
+// pass's need not (the walk steps over idle ones), so that it stays about
+// a tenth of a millisecond a pass; at most every 255.
+func relistEvery(threads int) uint8 {
+	return uint8(min(relistPasses*max(1, (threads+relistThreads-1)/relistThreads), 255))
+}
 
 // readUnwalked reads from /proc the threads of every process in s.pids
 // (listed, or the last listing's unwalked ones) that the walk did not

@@ -372,3 +372,16 @@ func TestTaskIterFollowsThreadsComingAndGoing(t *testing.T) {
 	live = live[1:]
 	check("4 started, the first ended")
 }
+
+// TestRelistEvery: /proc is listed every 16 passes up to 10,000 threads
+// and less often in proportion past them, at most every 255.
+func TestRelistEvery(t *testing.T) {
+	for _, c := range []struct {
+		threads int
+		want    uint8
+	}{{0, 16}, {100, 16}, {10000, 16}, {10001, 32}, {100000, 160}, {1000000, 255}} {
+		if got := relistEvery(c.threads); got != c.want {
+			t.Errorf("relistEvery(%d) = %d, want %d", c.threads, got, c.want)
+		}
+	}
+}
