@@ -6,3 +6,4 @@ package stacks
 // of that BTF, which only a linker reads.
 //go:generate go tool bpf2go -cc clang -strip llvm-strip -target bpfel -type block_key -type wake_key -type wake_val -type counters -type target -type go_runtime stacks bpf/stacks.bpf.c -- -I./bpf -Wall -Werror
 //go:generate llvm-objcopy --remove-section=.rel.BTF --remove-section=.rel.BTF.ext stacks_bpfel.o
+//go:generate go run ../bpfutil/squash stacks_bpfel.o

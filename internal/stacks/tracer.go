@@ -117,7 +117,7 @@ func Open() (t *Tracer, err error) {
 		return nil, err
 	}
 	_ = rlimit.RemoveMemlock()
-	spec, err := loadStacks()
+	spec, err := bpfutil.Spec(_StacksBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}

@@ -262,14 +262,14 @@ func BenchmarkHookOverheadPinnedFutex(b *testing.B) {
 			b.Fatalf("bpf_stats: %v", err)
 		}
 		on()
-		st0, err := it.objs.Wakeup.Stats()
+		st0, err := it.progs.Wakeup.Stats()
 		if err != nil {
 			b.Fatal(err)
 		}
 		n0 := run.Progress().RoundTrips
 		time.Sleep(time.Second)
 		n1 := run.Progress().RoundTrips
-		st1, err := it.objs.Wakeup.Stats()
+		st1, err := it.progs.Wakeup.Stats()
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,3 +7,4 @@ package taskiter
 // the binary embeds.
 //go:generate go tool bpf2go -cc clang -strip llvm-strip -target bpfel taskiter bpf/taskiter.bpf.c -- -I./bpf -mcpu=v3 -Wall -Werror
 //go:generate llvm-objcopy --remove-section=.rel.BTF --remove-section=.rel.BTF.ext taskiter_bpfel.o
+//go:generate go run ../bpfutil/squash taskiter_bpfel.o

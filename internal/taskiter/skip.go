@@ -90,7 +90,14 @@ type skipState struct {
 	// neither visited nor looked at; phase is which residue of the slots
 	// the coming walk looks at anyway.
 	last, skipped, phase int
+	// walks counts the walks since Open: the hooks wait for the third
+	// (startWalks), so a start, or a batch run of two samples, never
+	// loads them.
+	walks int
 }
+
+// startWalks is how many walks run before the hooks may be attached.
+const startWalks = 2
 
 // Skipping reports whether the last walk stepped over the processes
 // nobody woke since the walk before, rather than visit every thread.
@@ -112,7 +119,7 @@ func (it *Iter) steer() {
 		if s.hooks != nil {
 			limit = s.above * 3 / 4
 		}
-		want = s.last >= limit
+		want = s.last >= limit && s.walks >= startWalks
 	}
 	if s.retry > 0 {
 		s.retry--
@@ -131,7 +138,7 @@ func (it *Iter) steer() {
 		// A wake-up the hooks missed (a tracing program already running
 		// on that CPU) would leave a process unmarked: visit them all.
 		var misses uint64
-		for _, p := range []*ebpf.Program{it.objs.Wakeup, it.objs.WakeupNew} {
+		for _, p := range []*ebpf.Program{it.progs.Wakeup, it.progs.WakeupNew} {
 			st, err := p.Stats()
 			if err != nil {
 				s.full = true
@@ -160,6 +167,7 @@ func (it *Iter) steer() {
 func (it *Iter) account(n int) {
 	s := &it.skip
 	s.last, s.skipped, s.full = n, 0, false
+	s.walks++
 	if s.hooks == nil {
 		return
 	}
@@ -186,9 +194,13 @@ func (it *Iter) account(n int) {
 	}
 }
 
-// attach attaches both hooks, or neither.
+// attach attaches both hooks, or neither, loading them and the skipping
+// walk the first time.
 func (it *Iter) attach() error {
-	for _, p := range []*ebpf.Program{it.objs.Wakeup, it.objs.WakeupNew} {
+	if err := it.loadSkip(); err != nil {
+		return err
+	}
+	for _, p := range []*ebpf.Program{it.progs.Wakeup, it.progs.WakeupNew} {
 		l, err := attachRaw(p)
 		if err != nil {
 			it.detach()
@@ -197,6 +209,31 @@ func (it *Iter) attach() error {
 		it.skip.hooks = append(it.skip.hooks, l)
 	}
 	return nil
+}
+
+// loadSkip loads the skipping walk and its hooks over the maps loaded
+// already, once for the maps' life: the verifier takes some 40 ms over
+// ctxtop_walk's nested loops, a cost only a host big enough to skip on,
+// and a monitor that stays, pays.
+func (it *Iter) loadSkip() error {
+	if it.progs.Walk != nil {
+		return nil
+	}
+	kernel, err := it.types.Kernel()
+	if err != nil {
+		return err
+	}
+	o := &it.objs
+	opts := &ebpf.CollectionOptions{
+		Programs: ebpf.ProgramOptions{KernelTypes: kernel},
+		Cache:    it.types,
+		MapReplacements: map[string]*ebpf.Map{
+			taskiterMapRecs: o.Recs, taskiterMapChanged: o.Changed, taskiterMapTargets: o.Targets,
+			taskiterMapControl: o.Control, taskiterMapDirty: o.Dirty, taskiterMapDirtyTids: o.DirtyTIDs,
+			taskiterMapSpans: o.Spans, taskiterMapWakeups: o.Wakeups, taskiterMapScratch: o.Scratch,
+		},
+	}
+	return it.spec.LoadAndAssign(&it.progs, opts)
 }
 
 // detach detaches the hooks; the walks after it visit every process.

@@ -72,6 +72,13 @@ type Options struct {
 type Iter struct {
 	opts      Options
 	objs      walkObjects
+	// spec is the object as last loaded (sizes and variables set), for
+	// loading progs, the skipping walk, later over the same maps.
+	spec  *ebpf.CollectionSpec
+	progs skipPrograms
+	// retired is the run count and time of walk programs closed since
+	// (a reload), so that Stats never goes back.
+	retired ebpf.ProgramStats
 	recs      []byte // the mapped array: capacity records of size bytes
 	capacity  int
 	size      int
@@ -96,12 +103,11 @@ type Iter struct {
 	ranFull bool
 }
 
-// walkObjects is what a pass needs of the object: everything in it (the
-// benchmarks' programs are in an object of their own).
+// walkObjects is what a pass needs of the object at first: the maps and
+// the plain walk. The skipping walk and its hooks (skipPrograms) are
+// loaded only when the hooks are to be attached.
 type walkObjects struct {
-	Walk      *ebpf.Program `ebpf:"ctxtop_walk"`
-	Wakeup    *ebpf.Program `ebpf:"ctxtop_wakeup"`
-	WakeupNew *ebpf.Program `ebpf:"ctxtop_wakeup_new"`
+	All       *ebpf.Program `ebpf:"ctxtop_walk_all"`
 	Recs      *ebpf.Map     `ebpf:"recs"`
 	Changed   *ebpf.Map     `ebpf:"changed"`
 	Targets   *ebpf.Map     `ebpf:"targets"`
@@ -110,21 +116,38 @@ type walkObjects struct {
 	DirtyTIDs *ebpf.Map     `ebpf:"dirty_tids"`
 	Spans     *ebpf.Map     `ebpf:"spans"`
 	Wakeups   *ebpf.Map     `ebpf:"wakeups"`
+	Scratch   *ebpf.Map     `ebpf:"scratch"`
 }
 
 func (o *walkObjects) Close() error {
+	var errs []error
+	if o.All != nil {
+		errs = append(errs, o.All.Close())
+	}
+	for _, m := range []*ebpf.Map{o.Recs, o.Changed, o.Targets, o.Control, o.Dirty, o.DirtyTIDs, o.Spans, o.Wakeups, o.Scratch} {
+		if m != nil {
+			errs = append(errs, m.Close())
+		}
+	}
+	*o = walkObjects{}
+	return errors.Join(errs...)
+}
+
+// skipPrograms are the skipping walk and the hooks that mark for it.
+type skipPrograms struct {
+	Walk      *ebpf.Program `ebpf:"ctxtop_walk"`
+	Wakeup    *ebpf.Program `ebpf:"ctxtop_wakeup"`
+	WakeupNew *ebpf.Program `ebpf:"ctxtop_wakeup_new"`
+}
+
+func (o *skipPrograms) Close() error {
 	var errs []error
 	for _, p := range []*ebpf.Program{o.Walk, o.Wakeup, o.WakeupNew} {
 		if p != nil {
 			errs = append(errs, p.Close())
 		}
 	}
-	for _, m := range []*ebpf.Map{o.Recs, o.Changed, o.Targets, o.Control, o.Dirty, o.DirtyTIDs, o.Spans, o.Wakeups} {
-		if m != nil {
-			errs = append(errs, m.Close())
-		}
-	}
-	*o = walkObjects{}
+	*o = skipPrograms{}
 	return errors.Join(errs...)
 }
 
@@ -174,7 +197,7 @@ func Open(opts Options) (*Iter, error) {
 
 // load loads the program with an array of capacity records and maps it.
 func (it *Iter) load(capacity int) error {
-	spec, err := loadTaskiter()
+	spec, err := bpfutil.Spec(_TaskiterBytes)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -201,6 +224,7 @@ func (it *Iter) load(capacity int) error {
 	if err != nil {
 		return fmt.Errorf("%w: reading the kernel's BTF: %v", ErrUnavailable, err)
 	}
+	it.spec = spec
 	var objs walkObjects
 	// KernelTypes as well as the cache: without it the relocations would
 	// also read every kernel module's BTF, which the program never names.
@@ -269,7 +293,16 @@ func (it *Iter) release() error {
 		}
 	}
 	it.detach()
-	errs = append(errs, it.objs.Close())
+	for _, p := range []*ebpf.Program{it.objs.All, it.progs.Walk} {
+		if p == nil {
+			continue
+		}
+		if st, err := p.Stats(); err == nil {
+			it.retired.RunCount += st.RunCount
+			it.retired.Runtime += st.Runtime
+		}
+	}
+	errs = append(errs, it.progs.Close(), it.objs.Close())
 	return errors.Join(errs...)
 }
 
@@ -337,9 +370,23 @@ func (it *Iter) Changed(dst []int32, n int) ([]int32, error) {
 	return dst, nil
 }
 
-// Stats is the walk program's run count and time, which the kernel keeps
-// while BPF statistics are enabled (ebpf.EnableStats).
-func (it *Iter) Stats() (*ebpf.ProgramStats, error) { return it.objs.Walk.Stats() }
+// Stats is the walk programs' run count and time, which the kernel keeps
+// while BPF statistics are enabled (ebpf.EnableStats), since Open.
+func (it *Iter) Stats() (*ebpf.ProgramStats, error) {
+	sum := it.retired
+	for _, p := range []*ebpf.Program{it.objs.All, it.progs.Walk} {
+		if p == nil {
+			continue
+		}
+		st, err := p.Stats()
+		if err != nil {
+			return nil, err
+		}
+		sum.RunCount += st.RunCount
+		sum.Runtime += st.Runtime
+	}
+	return &sum, nil
+}
 
 // Record decodes the i-th record of the last walk into r.
 func (it *Iter) Record(i int, r *Record) error {
@@ -354,7 +401,11 @@ func (it *Iter) Record(i int, r *Record) error {
 func (it *Iter) walk() (int, error) {
 	for range maxGrowths + 1 {
 		it.steer()
-		ret, err := it.objs.Walk.Run(&it.run)
+		prog := it.objs.All
+		if it.skip.hooks != nil {
+			prog = it.progs.Walk
+		}
+		ret, err := prog.Run(&it.run)
 		if err != nil {
 			return 0, fmt.Errorf("running the task walk: %w", err)
 		}

@@ -66,6 +66,7 @@ const (
 	taskiterProgCtxtopWakeup    = "ctxtop_wakeup"
 	taskiterProgCtxtopWakeupNew = "ctxtop_wakeup_new"
 	taskiterProgCtxtopWalk      = "ctxtop_walk"
+	taskiterProgCtxtopWalkAll   = "ctxtop_walk_all"
 	taskiterVarChangedFirst     = "changed_first"
 	taskiterVarFilterTgid       = "filter_tgid"
 	taskiterVarMaskWords        = "mask_words"
@@ -116,6 +117,7 @@ type taskiterProgramSpecs struct {
 	CtxtopWakeup    *ebpf.ProgramSpec `ebpf:"ctxtop_wakeup"`
 	CtxtopWakeupNew *ebpf.ProgramSpec `ebpf:"ctxtop_wakeup_new"`
 	CtxtopWalk      *ebpf.ProgramSpec `ebpf:"ctxtop_walk"`
+	CtxtopWalkAll   *ebpf.ProgramSpec `ebpf:"ctxtop_walk_all"`
 }
 
 // taskiterMapSpecs contains maps before they are loaded into the kernel.
@@ -203,6 +205,7 @@ type taskiterPrograms struct {
 	CtxtopWakeup    *ebpf.Program `ebpf:"ctxtop_wakeup"`
 	CtxtopWakeupNew *ebpf.Program `ebpf:"ctxtop_wakeup_new"`
 	CtxtopWalk      *ebpf.Program `ebpf:"ctxtop_walk"`
+	CtxtopWalkAll   *ebpf.Program `ebpf:"ctxtop_walk_all"`
 }
 
 func (p *taskiterPrograms) Close() error {
@@ -210,6 +213,7 @@ func (p *taskiterPrograms) Close() error {
 		p.CtxtopWakeup,
 		p.CtxtopWakeupNew,
 		p.CtxtopWalk,
+		p.CtxtopWalkAll,
 	)
 }
 

@@ -122,7 +122,7 @@ func open(pairs uint32) (t *Tracer, err error) {
 	}
 	// Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK.
 	_ = rlimit.RemoveMemlock()
-	spec, err := loadWaketrace()
+	spec, err := bpfutil.Spec(_WaketraceBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}

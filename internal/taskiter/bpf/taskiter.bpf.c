@@ -543,6 +543,50 @@ int ctxtop_walk(void *ctx)
 }
 
 /*
+ * The walk without the hooks: every thread, one loop over the task list
+ * (ALL_THREADS), writing the records that moved as ctxtop_walk does. It is
+ * what a pass runs until the hooks are attached, and it loads in a few
+ * milliseconds where ctxtop_walk's loops take the verifier some 40: a
+ * start, and a host too small to skip on, never load ctxtop_walk at all.
+ * Returns how many threads it found.
+ */
+SEC("syscall")
+int ctxtop_walk_all(void *ctx)
+{
+	struct bpf_iter_task it;
+	struct task_struct *t;
+	struct rec *r;
+	u64 *slot;
+	u32 n = 0, d = 0, k, tgid, state;
+
+	bpf_rcu_read_lock();
+	bpf_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_THREADS);
+	while ((t = bpf_iter_task_next(&it))) {
+		if (t->pid == 0)
+			continue;
+		if (filter_tgid) {
+			tgid = t->tgid;
+			if (!bpf_map_lookup_elem(&targets, &tgid))
+				continue;
+		}
+		state = state_of(t);
+		r = bpf_map_lookup_elem(&recs, &n);
+		if (r && stale(r, t, state)) {
+			fill(r, t);
+			list_changed(n, &d);
+		}
+		n++;
+	}
+	bpf_iter_task_destroy(&it);
+	bpf_rcu_read_unlock();
+	k = 0;
+	slot = bpf_map_lookup_elem(&changed, &k);
+	if (slot)
+		*slot = d;
+	return n;
+}
+
+/*
  * Marks the process of a thread being woken (see ctxtop_walk). The
  * counting's locked add comes first: on x86 it is a full barrier, so the
  * read of the bit after it cannot pass the wake-up's store of on_rq
