@@ -70,15 +70,15 @@ type Options struct {
 
 // Iter is the loaded walk program and the array it writes, mapped.
 type Iter struct {
-	opts      Options
-	objs      walkObjects
+	opts Options
+	objs walkObjects
 	// spec is the object as last loaded (sizes and variables set), for
 	// loading progs, the skipping walk, later over the same maps.
 	spec  *ebpf.CollectionSpec
 	progs skipPrograms
 	// retired is the run count and time of walk programs closed since
 	// (a reload), so that Stats never goes back.
-	retired ebpf.ProgramStats
+	retired   ebpf.ProgramStats
 	recs      []byte // the mapped array: capacity records of size bytes
 	capacity  int
 	size      int
