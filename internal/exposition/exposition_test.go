@@ -340,7 +340,7 @@ func FuzzWrite(f *testing.F) {
 	f.Add("help", "a", "b", 1.0, true)
 	f.Add("with \\ and \n and \"", "x\"y", "\\n", math.Inf(-1), false)
 	f.Add("", "", "", math.NaN(), true)
-	f.Add("\xff", "\xfe\xff", "ok", -0.0, false)
+	f.Add("\xff", "\xfe\xff", "ok", math.Copysign(0, -1), false)
 	f.Fuzz(func(t *testing.T, help, v1, v2 string, value float64, counter bool) {
 		name, typ := "fuzz_gauge", Gauge
 		if counter {

@@ -412,7 +412,8 @@ func (s *Symbolizer) openObject(pid int, m *procMapping) (*object, string, error
 	var f *os.File
 	var err error
 	if !s.noMapFiles {
-		f, err = openRegular(filepath.Join(pidDir, "map_files", strconv.FormatUint(m.Start, 16)+"-"+strconv.FormatUint(m.End, 16)))
+		// A failure here is not the error: the root path below is tried.
+		f, _ = openRegular(filepath.Join(pidDir, "map_files", strconv.FormatUint(m.Start, 16)+"-"+strconv.FormatUint(m.End, 16)))
 	}
 	if f == nil {
 		f, err = openInRoot(filepath.Join(pidDir, "root"), m.Path)
