@@ -140,9 +140,10 @@ func BenchmarkWalk100kIdle(b *testing.B) {
 	count := loadCount(b, it)
 	var walk, cnt []time.Duration
 	var n, skipped int
-	// The first walk grows the array (a reload), the second attaches the
-	// hooks: both full, and not the steady state measured here.
-	for range 2 {
+	// The first walk grows the array (a reload), a later one loads and
+	// attaches the hooks (loadNs): all full, and not the steady state
+	// measured here.
+	for range 8 {
 		if _, err := it.Walk(); err != nil {
 			b.Fatal(err)
 		}

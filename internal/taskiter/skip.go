@@ -90,14 +90,21 @@ type skipState struct {
 	// neither visited nor looked at; phase is which residue of the slots
 	// the coming walk looks at anyway.
 	last, skipped, phase int
-	// walks counts the walks since Open: the hooks wait for the third
-	// (startWalks), so a start, or a batch run of two samples, never
-	// loads them.
-	walks int
+	// stepped is the time, at stepNs a thread, that the walks since Open
+	// spent stepping through threads while the hooks were not loaded:
+	// they are loaded once it reaches loadNs (see steer).
+	stepped int64
 }
 
-// startWalks is how many walks run before the hooks may be attached.
-const startWalks = 2
+// loadNs is about what loading the skipping walk and its hooks costs,
+// once: the verifier's 40-50 ms over the walk's loops on the 2-vCPU
+// guest. The hooks are loaded only once the walks so far have spent as
+// much stepping through threads as that, as one rents skis until the rent
+// paid would have bought them: a monitor that stays on a big host loads
+// them within a few passes (4 at 100,000 threads, some 35 at 10,000), and
+// a start or a short batch run, which would not win the cost back, never
+// pays it.
+const loadNs = 50_000_000
 
 // Skipping reports whether the last walk stepped over the processes
 // nobody woke since the walk before, rather than visit every thread.
@@ -119,7 +126,7 @@ func (it *Iter) steer() {
 		if s.hooks != nil {
 			limit = s.above * 3 / 4
 		}
-		want = s.last >= limit && s.walks >= startWalks
+		want = s.last >= limit && (it.progs.Walk != nil || s.stepped >= loadNs)
 	}
 	if s.retry > 0 {
 		s.retry--
@@ -167,7 +174,9 @@ func (it *Iter) steer() {
 func (it *Iter) account(n int) {
 	s := &it.skip
 	s.last, s.skipped, s.full = n, 0, false
-	s.walks++
+	if it.progs.Walk == nil {
+		s.stepped += int64(n) * stepNs
+	}
 	if s.hooks == nil {
 		return
 	}
