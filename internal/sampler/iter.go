@@ -203,7 +203,7 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 		if err := s.listProcesses(); err != nil {
 			return err
 		}
-		ip.listAge = relistEvery(len(ip.next))
+		ip.listAge = relistEvery(n)
 	} else {
 		ip.listAge--
 		s.pids = append(s.pids[:0], ip.unwalked...)
