@@ -115,8 +115,17 @@ func (m Model) View() string {
 		spark("voluntary/s", t.VoluntaryPerSec, m.vol),
 		spark("involuntary/s", t.InvoluntaryPerSec, m.invol))
 
-	lines = append(lines, m.wakeLines()...)
-	lines = append(lines, m.stackLines()...)
+	// Where the thread blocks and who wakes it from where is what the
+	// view is opened for: on a short terminal the wakers' and wakees'
+	// lists give up rows, down to one each, before the stacks do.
+	stacks := m.stackLines()
+	room := m.height - 1 - len(lines) - len(stacks)
+	limit := topWakers
+	for limit > 1 && len(m.wakeLines(limit)) > room {
+		limit--
+	}
+	lines = append(lines, m.wakeLines(limit)...)
+	lines = append(lines, stacks...)
 
 	var hot []model.ThreadRates
 	for _, s := range m.siblings {

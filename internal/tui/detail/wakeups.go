@@ -12,8 +12,9 @@ import (
 const topWakers = 5
 
 // wakeLines are the thread's top wakers ("woken by") and top wakees
-// ("wakes"), with rates, cross-CPU share and the wakee's latency.
-func (m Model) wakeLines() []string {
+// ("wakes"), up to limit of each, with rates, cross-CPU share and the
+// wakee's latency.
+func (m Model) wakeLines(limit int) []string {
 	w, th := m.wakeups, m.th
 	if w == nil {
 		return nil
@@ -46,7 +47,7 @@ func (m Model) wakeLines() []string {
 		lines = append(lines, th.Title.Render("woken by")+" "+th.Dim.Render("nobody in the last interval"))
 	} else {
 		lines = append(lines, th.Title.Render("woken by"))
-		for _, p := range by {
+		for _, p := range by[:min(len(by), limit)] {
 			lines = append(lines, row(p.WakerTID, p.WakerComm, p))
 		}
 	}
@@ -55,7 +56,7 @@ func (m Model) wakeLines() []string {
 		lines = append(lines, th.Title.Render("wakes")+" "+th.Dim.Render("nobody in the last interval"))
 	} else {
 		lines = append(lines, th.Title.Render("wakes"))
-		for _, p := range to {
+		for _, p := range to[:min(len(to), limit)] {
 			lines = append(lines, row(p.WakeeTID, p.WakeeComm, p))
 		}
 	}

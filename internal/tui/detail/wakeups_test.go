@@ -85,3 +85,41 @@ func TestViewWakeupsUnknownFigures(t *testing.T) {
 	}
 	tuitest.Golden(t, "80x24", got)
 }
+
+// TestShortViewKeepsTheStacks: at 80x24 (the view gets 21 rows) the
+// wakers' and wakees' lists give up rows before "blocked at" and "woken
+// from" do, and a tall view keeps five of each.
+func TestShortViewKeepsTheStacks(t *testing.T) {
+	s := tuitest.Snapshot()
+	w := &model.Wakeups{}
+	for i := range 8 {
+		w.Pairs = append(w.Pairs, model.WakeupPair{WakerTID: 100 + i, WakerComm: "waker", WakeeTID: 912, WakeeComm: "pool-1-thread-2", PerSec: float64(1000 - i)})
+		w.Pairs = append(w.Pairs, model.WakeupPair{WakerTID: 912, WakerComm: "pool-1-thread-2", WakeeTID: 200 + i, WakeeComm: "wakee", PerSec: float64(900 - i)})
+	}
+	th := s.Threads[3]
+	share := func(own string, p float64) model.StackShare {
+		return model.StackShare{Frames: []string{"futex_wait", "pthread_cond_wait", own, "start_thread"}, KernelFrames: 1, Own: own, Share: p, Count: 10}
+	}
+	th.BlockedAt = []model.StackShare{share("WorkQueue::take", 0.6), share("Pool::idle", 0.3), share("Log::flush", 0.1)}
+	th.WokenFrom = []model.StackShare{share("WorkQueue::put", 0.7), share("Acceptor::loop", 0.3)}
+	for _, c := range []struct {
+		w, h int
+		tall bool
+	}{{80, 21, false}, {100, 60, true}} {
+		m := New(theme.New(true, true))
+		m.SetSize(c.w, c.h)
+		m.SetThread(th, true, nil, nil, nil)
+		m.SetWakeups(w)
+		m.SetStacks(&model.Stacks{})
+		got := ansi.Strip(m.View())
+		tuitest.CheckFits(t, got, c.w, c.h)
+		for _, want := range []string{"blocked at", "WorkQueue::take", "Log::flush", "woken from", "Acceptor::loop"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%dx%d: no %q:\n%s", c.w, c.h, want, got)
+			}
+		}
+		if n := strings.Count(got, " waker "); (c.tall && n != 5) || (!c.tall && (n < 1 || n >= 5)) {
+			t.Errorf("%dx%d: %d wakers listed:\n%s", c.w, c.h, n, got)
+		}
+	}
+}
