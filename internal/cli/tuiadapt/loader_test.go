@@ -120,11 +120,11 @@ func TestLoaderKeepsMonitorQuiet(t *testing.T) {
 	// a refresh: a sampler watching the workload process arms those looks
 	// for the second measured, so they count against the bound too.
 	time.Sleep(200 * time.Millisecond)
-	looks, settled := 0, 0
+	looks, settled, watched := 0, 0, 0
 	mon, err := pipeline.NewLive(pipeline.LiveConfig{
 		Sampler: sampler.Config{Root: "/proc", PIDs: []int{run.Progress().ChildPID}, HotThreshold: 200},
 		Record: func(s *model.Sample) error {
-			looks, settled = 0, 0
+			looks, settled, watched = 0, 0, len(s.Waits)
 			for _, w := range s.Waits {
 				looks += w.Looks
 				if w.Settled {
@@ -160,7 +160,9 @@ func TestLoaderKeepsMonitorQuiet(t *testing.T) {
 		// run here took more than ten; wait for the condition, up to 30.
 		for i := 0; settled < 2; i++ {
 			if i == 30 {
-				t.Fatalf("the load's two threads not settled after %d refreshes (%d are)", i, settled)
+				// Say whether they were looked at at all (hot)
+				// or only kept unsettling.
+				t.Fatalf("the load's two threads not settled after %d refreshes (%d are; %d threads looked at, %d looks in the last)", i, settled, watched, looks)
 			}
 			time.Sleep(time.Second)
 			if _, err := mon.Next(); err != nil {
