@@ -241,12 +241,14 @@ static __always_inline void set(void *m, u32 id)
  * switch counts (on the start time's line) are compared too because they
  * move apart from schedstat: a wake-up sets the state before the thread
  * runs, and a switch away counts before the run time does when the clock
- * has not moved.
+ * has not moved. So are its CPU and migrations: a wake-up may move a
+ * thread before it runs.
  */
 static __always_inline bool stale(struct rec *r, struct task_struct *t, u32 state)
 {
 	return !(r->tid == t->pid && r->start_ns == t->start_boottime &&
-		 r->state == state &&
+		 r->state == state && r->cpu == cpu_of(t) &&
+		 r->nr_migrations == t->se.nr_migrations &&
 		 r->nvcsw == t->nvcsw && r->nivcsw == t->nivcsw &&
 		 r->pcount == t->sched_info.pcount &&
 		 r->run_ns == t->se.sum_exec_runtime &&
