@@ -223,16 +223,7 @@ func BenchmarkHookOverheadPinnedFutex(b *testing.B) {
 	}
 	defer run.Stop()
 	time.Sleep(300 * time.Millisecond)
-	nsPerRT := func(window time.Duration) float64 {
-		time.Sleep(10 * time.Millisecond)
-		t0, n0 := time.Now(), run.Progress().RoundTrips
-		time.Sleep(window)
-		t1, n1 := time.Now(), run.Progress().RoundTrips
-		if n1 <= n0 {
-			b.Fatalf("the ping-pong made no round trip in %v", window)
-		}
-		return float64(t1.Sub(t0).Nanoseconds()) / float64(n1-n0)
-	}
+	trips := func() uint64 { return run.Progress().RoundTrips }
 	on := func() {
 		if err := it.attach(); err != nil {
 			b.Fatal(err)
@@ -240,23 +231,11 @@ func BenchmarkHookOverheadPinnedFutex(b *testing.B) {
 	}
 	const window = 100 * time.Millisecond
 	for range b.N {
-		var ratios, offs []float64
-		before := nsPerRT(window)
-		for range 60 {
-			on()
-			ns := nsPerRT(window)
-			it.detach()
-			after := nsPerRT(window)
-			ratios = append(ratios, 2*ns/(before+after))
-			offs = append(offs, before)
-			before = after
-		}
-		slices.Sort(ratios)
-		slices.Sort(offs)
+		ratios, offNs := testutil.PairedOverhead(b, trips, 60, 10*time.Millisecond, window, on, it.detach)
 		q := func(f float64) float64 { return ratios[int(f*float64(len(ratios)-1))] }
 		b.ReportMetric(q(.5), "hooks-on/off")
-		b.ReportMetric(offs[len(offs)/2], "ns/rt-off")
-		b.Logf("hooks attached: median paired ratio %.3f (quartiles %.3f–%.3f), %.0f ns a round trip detached", q(.5), q(.25), q(.75), offs[len(offs)/2])
+		b.ReportMetric(offNs, "ns/rt-off")
+		b.Logf("hooks attached: median paired ratio %.3f (quartiles %.3f–%.3f), %.0f ns a round trip detached", q(.5), q(.25), q(.75), offNs)
 
 		stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
 		if err != nil {

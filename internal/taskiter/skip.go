@@ -2,15 +2,14 @@ package taskiter
 
 import (
 	"encoding/binary"
-	"fmt"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/bpfutil"
 )
 
 // Stepping over idle processes (ctxtop_walk in bpf/taskiter.bpf.c): two
@@ -75,7 +74,7 @@ type skipState struct {
 	above int
 	force bool
 	// hooks are the attached programs, nil while detached.
-	hooks []*rawLink
+	hooks []*bpfutil.RawLink
 	// full asks the next walk to visit every process: the first, and the
 	// first after the hooks were attached or missed a wake-up.
 	full bool
@@ -210,7 +209,7 @@ func (it *Iter) attach() error {
 		return err
 	}
 	for _, p := range []*ebpf.Program{it.progs.Wakeup, it.progs.WakeupNew} {
-		l, err := attachRaw(p)
+		l, err := bpfutil.AttachRaw(p)
 		if err != nil {
 			it.detach()
 			return err
@@ -251,36 +250,6 @@ func (it *Iter) detach() {
 		l.Close()
 	}
 	it.skip.hooks = nil
-}
-
-// rawLink is an attached program: the fd of its BPF link, made and closed
-// with raw system calls as in internal/waketrace, whose reasons (no wake-up
-// of the Go runtime's sysmon) hold for a sampling pass too, and without
-// the weight of cilium's link package.
-type rawLink struct{ fd int }
-
-// attachRaw attaches a tp_btf program to its tracepoint:
-// BPF_RAW_TRACEPOINT_OPEN with no name takes the tracepoint from the
-// program.
-func attachRaw(p *ebpf.Program) (*rawLink, error) {
-	attr := struct {
-		name   uint64
-		progFD uint32
-		_      uint32
-	}{progFD: uint32(p.FD())}
-	fd, _, e := unix.RawSyscall(unix.SYS_BPF, unix.BPF_RAW_TRACEPOINT_OPEN, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
-	if e != 0 {
-		return nil, fmt.Errorf("attaching %s: %v", p, e)
-	}
-	return &rawLink{fd: int(fd)}, nil
-}
-
-// Close detaches the program.
-func (l *rawLink) Close() error {
-	if _, _, e := unix.RawSyscall(unix.SYS_CLOSE, uintptr(l.fd), 0, 0); e != 0 {
-		return e
-	}
-	return nil
 }
 
 // pidMax is kernel.pid_max, which bounds the tgids the dirty bitmap

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/bpfutil"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
@@ -229,7 +230,7 @@ func TestAccountDropsDearHooks(t *testing.T) {
 	le := binary.LittleEndian
 	const skipped = 10000
 	it := &Iter{ctl: make([]byte, ctlSize), wakes: make([]byte, 2*wakeCountSize)}
-	it.skip.above, it.skip.hooks = 1, []*rawLink{}
+	it.skip.above, it.skip.hooks = 1, []*bpfutil.RawLink{}
 	le.PutUint32(it.ctl[ctlSkipped:], skipped)
 	var total uint64
 	walk := func(wakes uint64) {

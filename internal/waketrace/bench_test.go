@@ -2,7 +2,6 @@ package waketrace
 
 import (
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
 // BenchmarkTracerOverheadPinnedFutex is the tracer's cost where it is
@@ -48,32 +48,10 @@ func BenchmarkTracerOverheadPinnedFutex(b *testing.B) {
 	defer run.Stop()
 	time.Sleep(300 * time.Millisecond)
 	const settle = 10 * time.Millisecond
-	nsPerRT := func(window time.Duration) float64 {
-		time.Sleep(settle)
-		t0, n0 := time.Now(), run.Progress().RoundTrips
-		time.Sleep(window)
-		t1, n1 := time.Now(), run.Progress().RoundTrips
-		if n1 <= n0 {
-			b.Fatalf("the ping-pong made no round trip in %v", window)
-		}
-		return float64(t1.Sub(t0).Nanoseconds()) / float64(n1-n0)
-	}
+	trips := func() uint64 { return run.Progress().RoundTrips }
 	// paired alternates on() and off(), measuring windows of window.
 	paired := func(n int, window time.Duration, on, off func()) (ratios []float64, offNs float64) {
-		before := nsPerRT(window)
-		var offs []float64
-		for range n {
-			on()
-			ns := nsPerRT(window)
-			off()
-			after := nsPerRT(window)
-			ratios = append(ratios, 2*ns/(before+after))
-			offs = append(offs, before)
-			before = after
-		}
-		slices.Sort(ratios)
-		slices.Sort(offs)
-		return ratios, offs[len(offs)/2]
+		return testutil.PairedOverhead(b, trips, n, settle, window, on, off)
 	}
 	q := func(r []float64, f float64) float64 { return r[int(f*float64(len(r)-1))] }
 	report := func(name, what string, r []float64) {

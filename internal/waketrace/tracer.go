@@ -92,7 +92,7 @@ type Tracer struct {
 	objs waketraceObjects
 	// The programs' links while attached: waking always, sw while timing
 	// or counting per CPU, migrate while counting per CPU.
-	waking, sw, migrate *rawLink
+	waking, sw, migrate *bpfutil.RawLink
 	// What SetPerCPU and TimeLatencies asked for.
 	perCPU, timing bool
 
@@ -164,42 +164,17 @@ func open(pairs uint32) (t *Tracer, err error) {
 	return t, nil
 }
 
-// rawLink is an attached program: the fd of its BPF link, made and closed
-// with raw system calls. The latency window detaches the switch program
-// from a timer between two refreshes, while the monitor is otherwise
-// asleep. An ordinary system call there (cilium's link.Close is one) wakes
-// the Go runtime's sysmon thread from its sleep with its polling reset to
-// every 20 µs, which it then keeps up through the next sampling pass:
-// about 50 switches of its own and as many preemptions of the sampling
-// thread, each refresh. A raw one wakes nothing.
-type rawLink struct{ fd int }
-
-// attach attaches a program to its tracepoint: BPF_RAW_TRACEPOINT_OPEN
-// with no name takes the tracepoint from the program (tp_btf), on every
-// kernel that loads these programs (5.5 and later).
-func attach(p *ebpf.Program) (*rawLink, error) {
-	attr := struct {
-		name   uint64
-		progFD uint32
-		_      uint32
-	}{progFD: uint32(p.FD())}
-	fd, _, e := unix.RawSyscall(unix.SYS_BPF, unix.BPF_RAW_TRACEPOINT_OPEN, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
-	if e != 0 {
-		return nil, fmt.Errorf("%w: kernel %s cannot attach %s: %v", ErrUnavailable, bpfutil.KernelRelease(), p, e)
+// attach attaches a program to its tracepoint with a raw system call
+// (bpfutil.RawLink says why raw).
+func attach(p *ebpf.Program) (*bpfutil.RawLink, error) {
+	l, err := bpfutil.AttachRaw(p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: kernel %s cannot attach %s: %v", ErrUnavailable, bpfutil.KernelRelease(), p, err)
 	}
-	return &rawLink{fd: int(fd)}, nil
+	return l, nil
 }
 
-// Close detaches the program.
-func (l *rawLink) Close() error {
-	if _, _, e := unix.RawSyscall(unix.SYS_CLOSE, uintptr(l.fd), 0, 0); e != 0 {
-		return e
-	}
-	return nil
-}
-
-// setLink attaches p or detaches l, as on asks, and returns the link.
-func setLink(l *rawLink, p *ebpf.Program, on bool) (*rawLink, error) {
+func setLink(l *bpfutil.RawLink, p *ebpf.Program, on bool) (*bpfutil.RawLink, error) {
 	switch {
 	case on && l == nil:
 		return attach(p)
@@ -242,7 +217,7 @@ func (t *Tracer) Close() error {
 		return nil
 	}
 	var errs []error
-	for _, l := range []*rawLink{t.migrate, t.sw, t.waking} {
+	for _, l := range []*bpfutil.RawLink{t.migrate, t.sw, t.waking} {
 		if l != nil {
 			errs = append(errs, l.Close())
 		}
