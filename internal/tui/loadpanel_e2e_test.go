@@ -20,10 +20,7 @@ func TestLoadPanelStartsPoolInTmux(t *testing.T) {
 		t.Skip("tmux is not installed; this end-to-end test drives the real terminal UI through it")
 	}
 	bin := testutil.Binary(t)
-	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-e2e-pool-%d", os.Getpid())}
-	x.run("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", "sh")
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
-	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	x := startTmux(t, "e2e-pool", 80, 24, "sh")
 	x.run("send-keys", "-t", "e2e", "clear; "+bin+" -d 0.5; echo EXITED $?", "Enter")
 	x.waitFor("the monitor", contains("TOTAL/s"))
 	x.run("send-keys", "-t", "e2e", "L")

@@ -25,10 +25,7 @@ func TestReplayInTmux(t *testing.T) {
 	if err := tuitest.ReplayFile(file, 180, 100, 106); err != nil {
 		t.Fatal(err)
 	}
-	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-replay-e2e-%d", os.Getpid())}
-	x.run("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", "sh")
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
-	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	x := startTmux(t, "replay-e2e", 80, 24, "sh")
 	x.run("send-keys", "-t", "e2e", "clear; "+bin+" replay "+file+"; echo EXITED $?", "Enter")
 
 	// It plays from the start, with the recording's host and clock.
@@ -72,10 +69,7 @@ func TestLiveMonitorRecords(t *testing.T) {
 	}
 	bin := testutil.Binary(t)
 	file := filepath.Join(t.TempDir(), "live.ctxrec")
-	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-record-e2e-%d", os.Getpid())}
-	x.run("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", "sh")
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
-	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	x := startTmux(t, "record-e2e", 80, 24, "sh")
 	// Only this test's process: a pass over a host of 20,000 busy tasks
 	// can take longer than the second below.
 	x.run("send-keys", "-t", "e2e", fmt.Sprintf("clear; %s -d 0.25 -p %d --record %s; echo EXITED $?", bin, os.Getpid(), file), "Enter")

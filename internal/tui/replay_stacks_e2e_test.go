@@ -1,7 +1,6 @@
 package tui_test
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,10 +32,7 @@ func TestReplayedDetailShowsRecordedStacks(t *testing.T) {
 	if out, err := exec.Command(bin, "record", "--stacks", "-o", file, "-d", "0.5", "--duration", "3", "-p", strconv.Itoa(b.PID)).CombinedOutput(); err != nil {
 		t.Fatalf("record --stacks: %v\n%s", err, out)
 	}
-	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-replay-stacks-e2e-%d", os.Getpid())}
-	x.run("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", "sh")
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
-	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	x := startTmux(t, "replay-stacks-e2e", 120, 40, "sh")
 	x.run("send-keys", "-t", "e2e", "clear; "+bin+" replay "+file+"; echo EXITED $?", "Enter")
 	x.waitFor("the replay", contains("replay 1×", "mixed"))
 	x.run("send-keys", "-t", "e2e", "/")

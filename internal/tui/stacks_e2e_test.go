@@ -1,16 +1,12 @@
 package tui_test
 
 import (
-	"fmt"
 	"math"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ctxtop/ctxtop/internal/stacks"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
@@ -41,22 +37,11 @@ func stackShare(pane, title, fn string) float64 {
 // are attached only while the detail view is open: on top of what the table
 // view holds, which is the BPF task walk's three descriptors where it runs.
 func TestDetailShowsStacksInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	if err := stacks.Check(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("BPF unavailable under CI: %v", err)
-		}
-		t.Skip(err)
-	}
+	needTmuxAndStacks(t)
 	bin := testutil.Binary(t)
 	b := testutil.StartBlockers(t)
 
-	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-stacks-%d", os.Getpid())}
-	x.run("new-session", "-d", "-s", "e2e", "-x", "100", "-y", "30", bin+" -d 0.5 -p "+strconv.Itoa(b.PID))
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
-	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	x := startTmux(t, "stacks", 100, 30, bin+" -d 0.5 -p "+strconv.Itoa(b.PID))
 	x.waitFor("the table", contains("mixed", "TOTAL/s"))
 	pid, err := strconv.Atoi(strings.TrimSpace(x.run("display-message", "-p", "-t", "e2e", "#{pane_pid}")))
 	if err != nil {
@@ -150,23 +135,12 @@ func stackShares(pane, title, fn string) float64 {
 // transfer's part of the two, summed over four windows, as the program
 // counted its waits (±10 points).
 func TestDetailShowsGoStacksInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	if err := stacks.Check(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("BPF unavailable under CI: %v", err)
-		}
-		t.Skip(err)
-	}
+	needTmuxAndStacks(t)
 	bin := testutil.Binary(t)
 	g := testutil.StartGoMutex(t)
 
 	// Tall enough for the wakers' lists and the three "blocked at" lines.
-	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-gostacks-%d", os.Getpid())}
-	x.run("new-session", "-d", "-s", "e2e", "-x", "100", "-y", "45", bin+" -d 0.5 -p "+strconv.Itoa(g.PID))
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
-	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	x := startTmux(t, "gostacks", 100, 45, bin+" -d 0.5 -p "+strconv.Itoa(g.PID))
 	x.waitFor("the table", contains("worker", "TOTAL/s"))
 	x.run("send-keys", "-t", "e2e", "/", "worker", "Enter")
 	x.waitFor("the filter", contains("/worker"))

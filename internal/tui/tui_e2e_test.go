@@ -30,6 +30,26 @@ func (x tmux) run(args ...string) string {
 
 func (x tmux) pane() string { return x.run("capture-pane", "-p", "-t", "e2e") }
 
+// startTmux starts a tmux server private to the test, named after name,
+// with a session "e2e" of w by h running cmd, sized by hand so that no
+// client resizes it; the server is killed when the test ends.
+func startTmux(t testing.TB, name string, w, h int, cmd string) tmux {
+	t.Helper()
+	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-%s-%d", name, os.Getpid())}
+	x.run("new-session", "-d", "-s", "e2e", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), cmd)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
+	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	return x
+}
+
+// needTmuxAndStacks skips a test without tmux, or without the stack
+// programs (root, BTF) outside CI; under CI, where both are installed,
+// their absence fails it.
+func needTmuxAndStacks(t *testing.T) {
+	t.Helper()
+	needTmuxAndStacks(t)
+}
+
 // waitFor polls the pane until ok accepts it or the deadline passes.
 func (x tmux) waitFor(what string, ok func(string) bool) string {
 	x.t.Helper()
@@ -79,10 +99,7 @@ func TestLiveMonitorInTmux(t *testing.T) {
 	ppid, _ := testutil.StartPingPong(t)
 	pid := strconv.Itoa(ppid)
 
-	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-e2e-%d", os.Getpid())}
-	x.run("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", "sh")
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
-	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	x := startTmux(t, "e2e", 80, 24, "sh")
 	x.run("send-keys", "-t", "e2e", "clear; "+bin+" -d 0.5; echo EXITED $?", "Enter")
 
 	p := x.waitFor("the header and the workload's rows", contains("ctxtop", "cs/s", "pp-ping", "pp-pong", "TOTAL/s"))
@@ -163,10 +180,7 @@ func TestLoadPanelKeepsThreadsOnScreen(t *testing.T) {
 		t.Skip("tmux is not installed; this end-to-end test drives the real terminal UI through it")
 	}
 	bin := testutil.Binary(t)
-	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-e2e-load-%d", os.Getpid())}
-	x.run("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", "sh")
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
-	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	x := startTmux(t, "e2e-load", 80, 24, "sh")
 	x.run("send-keys", "-t", "e2e", "clear; "+bin+" -d 0.25; echo EXITED $?", "Enter")
 	x.waitFor("the monitor", contains("TOTAL/s"))
 	x.run("send-keys", "-t", "e2e", "L")

@@ -48,10 +48,7 @@ func TestWakeupViewInTmux(t *testing.T) {
 	bin := testutil.Binary(t)
 	ppid, _ := testutil.StartPingPong(t)
 
-	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-wake-%d", os.Getpid())}
-	x.run("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", bin+" -d 0.5 -p "+strconv.Itoa(ppid))
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
-	x.run("set-option", "-t", "e2e", "window-size", "manual")
+	x := startTmux(t, "wake", 80, 24, bin+" -d 0.5 -p "+strconv.Itoa(ppid))
 	x.waitFor("the table", contains("pp-ping", "TOTAL/s"))
 	pid, err := strconv.Atoi(strings.TrimSpace(x.run("display-message", "-p", "-t", "e2e", "#{pane_pid}")))
 	if err != nil {
