@@ -79,15 +79,8 @@ func TestJSONNamesWhereCBlocks(t *testing.T) {
 	// program has blocked often enough for shares to mean something.
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		out, err := exec.Command(bin, "-b", "-o", "json", "--stacks", "-p", pid, "-d", "0.5", "-n", "6").Output()
-		if err != nil {
-			t.Fatalf("ctxtop: %v", err)
-		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		var r report
-		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
-			t.Fatalf("last report: %v\n%s", err, lines[len(lines)-1])
-		}
+		lastReport(t, bin, &r, "--stacks", "-p", pid, "-d", "0.5", "-n", "6")
 		reads, conds := b.Counts()
 		if r.StacksUnavailable != "" {
 			t.Fatalf("stacks_unavailable: %s", r.StacksUnavailable)
@@ -184,15 +177,8 @@ func TestStacksWithoutPIDs(t *testing.T) {
 	testutil.StartBlockers(t)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		out, err := exec.Command(bin, "-b", "-o", "json", "--stacks", "-d", "0.5", "-n", "4").Output()
-		if err != nil {
-			t.Fatalf("ctxtop: %v", err)
-		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		var r report
-		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
-			t.Fatalf("last report: %v\n%s", err, lines[len(lines)-1])
-		}
+		last := lastReport(t, bin, &r, "--stacks", "-d", "0.5", "-n", "4")
 		if r.StacksUnavailable != "" {
 			t.Fatalf("stacks_unavailable: %s", r.StacksUnavailable)
 		}
@@ -206,8 +192,23 @@ func TestStacksWithoutPIDs(t *testing.T) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no stack of mixed where it blocks in reader_loop; targets %v; last report:\n%s", r.StacksTargets, lines[len(lines)-1])
+			t.Fatalf("no stack of mixed where it blocks in reader_loop; targets %v; last report:\n%s", r.StacksTargets, last)
 		}
 		t.Logf("mixed not traced yet (targets %v); again", r.StacksTargets)
 	}
+}
+
+// lastReport runs ctxtop -b -o json with args, decodes its last report
+// into r and returns it as printed.
+func lastReport(t *testing.T, bin string, r any, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(bin, append([]string{"-b", "-o", "json"}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("ctxtop: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), r); err != nil {
+		t.Fatalf("last report: %v\n%s", err, lines[len(lines)-1])
+	}
+	return lines[len(lines)-1]
 }

@@ -1,7 +1,6 @@
 package stacks_test
 
 import (
-	"encoding/json"
 	"math"
 	"os/exec"
 	"slices"
@@ -63,13 +62,6 @@ func TestGoMutexStacks(t *testing.T) {
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		transfer0, audit0 := g.Waits()
-		out, err := exec.Command(bin, "-b", "-o", "json", "--stacks", "-p", pid, "-d", "0.5", "-n", "6").Output()
-		if err != nil {
-			t.Fatalf("ctxtop: %v", err)
-		}
-		transfer, audit := g.Waits()
-		transfer, audit = transfer-transfer0, audit-audit0
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		var r struct {
 			Threads []struct {
 				TID       int       `json:"tid"`
@@ -80,9 +72,9 @@ func TestGoMutexStacks(t *testing.T) {
 			} `json:"threads"`
 			StacksUnavailable string `json:"stacks_unavailable"`
 		}
-		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
-			t.Fatalf("last report: %v\n%s", err, lines[len(lines)-1])
-		}
+		last := lastReport(t, bin, &r, "--stacks", "-p", pid, "-d", "0.5", "-n", "6")
+		transfer, audit := g.Waits()
+		transfer, audit = transfer-transfer0, audit-audit0
 		if r.StacksUnavailable != "" {
 			t.Fatalf("stacks_unavailable: %s", r.StacksUnavailable)
 		}
@@ -123,7 +115,7 @@ func TestGoMutexStacks(t *testing.T) {
 		}
 		t.Logf("program: transfer=%d audit=%d waits; blocked_at by own frame (samples): %v", transfer, audit, ownBlocked)
 		if !named {
-			t.Fatalf("blocked_at does not name both %s and %s as own frames:\n%.3000s", tr, au, lines[len(lines)-1])
+			t.Fatalf("blocked_at does not name both %s and %s as own frames:\n%.3000s", tr, au, last)
 		}
 		want := float64(transfer) / float64(transfer+audit)
 		got := float64(ownBlocked[tr]) / float64(ownBlocked[tr]+ownBlocked[au])

@@ -1,11 +1,8 @@
 package testutil
 
 import (
-	"bufio"
-	"fmt"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 )
 
@@ -14,18 +11,13 @@ import (
 // futex condition variable), woken by "driver" from writer_loop and
 // producer_put.
 type Blockers struct {
-	PID         int
-	mu          sync.Mutex
-	reads, cond int64
+	PID    int
+	counts *counts
 }
 
 // Counts are the waits the program counted itself so far: pipe reads and
 // condition waits that blocked.
-func (b *Blockers) Counts() (reads, conds int64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.reads, b.cond
-}
+func (b *Blockers) Counts() (reads, conds int64) { return b.counts.get() }
 
 // StartBlockers compiles blockers.c with frame pointers and starts it; it
 // is killed when the test ends.
@@ -37,28 +29,6 @@ func StartBlockers(t testing.TB) *Blockers {
 		t.Fatalf("building blockers.c: %v\n%s", err, out)
 	}
 	cmd := exec.Command(bin)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	b := &Blockers{PID: cmd.Process.Pid}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			var r, c int64
-			if _, err := fmt.Sscanf(sc.Text(), "reads=%d conds=%d", &r, &c); err == nil {
-				b.mu.Lock()
-				b.reads, b.cond = r, c
-				b.mu.Unlock()
-			}
-		}
-	}()
-	return b
+	_, out := StartWorkload(t, cmd)
+	return &Blockers{PID: cmd.Process.Pid, counts: followCounts(out, "reads=%d conds=%d")}
 }

@@ -2,8 +2,10 @@ package testutil
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os/exec"
+	"sync"
 	"testing"
 )
 
@@ -30,4 +32,35 @@ func StartWorkload(t testing.TB, cmd *exec.Cmd) (io.WriteCloser, *bufio.Reader) 
 		_ = cmd.Wait()
 	})
 	return stdin, bufio.NewReader(stdout)
+}
+
+// counts is the last pair of counts a test program printed of itself (how
+// often it waited where, say), a line at a time.
+type counts struct {
+	mu   sync.Mutex
+	a, b int64
+}
+
+func (c *counts) get() (a, b int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.a, c.b
+}
+
+// followCounts reads r's lines for as long as the program writes them and
+// keeps the last pair that parses with format, a Sscanf format of two %d.
+func followCounts(r io.Reader, format string) *counts {
+	c := &counts{}
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			var a, b int64
+			if _, err := fmt.Sscanf(sc.Text(), format, &a, &b); err == nil {
+				c.mu.Lock()
+				c.a, c.b = a, b
+				c.mu.Unlock()
+			}
+		}
+	}()
+	return c
 }
