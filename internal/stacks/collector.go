@@ -397,11 +397,20 @@ func goFrames(gstack *[GoDepth]uint64) []uint64 {
 
 // targetPIDs lists the processes of c.targets, as snap has them, and the
 // -p processes.
+//
+// A snapshot may hold every thread of a big host: the targets are looked up
+// sorted, and the scan stops once all are found.
 func (c *Collector) targetPIDs(snap *model.Snapshot) []int {
 	pids := slices.Clone(c.opt.PIDs)
-	for i := range snap.Threads {
+	tids := slices.Sorted(slices.Values(c.targets))
+	left := len(tids)
+	for i := 0; i < len(snap.Threads) && left > 0; i++ {
 		t := &snap.Threads[i]
-		if slices.Contains(c.targets, t.TID) && !slices.Contains(pids, t.PID) {
+		if _, ok := slices.BinarySearch(tids, t.TID); !ok {
+			continue
+		}
+		left--
+		if !slices.Contains(pids, t.PID) {
 			pids = append(pids, t.PID)
 		}
 	}
