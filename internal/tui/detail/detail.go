@@ -121,7 +121,7 @@ func (m Model) View() string {
 	stacks := m.stackLines()
 	room := m.height - 1 - len(lines) - len(stacks)
 	limit := topWakers
-	for limit > 1 && len(m.wakeLines(limit)) > room {
+	for limit > 1 && m.wakeRows(limit) > room {
 		limit--
 	}
 	lines = append(lines, m.wakeLines(limit)...)

@@ -11,6 +11,17 @@ import (
 // topWakers is how many wakers and wakees the detail lists.
 const topWakers = 5
 
+// wakeRows is how many lines wakeLines(limit) makes, without making them.
+func (m Model) wakeRows(limit int) int {
+	switch {
+	case m.wakeups == nil:
+		return 0
+	case m.wakeups.Unavailable != "":
+		return 2
+	}
+	return 3 + min(limit, len(m.wokenBy)) + min(limit, len(m.wakes))
+}
+
 // wakeLines are the thread's top wakers ("woken by") and top wakees
 // ("wakes"), up to limit of each, with rates, cross-CPU share and the
 // wakee's latency.

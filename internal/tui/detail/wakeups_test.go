@@ -123,3 +123,26 @@ func TestShortViewKeepsTheStacks(t *testing.T) {
 		}
 	}
 }
+
+// TestWakeRowsCountsWakeLines: the count the view fits by is the lines it
+// makes, for every limit, with lists longer and shorter than it, empty,
+// and with the tracer unavailable or off.
+func TestWakeRowsCountsWakeLines(t *testing.T) {
+	s := tuitest.Snapshot()
+	many := &model.Wakeups{}
+	for i := range 8 {
+		many.Pairs = append(many.Pairs, model.WakeupPair{WakerTID: 100 + i, WakerComm: "waker", WakeeTID: 912, WakeeComm: "pool-1-thread-2", PerSec: 10})
+	}
+	many.Pairs = append(many.Pairs, model.WakeupPair{WakerTID: 912, WakerComm: "pool-1-thread-2", WakeeTID: 300, WakeeComm: "wakee", PerSec: 5})
+	for _, w := range []*model.Wakeups{nil, {}, {Unavailable: "needs root"}, tuitest.Wakeups(), many} {
+		m := New(theme.New(true, true))
+		m.SetSize(100, 40)
+		m.SetThread(s.Threads[3], true, nil, nil, nil)
+		m.SetWakeups(w)
+		for limit := 1; limit <= topWakers; limit++ {
+			if got, want := m.wakeRows(limit), len(m.wakeLines(limit)); got != want {
+				t.Errorf("%+v, limit %d: wakeRows %d, wakeLines makes %d", w, limit, got, want)
+			}
+		}
+	}
+}
