@@ -57,12 +57,6 @@ const maxBuildInfoBytes = 32 + 10 + 128
 // memory is forgotten whole (a rare case: so many Go binaries traced).
 const maxGoBinaries = 256
 
-// fileKey tells a file from another and from its own older versions.
-type fileKey struct {
-	dev, ino      uint64
-	size, sec, ns int64
-}
-
 type goBinary struct {
 	rt  GoRuntime
 	err error
@@ -84,7 +78,7 @@ func (s *Symbolizer) GoProcess(pid int) (GoRuntime, error) {
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return GoRuntime{}, err
 	}
-	key := fileKey{st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec}
+	key := fileKey(&st)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b, ok := s.goBinaries[key]; ok {
@@ -92,7 +86,7 @@ func (s *Symbolizer) GoProcess(pid int) (GoRuntime, error) {
 	}
 	rt, err := goRuntimeOf(f)
 	if s.goBinaries == nil || len(s.goBinaries) >= maxGoBinaries {
-		s.goBinaries = map[fileKey]goBinary{}
+		s.goBinaries = map[string]goBinary{}
 	}
 	s.goBinaries[key] = goBinary{rt, err}
 	return rt, err

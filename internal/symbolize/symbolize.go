@@ -172,7 +172,7 @@ type Symbolizer struct {
 	kernelErr  error
 
 	// goBinaries remembers GoProcess's answer per executable.
-	goBinaries map[fileKey]goBinary
+	goBinaries map[string]goBinary
 
 	// noMapFiles skips /proc/PID/map_files, to test the fallback.
 	noMapFiles bool
@@ -429,7 +429,7 @@ func (s *Symbolizer) openObject(pid int, m *procMapping) (*object, string, error
 	if st.Ino != m.Inode {
 		return nil, "", fmt.Errorf("%s: inode %d, not the mapped %d: the file was replaced", sanitize.Name(m.Path), st.Ino, m.Inode)
 	}
-	statKey := fmt.Sprintf("s:%d:%d:%d:%d.%d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
+	statKey := fileKey(&st)
 	if obj := s.objects.get(statKey); obj != nil {
 		return obj, statKey, nil
 	}
@@ -557,4 +557,10 @@ func (s *Symbolizer) Stats() Stats {
 		st.PerfMapBytes += p.perf.tab.bytes()
 	}
 	return st
+}
+
+// fileKey tells a file from another and from its own older versions: its
+// device, inode, size and modification time.
+func fileKey(st *unix.Stat_t) string {
+	return fmt.Sprintf("s:%d:%d:%d:%d.%d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
 }
