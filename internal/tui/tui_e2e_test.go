@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ctxtop/ctxtop/internal/stacks"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
@@ -47,7 +48,15 @@ func startTmux(t testing.TB, name string, w, h int, cmd string) tmux {
 // their absence fails it.
 func needTmuxAndStacks(t *testing.T) {
 	t.Helper()
-	needTmuxAndStacks(t)
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	if err := stacks.Check(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("stack programs unavailable under CI: %v", err)
+		}
+		t.Skip(err)
+	}
 }
 
 // waitFor polls the pane until ok accepts it or the deadline passes.
