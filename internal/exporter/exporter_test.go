@@ -427,3 +427,22 @@ func TestHandlerSeriesAndNameFilter(t *testing.T) {
 		t.Errorf("families with name[] (-want +got):\n%s", diff)
 	}
 }
+
+// A scraper that lists gzip with q=0 refuses it, as RFC 9110 has it; one
+// that says nothing gets the body plain.
+func TestAcceptsGzip(t *testing.T) {
+	for header, want := range map[string]bool{
+		"":                      false,
+		"gzip":                  true,
+		"identity, gzip;q=0.5":  true,
+		"*":                     true,
+		"gzip;q=0":              false,
+		"gzip; q=0.000":         false,
+		"br, deflate":           false,
+		"x-gzip-like, identity": false,
+	} {
+		if got := acceptsGzip(header); got != want {
+			t.Errorf("acceptsGzip(%q) = %v, want %v", header, got, want)
+		}
+	}
+}

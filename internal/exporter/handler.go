@@ -1,16 +1,16 @@
 package exporter
 
 import (
+	"compress/gzip"
 	"errors"
 	"html"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/klauspost/compress/gzhttp"
-	"github.com/klauspost/compress/gzip"
 
 	"github.com/ctxtop/ctxtop/internal/exposition"
 )
@@ -65,6 +65,7 @@ type metricsHandler struct {
 	requests                   [3]atomic.Uint64
 	encodeErrors, gatherErrors atomic.Uint64
 	pool                       sync.Pool // of *[]exposition.Metric
+	gzips                      sync.Pool // of *gzip.Writer
 }
 
 func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -110,8 +111,32 @@ func (h *metricsHandler) serve(w http.ResponseWriter, r *http.Request) int {
 	}
 	f := exposition.Negotiate(r.Header.Get("Accept"))
 	w.Header().Add("Vary", "Accept")
+	w.Header().Add("Vary", "Accept-Encoding")
 	w.Header().Set("Content-Type", f.ContentType())
-	if err := exposition.Write(w, f, ms); err != nil {
+	out := io.Writer(w)
+	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		// Write checks the metrics before it writes a byte, so an invalid
+		// set still gets its plain 500 (httpError drops this header) and
+		// the unused gzip writer never writes its header.
+		w.Header().Set("Content-Encoding", "gzip")
+		gz, _ := h.gzips.Get().(*gzip.Writer)
+		if gz == nil {
+			// The standard library's gzip, linked anyway by net/http,
+			// at best speed: the default level was half of a scrape's
+			// work besides reading /proc.
+			gz, _ = gzip.NewWriterLevel(w, gzip.BestSpeed)
+		} else {
+			gz.Reset(w)
+		}
+		defer h.gzips.Put(gz)
+		out = gz
+		defer func() {
+			if w.Header().Get("Content-Encoding") == "gzip" {
+				_ = gz.Close()
+			}
+		}()
+	}
+	if err := exposition.Write(out, f, ms); err != nil {
 		if errors.Is(err, exposition.ErrInvalid) {
 			h.gatherErrors.Add(1)
 			h.logger.Error("error gathering metrics: " + err.Error())
@@ -171,17 +196,29 @@ func Handler(e *Exporter, o HandlerOptions) (http.Handler, error) {
 	}
 	mux := http.NewServeMux()
 	metrics := &metricsHandler{e: e, logger: o.Logger, inFlight: make(chan struct{}, maxInFlight)}
-	// klauspost/compress at best speed: gzip at the default level was half
-	// of a scrape's work besides reading /proc.
-	compress, err := gzhttp.NewWrapper(gzhttp.CompressionLevel(gzip.BestSpeed))
-	if err != nil {
-		return nil, err
-	}
-	mux.Handle(o.TelemetryPath, compress(metrics))
+	mux.Handle(o.TelemetryPath, metrics)
 	if o.TelemetryPath != "/" {
 		mux.Handle("/", landingPage(o.Version, o.TelemetryPath))
 	}
 	return readOnly(mux), nil
+}
+
+// acceptsGzip tells whether an Accept-Encoding header takes gzip: listed
+// by name or as *, without q=0.
+func acceptsGzip(header string) bool {
+	for part := range strings.SplitSeq(header, ",") {
+		name, params, _ := strings.Cut(part, ";")
+		name = strings.TrimSpace(name)
+		if name != "gzip" && name != "*" {
+			continue
+		}
+		q := strings.ReplaceAll(params, " ", "")
+		if q == "q=0" || strings.HasPrefix(q, "q=0.") && strings.Trim(q[4:], "0") == "" {
+			return false
+		}
+		return true
+	}
+	return false
 }
 
 // readOnly answers 405 to any method but GET and HEAD, on every path: the
