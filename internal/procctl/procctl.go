@@ -231,12 +231,11 @@ func explain(what string, err error, capability string) error {
 	return fmt.Errorf("cannot %s: %w", what, err)
 }
 
+// errName is the errno's name for the two refusals: unix.ErrnoName would
+// link the whole table of names for them.
 func errName(err error) string {
-	var no unix.Errno
-	if errors.As(err, &no) {
-		if n := unix.ErrnoName(no); n != "" {
-			return n
-		}
+	if errors.Is(err, unix.EACCES) {
+		return "EACCES"
 	}
-	return err.Error()
+	return "EPERM"
 }

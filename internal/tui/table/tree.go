@@ -71,7 +71,7 @@ func (m *Model) Fold(open bool) bool {
 // treeRows lays out threads (already filtered) under their processes.
 // procs are the snapshot's process rows; a process without one (its
 // threads alone passed a cgroup filter) gets a row summed from them.
-func (m Model) treeRows(threads []Row, procs []model.ProcessRates) []Row {
+func (m *Model) treeRows(threads []Row, procs []model.ProcessRates) []Row {
 	byPID := map[int][]Row{}
 	for _, t := range threads {
 		byPID[t.PID] = append(byPID[t.PID], t)
