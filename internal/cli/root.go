@@ -68,6 +68,11 @@ type options struct {
 	// users' processes from this user (hidepidMode); "" otherwise and in
 	// a replay.
 	hidepid string
+	// noConfig neither reads nor writes the live monitor's settings;
+	// delayGiven and viewGiven say -d and --processes/--cgroups were on
+	// the command line, which overrides the settings.
+	noConfig              bool
+	delayGiven, viewGiven bool
 }
 
 func newRootCmd() *cobra.Command {
@@ -131,6 +136,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.StringVar(&o.recordTo, "record", "", "also write the samples behind the reports to this recording")
 	f.BoolVar(&o.force, "force", false, "replace the --record file if it exists")
 	f.StringVar(&o.replayFrom, "replay", "", "read samples from this recording instead of procfs")
+	f.BoolVar(&o.noConfig, "no-config", false, "live monitor: neither read nor write the saved view (sort, rows, tree, interval, filter in $XDG_CONFIG_HOME/ctxtop/)")
 	completeValues(root, "output", "text", "json", "folded")
 	// --version prints what `ctxtop version` does, without the host. Not
 	// through cobra's Version: its version template is a text/template,
@@ -141,6 +147,8 @@ terminal, it prints reports like pidstat -w -t.`,
 }
 
 func (o *options) validate(cmd *cobra.Command) error {
+	o.delayGiven = cmd.Flags().Changed("delay")
+	o.viewGiven = cmd.Flags().Changed("processes") || cmd.Flags().Changed("cgroups")
 	if o.iterations < 0 {
 		return fmt.Errorf("-n/--iterations must be 0 (until interrupted) or more, got %d", o.iterations)
 	}

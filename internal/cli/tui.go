@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/sampler"
 	"github.com/ctxtop/ctxtop/internal/selfprio"
+	"github.com/ctxtop/ctxtop/internal/settings"
 	"github.com/ctxtop/ctxtop/internal/stacks"
 	"github.com/ctxtop/ctxtop/internal/tui"
 	"github.com/ctxtop/ctxtop/internal/waketrace"
@@ -37,17 +39,30 @@ func runTUI(o options, demoStep time.Duration) error {
 	// Ahead of other processes when it may be (see selfprio): a load's
 	// wake-ups then no longer preempt the sampling thread.
 	selfprio.Raise()
+	// The demo's tour sets its own views: it neither reads nor keeps them.
+	cfg := loadSettings(o, demoStep == 0)
+	o.delay = delayValue(cfg.interval)
 	src, rec, err := openLive(o, col, sc)
 	if err != nil {
 		return procError(err, o.procRoot)
 	}
 	defer src.Close()
+	var actions tui.Actions = tui.Kernel{}
+	noActions := ""
+	if filepath.Clean(o.procRoot) != "/proc" {
+		// The IDs on screen are that tree's: here they may name anything.
+		actions, noActions = nil, "not possible with --proc "+o.procRoot+": its threads need not be this host's"
+	}
 	err = tui.Run(tui.Options{
+		Actions:      actions,
+		NoActionsWhy: noActions,
+		Settings:     cfg.start,
+		SaveSettings: cfg.save,
 		Source:       src,
 		Wakeups:      col,
 		Stacks:       stackSwitch,
 		Load:         tuiadapt.NewLoader(),
-		Interval:     time.Duration(o.delay),
+		Interval:     cfg.interval,
 		HotThreshold: o.hot,
 		NoColor:      o.noColor,
 		Version:      version,
@@ -77,3 +92,61 @@ func runTUI(o options, demoStep time.Duration) error {
 type alwaysOn struct{ *stacks.Collector }
 
 func (alwaysOn) Want(bool) {}
+
+// liveSettings are the monitor's saved view, with the command line over it.
+type liveSettings struct {
+	start    settings.Settings
+	interval time.Duration
+	// save keeps the view on screen at the end; nil with --no-config.
+	save func(settings.Settings)
+}
+
+// loadSettings reads the saved view unless --no-config (or use is false);
+// a file that cannot be read costs one warning line and the defaults, and
+// is rewritten at the end. -d, --processes and --cgroups override it; their
+// values are saved only when changed on screen, so a one-off -d 5 does not
+// become every later run's interval.
+func loadSettings(o options, use bool) liveSettings {
+	ls := liveSettings{interval: time.Duration(o.delay)}
+	switch {
+	case o.processes:
+		ls.start.View = "processes"
+	case o.cgroups:
+		ls.start.View = "cgroups"
+	}
+	dir := settings.Dir()
+	if !use || o.noConfig || dir == "" {
+		return ls
+	}
+	saved, err := settings.Load(dir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ctxtop: ignoring the saved view (%v); starting with the defaults\n", err)
+	}
+	start := saved
+	if o.viewGiven {
+		start.View = ls.start.View
+	}
+	if d := saved.IntervalDuration(); d > 0 && !o.delayGiven {
+		ls.interval = d
+	}
+	ls.start = start
+	ls.save = func(end settings.Settings) {
+		if o.viewGiven && end.View == start.View {
+			end.View = saved.View
+		}
+		endD := end.IntervalDuration()
+		if endD == 0 {
+			endD = time.Second // the monitor leaves its default out
+		}
+		if o.delayGiven && endD == time.Duration(o.delay) {
+			end.Interval = saved.Interval
+		}
+		if end == saved && err == nil {
+			return // nothing changed: leave the file as it is
+		}
+		if serr := settings.Save(dir, end); serr != nil {
+			fmt.Fprintf(os.Stderr, "ctxtop: the view was not saved: %v\n", serr)
+		}
+	}
+	return ls
+}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
+	"github.com/ctxtop/ctxtop/internal/settings"
 	"github.com/ctxtop/ctxtop/internal/tui/eventloop"
 )
 
@@ -52,6 +53,17 @@ type Options struct {
 	// Stacks attaches the stack tracer while the detail view is open; nil
 	// when there is none. The Source then carries them in Snapshot.Stacks.
 	Stacks StacksSwitch
+
+	// Actions signal, pin and renice the selected task (Kernel{} live);
+	// nil when they are not possible, NoActionsWhy saying why (a replay
+	// says so itself).
+	Actions      Actions
+	NoActionsWhy string
+	// Settings is the view to start with (package settings, the command
+	// line already applied); SaveSettings, when set, is given the view
+	// on screen when the monitor ends, however it ends.
+	Settings     settings.Settings
+	SaveSettings func(settings.Settings)
 }
 
 // Run opens the monitor on the terminal and returns the error that ended
@@ -80,6 +92,11 @@ func Run(o Options) error {
 	scr.SetColorProfile(colorprofile.Detect(os.Stdout, os.Environ()))
 	scr.EnterAltScreen()
 	scr.HideCursor()
+	// Clicks and the wheel (htop's habit); the screen turns them off
+	// again when the terminal is restored. Click mode reports no motion,
+	// so a mouse moved over the monitor wakes nothing.
+	scr.SetMouseMode(uv.MouseModeClick)
+	scr.SetMouseEncoding(uv.MouseEncodingSGR)
 	if !o.NoColor && !o.FixedBackground {
 		_, _ = t.Write([]byte(ansi.RequestBackgroundColor))
 	}
@@ -90,6 +107,9 @@ func Run(o Options) error {
 	fm := final.(Model)
 	if fm.load != nil {
 		fm.stopLoad()
+	}
+	if o.SaveSettings != nil {
+		o.SaveSettings(fm.Settings())
 	}
 	var p *eventloop.PanicError
 	if errors.As(err, &p) {

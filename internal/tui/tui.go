@@ -92,6 +92,11 @@ type Model struct {
 	demo    *demoState
 	// replay is ctxtop replay's time control; nil when live.
 	replay *replayState
+
+	// prompt is an action waiting on the user (actions.go); status what
+	// the last one did.
+	prompt prompt
+	status statusLine
 }
 
 // New builds the root model. host and kernel are shown in the header.
@@ -125,10 +130,12 @@ func New(o Options, host, kernel string) Model {
 	}
 	if o.Demo {
 		m.demo = newDemoState(o)
+		m.help.SetExtra("demo", km.DemoHelp())
 	}
 	if o.HidePID != "" {
 		m.table.SetUnattributedWhy(model.UnattributedWhyHidden)
 	}
+	m.applySettings(o.Settings)
 	m.syncHeader()
 	return m
 }
@@ -154,6 +161,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		next, cmd := m.handleKey(msg)
 		return next.(Model).withTracer(cmd)
+	case tea.MouseClickMsg, tea.MouseWheelMsg:
+		m.handleMouse(msg.(tea.MouseMsg))
+		return m, nil
 	case wakegraph.OpenMsg:
 		return m.openWakee(msg).withTracer(nil)
 	case tickMsg:
@@ -199,6 +209,7 @@ func (m Model) handleTick(msg tickMsg) (tea.Model, tea.Cmd) {
 func (m Model) handleSample(msg sampleMsg) (tea.Model, tea.Cmd) {
 	m.inFlight = false
 	m.lastSample = time.Now()
+	m.expireStatus()
 	if msg.err != nil {
 		// Without a classifier every error ends the monitor, as in batch
 		// mode: the sampler already tolerates tasks that come and go.
@@ -287,6 +298,9 @@ func (m *Model) syncHeader() {
 	if m.table.Grouped() {
 		note = strings.TrimSpace(note + " grouped")
 	}
+	if m.table.TreeShown() {
+		note = strings.TrimSpace(note + " tree")
+	}
 	if f := m.table.Filter(); f != "" && !m.filtering {
 		note = strings.TrimSpace(note + " /" + f)
 	}
@@ -306,6 +320,11 @@ func (m *Model) syncHeader() {
 func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if k.String() == "ctrl+c" {
 		return m, tea.Quit
+	}
+	m.status = statusLine{} // said; the next key moves on
+	if m.prompt.kind != promptNone {
+		m.handlePromptKey(k)
+		return m, nil
 	}
 	if m.filtering {
 		return m.handleFilterKey(k), nil
@@ -336,6 +355,9 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		if next, cmd, ok := m.handleLoadKey(k); ok {
 			return next, cmd
 		}
+	}
+	if m.handleHtopKey(k) {
+		return m, nil
 	}
 	km := m.keys
 	switch {
@@ -575,6 +597,12 @@ func (m Model) footer() string {
 	if m.filtering {
 		return filter.Prompt(th, m.table.Filter(), m.width)
 	}
+	if m.prompt.kind != promptNone {
+		return m.promptLine()
+	}
+	if s := m.statusView(); s != "" {
+		return s
+	}
 	if m.lastErr != nil {
 		return th.Error.Render(textutil.Truncate("sampling failed: "+m.lastErr.Error(), m.width))
 	}
@@ -585,8 +613,8 @@ func (m Model) footer() string {
 			continue
 		}
 		k := b.Help().Key
-		if i := strings.Index(k, "/"); i > 0 {
-			k = k[:i] // q, not q/^C: the help lists the rest
+		if i := strings.IndexAny(k[1:], "/ "); i >= 0 {
+			k = k[:i+1] // q, not q/F10: the help lists the rest
 		}
 		hints = append(hints, th.Key.Render(k)+" "+th.Dim.Render(m.hintWord(b)))
 	}

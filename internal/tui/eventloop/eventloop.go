@@ -204,6 +204,10 @@ func Translate(ev uv.Event) tea.Msg {
 		return tea.WindowSizeMsg(e)
 	case uv.BackgroundColorEvent:
 		return tea.BackgroundColorMsg(e)
+	case uv.MouseClickEvent:
+		return tea.MouseClickMsg(e)
+	case uv.MouseWheelEvent:
+		return tea.MouseWheelMsg(e)
 	}
 	return nil
 }

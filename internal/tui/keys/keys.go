@@ -15,6 +15,10 @@ type Map struct {
 	Load, LoadMode, LoadStart, Pin key.Binding
 	NextStep, PrevStep             key.Binding
 	Wakeups                        key.Binding
+	// htop's habits: the process tree and acting on the selected task.
+	Tree, Fold, Unfold key.Binding
+	Signal, Affinity   key.Binding
+	NiceDown, NiceUp   key.Binding
 }
 
 // New returns the default bindings.
@@ -25,15 +29,15 @@ func New() Map {
 	// Descriptions stay within 19 characters: the help screen sets the
 	// whole list in three columns at 80x24.
 	return Map{
-		Quit:            b([]string{"q", "ctrl+c"}, "q/^C", "quit"),
-		Help:            b([]string{"?", "h", "f1"}, "?/h", "help"),
+		Quit:            b([]string{"q", "ctrl+c", "f10"}, "q/^C", "quit (F10 too)"),
+		Help:            b([]string{"?", "h", "f1"}, "?/F1", "help"),
 		Up:              b([]string{"up", "k"}, "↑/k", "up"),
 		Down:            b([]string{"down", "j"}, "↓/j", "down"),
 		PageUp:          b([]string{"pgup"}, "PgUp", "page up"),
 		PageDown:        b([]string{"pgdown"}, "PgDn", "page down"),
 		Home:            b([]string{"home"}, "Home", "top, stay on top"),
 		End:             b([]string{"end"}, "End", "last row"),
-		Filter:          b([]string{"/"}, "/", "filter name or PID"),
+		Filter:          b([]string{"/", "f3"}, "/ F3", "filter name or PID"),
 		Pause:           b([]string{"space"}, "space", "pause/resume"),
 		ToggleProcesses: b([]string{"H"}, "H", "thread/proc/cgroup"),
 		SortLeft:        b([]string{"<"}, "<", "sort column left"),
@@ -52,6 +56,15 @@ func New() Map {
 		NextStep:        b([]string{"n"}, "n", "demo: next step"),
 		PrevStep:        b([]string{"N"}, "N", "demo: step back"),
 		Wakeups:         b([]string{"W"}, "W", "who wakes whom"),
+		// k stays "up" (vim's habit, older here than htop's kill): F9
+		// signals, as in htop, behind a confirmation.
+		Tree:     b([]string{"f5", "t"}, "F5/t", "process tree"),
+		Fold:     b([]string{"left"}, "←", "tree: fold"),
+		Unfold:   b([]string{"right"}, "→", "tree: unfold"),
+		Signal:   b([]string{"f9"}, "F9", "send a signal"),
+		Affinity: b([]string{"a"}, "a", "set CPU affinity"),
+		NiceDown: b([]string{"f7"}, "F7", "nice -1 (sooner)"),
+		NiceUp:   b([]string{"f8"}, "F8", "nice +1 (later)"),
 	}
 }
 
@@ -60,11 +73,19 @@ func (m Map) ShortHelp() []key.Binding {
 	return []key.Binding{m.Quit, m.Help, m.Filter, m.ToggleProcesses, m.SortRight, m.Group, m.Detail, m.PerCPU, m.Load, m.Pause}
 }
 
-// FullHelp is the help screen's columns.
+// FullHelp is the help screen's columns. Pairs that mirror each other
+// share a line, so that every key and the legend fit 80x24; the demo's
+// keys are listed by the demo itself (DemoHelp).
 func (m Map) FullHelp() [][]key.Binding {
+	pair := func(a, b key.Binding, k, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(append(a.Keys(), b.Keys()...)...), key.WithHelp(k, desc))
+	}
 	return [][]key.Binding{
-		{m.Up, m.Down, m.PageUp, m.PageDown, m.Home, m.End, m.Detail, m.Back},
-		{m.Filter, m.ToggleProcesses, m.Group, m.SortLeft, m.SortRight, m.Reverse, m.PerCPU, m.Wakeups},
-		{m.Pause, m.Faster, m.Slower, m.Load, m.LoadMode, m.LoadStart, m.Pin, m.NextStep, m.PrevStep, m.Help, m.Quit},
+		{pair(m.Up, m.Down, "↑↓jk", "move"), m.PageUp, m.PageDown, m.Home, m.End, m.Detail, m.Back, m.Filter, m.ToggleProcesses},
+		{m.Group, m.Tree, pair(m.Fold, m.Unfold, "← →", "tree: fold/unfold"), pair(m.SortLeft, m.SortRight, "< >", "sort column ← / →"), m.Reverse, m.PerCPU, m.Wakeups, m.Signal, m.Affinity},
+		{pair(m.NiceDown, m.NiceUp, "F7 F8", "nice -1 / +1"), m.Pause, pair(m.Faster, m.Slower, "- +", "refresh interval"), m.Load, m.LoadMode, m.LoadStart, m.Pin, m.Help, m.Quit},
 	}
 }
+
+// DemoHelp is the demo's own keys, listed above the others in the demo.
+func (m Map) DemoHelp() []key.Binding { return []key.Binding{m.NextStep, m.PrevStep} }

@@ -37,6 +37,10 @@ type Row struct {
 	// throttling is unknown.
 	Cgroup string
 	NoWait bool
+	// In the tree: Depth 0 is a process, 1 one of its threads; Last marks
+	// a process's last thread, Folded a process whose threads are hidden.
+	Depth        int
+	Last, Folded bool
 }
 
 // Total is voluntary plus involuntary switches per second.

@@ -74,6 +74,11 @@ type Model struct {
 	// thread rows to one cgroup.
 	cgroups      bool
 	cgroupFilter string
+
+	// tree shows each process above its threads (tree.go); folded are the
+	// PIDs whose threads it hides.
+	tree   bool
+	folded map[int]bool
 }
 
 // New returns an empty table; hot is the --hot threshold, used to grade
@@ -269,7 +274,11 @@ func (m *Model) rebuild() {
 	if m.filter != "" {
 		rows = slices.DeleteFunc(rows, func(r Row) bool { return !matches(r, m.filter) })
 	}
-	m.sortRows(rows)
+	if m.treeShown() {
+		rows = m.treeRows(rows, m.snap.Processes)
+	} else {
+		m.sortRows(rows)
+	}
 	m.rows = rows
 
 	// Follow the selected row by key; if it went away, stay at the same
@@ -399,8 +408,13 @@ func (m Model) layout() ([]Column, []int) {
 	// Share what is left: names first, then the reason.
 	spare := m.width - used
 	for i, c := range chosen {
-		if spec(c).MaxWidth > 0 && spare > 0 {
-			add := min(spare, spec(c).MaxWidth-widths[i])
+		most := spec(c).MaxWidth
+		if c == ColComm && m.treeShown() {
+			// The tree's marks take two cells before each name.
+			most += 2
+		}
+		if most > 0 && spare > 0 {
+			add := min(spare, most-widths[i])
 			if add > 0 {
 				widths[i] += add
 				spare -= add
@@ -542,11 +556,17 @@ func (m Model) cell(r Row, c Column, w int) string {
 		if m.processes {
 			return strconv.Itoa(r.Count)
 		}
+		if m.treeShown() && r.Depth == 0 {
+			return "" // its threads, below, have the TIDs
+		}
 		if r.TID == 0 {
 			return "×" + strconv.Itoa(r.Count)
 		}
 		return strconv.Itoa(r.TID)
 	case ColComm:
+		if m.treeShown() {
+			return treeComm(r)
+		}
 		return r.Comm
 	case ColCPUs:
 		if r.Pinned {
