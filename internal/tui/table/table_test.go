@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ctxtop/ctxtop/internal/fields"
@@ -194,6 +195,22 @@ func TestFilterByNameAndPID(t *testing.T) {
 	m.SetFilter("nothing-like-this")
 	if !strings.Contains(m.View(), "nothing matches") {
 		t.Errorf("empty filter result not explained:\n%s", m.View())
+	}
+}
+
+// The message names the filter as it was typed: a regex-minded user's
+// backslash is one backslash, not the two Go's quoting makes of it.
+func TestFilterMessageShowsTheFilterAsTyped(t *testing.T) {
+	m := newTable(80, 20)
+	m.SetFilter(`pool\d`)
+	view := ansi.Strip(m.View())
+	if !strings.Contains(view, `nothing matches the filter "pool\d"`) {
+		t.Errorf("want the filter as typed, one backslash:\n%s", view)
+	}
+	// What a terminal would act on is still shown harmless.
+	m.SetFilter("x\x1b[2J")
+	if view := m.View(); strings.Contains(view, "\x1b[2J") {
+		t.Errorf("an escape typed into the filter reached the screen: %q", view)
 	}
 }
 
