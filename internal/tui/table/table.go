@@ -531,7 +531,7 @@ func (m Model) cell(r Row, c Column, w int) string {
 		case math.IsNaN(v):
 			return "-" // not known for this row
 		case f.Kind == fields.Percent:
-			return textutil.Percent(v)
+			return textutil.PercentIn(v, w)
 		}
 		return textutil.Rate(v, w)
 	}

@@ -251,6 +251,39 @@ func TestNoRowWiderThanTable(t *testing.T) {
 	}
 }
 
+// A thread whose counters jumped (a rewritten --proc tree, a buggy kernel)
+// has absurd rates: abbreviated, they keep to their columns.
+func TestAbsurdRatesKeepToTheirColumns(t *testing.T) {
+	s := tuitest.Snapshot()
+	th := &s.Threads[0]
+	th.VoluntaryPerSec, th.InvoluntaryPerSec, th.CPUPercent, th.WaitPercent = 6639127543485.86, 3e9, 6639127543485.86, 4e7
+	for _, w := range []int{80, 120, 160} {
+		m := New(theme.New(false, true), keys.New(), 1000)
+		m.SetSize(w, 8)
+		m.SetSnapshot(&s)
+		view := ansi.Strip(m.View())
+		tuitest.CheckFits(t, view, w, 8)
+		lines := strings.Split(view, "\n")
+		head := []rune(lines[0]) // one cell a rune here, the sort mark too
+		for _, title := range []string{"TOTAL/s", "%CPU"} {
+			i := strings.Index(string(head), title)
+			if i < 0 {
+				continue // the column is dropped at this width
+			}
+			end := utf8.RuneCountInString(string(head)[:i]) + len(title)
+			for _, line := range lines[1:3] {
+				l := []rune(line)
+				if len(l) < end || l[end-1] == ' ' || end < len(l) && l[end] != ' ' {
+					t.Errorf("width %d: a row's %s is not right-aligned under its title:\n%s\n%s", w, title, string(head), line)
+				}
+			}
+		}
+		if !strings.Contains(lines[1], "6.6T") {
+			t.Errorf("width %d: the absurd rate is not abbreviated:\n%s", w, view)
+		}
+	}
+}
+
 // The cursor starts on the top row. Until the user moves it, it is a place,
 // not a thread: following the first busiest row down the list would scroll
 // the new busiest rows (a load that just started) off the screen.
