@@ -53,6 +53,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	if err != nil {
 		return procError(err, o.procRoot)
 	}
+	warnSkipped(os.Stderr, src.Skipped())
 	o.hidepid = hidepidMode(o.procRoot)
 	// Batch mode exits when the reports are written.
 	defer src.CloseForExit()

@@ -159,6 +159,7 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 		return err
 	}
 	defer src.Close()
+	warnSkipped(stderr, src.Skipped())
 	done := func(why string) error { return mr.done(stderr, o, why) }
 	// The snapshots are thrown away: what is kept is the samples behind
 	// them, wait looks included, as --record keeps them.

@@ -92,6 +92,10 @@ func New(cfg Config) (*Exporter, error) {
 	return &Exporter{s: s, acc: newAccounts(cfg.GroupBy == GroupByPID, cfg.MaxGroups, cfg.HotThreshold), window: CacheWindow}, nil
 }
 
+// Skipped lists the Config.PIDs already gone at New, which are not
+// sampled.
+func (e *Exporter) Skipped() []int { return e.s.Skipped() }
+
 // Close releases the sampler's files.
 func (e *Exporter) Close() error {
 	e.mu.Lock()

@@ -136,6 +136,10 @@ func (l *Live) Next() (model.Snapshot, error) {
 	return snap, nil
 }
 
+// Skipped lists the --pid targets that were already gone at NewLive and
+// are not sampled (sampler.Sampler.Skipped).
+func (l *Live) Skipped() []int { return l.s.Skipped() }
+
 // Close stops the wait-reason looks and releases the sampler's files.
 func (l *Live) Close() error {
 	l.waits.Close()
