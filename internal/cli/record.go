@@ -317,6 +317,9 @@ func openLive(o options, wakeups pipeline.WakeupReader, stackReader pipeline.Sta
 		Stacks:   stackReader,
 		// Collapsed stacks are the interval's, kept only for -o folded.
 		FoldedStacks: o.output == "folded",
+		// Reports, unlike a screen that refreshes on, must hold stacks
+		// from the first: -o folded -n 1 was empty.
+		TargetStacksFirst: o.batch,
 	}
 	if o.recordTo == "" {
 		l, err := pipeline.NewLive(cfg)
