@@ -53,6 +53,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	if err != nil {
 		return procError(err, o.procRoot)
 	}
+	warnSkipped(os.Stderr, src.Skipped())
 	o.hidepid = hidepidMode(o.procRoot)
 	// Batch mode exits when the reports are written.
 	defer src.CloseForExit()
@@ -78,7 +79,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 func reportWriter(w io.Writer, o options, facts func() hostinfo.Facts) func(*model.Snapshot) error {
 	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups, HidePID: o.hidepid}
 	if o.output == "folded" {
-		return output.NewFolded(w).Write
+		return output.NewFolded(w, o.processes).Write
 	}
 	if o.output != "json" {
 		return output.NewText(w, oo).Write

@@ -216,7 +216,7 @@ func TestBatchJSONKeys(t *testing.T) {
 		t.Errorf("host keys (-want +got)\n%s", diff)
 	}
 	sys := keys(r["system"].(map[string]any))
-	wantSys := []string{"baseline_cs_per_s", "cpus", "cs_per_s", "intr_per_s", "procs_blocked", "procs_running", "resched_ipi_per_s", "source", "unattributed_cs_per_s"}
+	wantSys := []string{"baseline_cs_per_s", "cpus", "cs_per_s", "intr_per_s", "procs_blocked", "procs_running", "resched_ipi_per_s", "source", "unattributed_cs_per_s", "unreadable_tasks"}
 	if _, err := os.Stat("/proc/pressure/cpu"); err == nil {
 		wantSys = append(wantSys, "psi_cpu_some_avg10")
 		sort.Strings(wantSys)
@@ -356,6 +356,27 @@ func TestUnreadableTasksAreCountedNotFatal(t *testing.T) {
 	// 400, 401 and the malformed 301.
 	if !strings.Contains(stdout.String(), "3 tasks unreadable") {
 		t.Errorf("want \"3 tasks unreadable\" in the report:\n%s", stdout.String())
+	}
+	// JSON counts them too.
+	cmd = exec.Command(bin, "-b", "-o", "json", "--proc", tree, "-d", "0.1", "-n", "1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ctxtop -o json with unreadable tasks failed: %v\n%s", err, exitStderr(err))
+	}
+	var r struct {
+		System struct {
+			Unreadable *int `json:"unreadable_tasks"`
+		}
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("not one JSON report: %v\n%s", err, out)
+	}
+	if r.System.Unreadable == nil || *r.System.Unreadable != 3 {
+		t.Errorf("JSON system.unreadable_tasks = %v, want 3:\n%s", r.System.Unreadable, out)
 	}
 }
 

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -270,4 +271,40 @@ func incidentRecording(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// TestReadmeBadInputIsRefused runs the flags README.md's bad-input sentence
+// names, in code, and checks each is refused in one line with exit 1: the
+// sentence once listed -n 0, which is "until interrupted" and ran on.
+func TestReadmeBadInputIsRefused(t *testing.T) {
+	bin := testutil.Binary(t)
+	readme, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, para, ok := strings.Cut(string(readme), "\nBad input (")
+	if !ok {
+		t.Fatal("README.md has no \"Bad input (\" sentence")
+	}
+	para, _, _ = strings.Cut(para, ")")
+	// A flag with its value; a flag named alone (`-p`) is not an example.
+	spans := regexp.MustCompile("`(-[^` ]+ [^`]+)`").FindAllStringSubmatch(para, -1)
+	if len(spans) == 0 {
+		t.Fatalf("no flag in code in the bad-input list: %q", para)
+	}
+	for _, sp := range spans {
+		args := append([]string{"-b", "-d", "0.1", "--proc", filepath.Join(testutil.RepoRoot(), "testdata", "proc")}, strings.Fields(sp[1])...)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+		killed := ctx.Err() != nil
+		cancel()
+		if killed {
+			t.Errorf("README lists %q as bad input, but ctxtop %q ran on until killed", sp[1], args)
+			continue
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || strings.Count(string(out), "\n") != 1 {
+			t.Errorf("README lists %q as bad input; ctxtop %q: %v\n%s", sp[1], args, err, out)
+		}
+	}
 }

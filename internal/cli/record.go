@@ -159,6 +159,7 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 		return err
 	}
 	defer src.Close()
+	warnSkipped(stderr, src.Skipped())
 	done := func(why string) error { return mr.done(stderr, o, why) }
 	// The snapshots are thrown away: what is kept is the samples behind
 	// them, wait looks included, as --record keeps them.
@@ -316,6 +317,9 @@ func openLive(o options, wakeups pipeline.WakeupReader, stackReader pipeline.Sta
 		Stacks:   stackReader,
 		// Collapsed stacks are the interval's, kept only for -o folded.
 		FoldedStacks: o.output == "folded",
+		// Reports, unlike a screen that refreshes on, must hold stacks
+		// from the first: -o folded -n 1 was empty.
+		TargetStacksFirst: o.batch,
 	}
 	if o.recordTo == "" {
 		l, err := pipeline.NewLive(cfg)

@@ -118,6 +118,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 		return pidError(err, o.procRoot)
 	}
 	defer exp.Close()
+	warnSkipped(os.Stderr, exp.Skipped())
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	handler, err := exporter.Handler(exp, exporter.HandlerOptions{TelemetryPath: o.telemetryPath, Version: version, Logger: logger})
 	if err != nil {

@@ -46,6 +46,8 @@ func runTUI(o options, demoStep time.Duration) error {
 	if err != nil {
 		return procError(err, o.procRoot)
 	}
+	// Before the screen is taken: it is there again on quitting.
+	warnSkipped(os.Stderr, src.Skipped())
 	defer src.Close()
 	var actions tui.Actions = tui.Kernel{}
 	noActions := ""

@@ -92,6 +92,10 @@ func New(cfg Config) (*Exporter, error) {
 	return &Exporter{s: s, acc: newAccounts(cfg.GroupBy == GroupByPID, cfg.MaxGroups, cfg.HotThreshold), window: CacheWindow}, nil
 }
 
+// Skipped lists the Config.PIDs already gone at New, which are not
+// sampled.
+func (e *Exporter) Skipped() []int { return e.s.Skipped() }
+
 // Close releases the sampler's files.
 func (e *Exporter) Close() error {
 	e.mu.Lock()
@@ -129,8 +133,15 @@ func (e *Exporter) refresh() {
 	}
 }
 
+// ErrPartial marks an error after which Collect still appended every
+// metric it could: the host's /proc/stat could not be read, so its series
+// are missing from this scrape. It is served all the same and counted, as
+// client_golang's promhttp does with ContinueOnError.
+var ErrPartial = errors.New("some metrics are missing")
+
 // Collect samples (or reuses a sample younger than CacheWindow) and appends
-// every metric to ms. It fails only when the pass over /proc did.
+// every metric to ms. It fails when the pass over /proc did; an error that
+// wraps ErrPartial comes with the metrics that could be read.
 func (e *Exporter) Collect(ms []exposition.Metric) ([]exposition.Metric, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -140,7 +151,11 @@ func (e *Exporter) Collect(ms []exposition.Metric) ([]exposition.Metric, error) 
 	}
 	ms = e.collectHost(ms)
 	ms = e.collectGroups(ms)
-	return e.collectSelf(ms), nil
+	ms = e.collectSelf(ms)
+	if why := e.smp.System.Unread; why != "" {
+		return ms, fmt.Errorf("%w: no host-wide counters this scrape: %s", ErrPartial, why)
+	}
+	return ms, nil
 }
 
 // Samples reports how many passes over /proc the exporter has made.

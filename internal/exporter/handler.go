@@ -101,8 +101,10 @@ func (h *metricsHandler) serve(w http.ResponseWriter, r *http.Request) int {
 	if err != nil {
 		h.gatherErrors.Add(1)
 		h.logger.Error("error gathering metrics: " + err.Error())
-		httpError(w, err)
-		return http.StatusInternalServerError
+		if !errors.Is(err, ErrPartial) {
+			httpError(w, err)
+			return http.StatusInternalServerError
+		}
 	}
 	ms = h.appendOwn(ms)
 	*buf = ms

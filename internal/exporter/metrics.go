@@ -77,14 +77,23 @@ func metric(d *exposition.Desc, v float64, labels ...string) exposition.Metric {
 
 func (e *Exporter) collectHost(ms []exposition.Metric) []exposition.Metric {
 	sys := &e.smp.System
-	ms = append(ms, metric(descContextSwitches, float64(sys.ContextSwitches)),
-		metric(descInterrupts, float64(sys.Interrupts)))
+	if sys.Unread == "" {
+		// A /proc/stat that could not be read leaves a gap in its series:
+		// a 0 would be a counter reset to Prometheus, and the climb back
+		// to the kernel's count one interval's increase.
+		ms = append(ms, metric(descContextSwitches, float64(sys.ContextSwitches)),
+			metric(descInterrupts, float64(sys.Interrupts)))
+	}
 	for i, v := range sys.ReschedPerCPU {
 		ms = append(ms, exposition.Metric{Desc: descReschedIPIs, Value: float64(v), Labels: e.cpus[i : i+1 : i+1]})
 	}
-	ms = append(ms, metric(descCPUs, float64(sys.CPUs)),
-		metric(descProcsRunning, float64(sys.ProcsRunning)),
-		metric(descProcsBlocked, float64(sys.ProcsBlocked)))
+	if sys.Unread == "" || sys.CPUs > 0 {
+		ms = append(ms, metric(descCPUs, float64(sys.CPUs)))
+	}
+	if sys.Unread == "" {
+		ms = append(ms, metric(descProcsRunning, float64(sys.ProcsRunning)),
+			metric(descProcsBlocked, float64(sys.ProcsBlocked)))
+	}
 	if sys.HasPSITotal {
 		ms = append(ms, metric(descPSISome, float64(sys.PSICPUSomeTotalUs)/1e6))
 	}

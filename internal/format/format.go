@@ -5,6 +5,8 @@ package format
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
@@ -33,6 +35,38 @@ func Thousands(v float64) string {
 		out = append(out, s[i])
 	}
 	return string(out)
+}
+
+// units are the suffixes Abbreviate tries, smallest first: past E a
+// float64 rate is no longer a count of anything.
+var units = [...]struct {
+	div float64
+	suf string
+}{{1e3, "k"}, {1e6, "M"}, {1e9, "G"}, {1e12, "T"}, {1e15, "P"}, {1e18, "E"}}
+
+// Abbreviate formats v in at most width cells with a unit (1.2k, 34M,
+// 6.6T), for a number too long for its column: a column never overflows,
+// whatever a counter did (an absurd per-thread counter once printed as
+// 6639127543485.86 and pushed every column after it right). It takes the
+// smallest unit that keeps the number under 1,000, with one decimal when
+// it fits; "-" for a value that is not a number; "#"s when even that does
+// not fit (a width under 4, or past 999E).
+func Abbreviate(v float64, width int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	for i, u := range units {
+		x := v / u.div
+		if math.Abs(x) >= 999.95 && i < len(units)-1 {
+			continue
+		}
+		for _, prec := range []int{1, 0} {
+			if s := strconv.FormatFloat(x, 'f', prec, 64) + u.suf; len(s) <= width {
+				return s
+			}
+		}
+	}
+	return strings.Repeat("#", max(width, 0))
 }
 
 // SpikeReason says why a snapshot is a spike, against what baseline: ""

@@ -39,3 +39,31 @@ func TestThousands(t *testing.T) {
 		}
 	}
 }
+
+// Whatever a counter did, the figure fits its column.
+func TestAbbreviateFitsWidth(t *testing.T) {
+	for _, c := range []struct {
+		v     float64
+		width int
+		want  string
+	}{
+		{6639127543485.86, 11, "6.6T"},
+		{6639127543485.86, 7, "6.6T"},
+		{1234567, 7, "1.2M"},
+		{999.99, 4, "1.0k"},
+		{123456789, 5, "123M"},
+		{1e15, 4, "1.0P"},
+		{1.5e20, 7, "150.0E"},
+		{1e22, 7, "10000E"},
+		{1e22, 4, "####"},
+		{math.NaN(), 5, "-"},
+	} {
+		got := Abbreviate(c.v, c.width)
+		if got != c.want {
+			t.Errorf("Abbreviate(%v, %d) = %q, want %q", c.v, c.width, got, c.want)
+		}
+		if len(got) > c.width {
+			t.Errorf("Abbreviate(%v, %d) = %q is wider than its column", c.v, c.width, got)
+		}
+	}
+}

@@ -24,6 +24,11 @@ type Options struct {
 	// that the model needs no knowledge of system calls; nil keeps the
 	// reason whole.
 	ShortReason func(reason string) string
+	// AfterStepBack says prev's host-wide counters stepped back from the
+	// sample before it (StepsBack), so the interval prev→cur gets no
+	// host-wide rates either. The pipeline, which sees the intervals in
+	// order, sets it.
+	AfterStepBack bool
 }
 
 // Compute derives the rates between two samples. It is pure: the same two
@@ -58,7 +63,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		Source:     cur.Source,
 		Unreadable: cur.Unreadable,
 		Partial:    opts.Partial,
-		System:     systemRates(&prev.System, &cur.System, interval, dst.System.PerCPU[:0]),
+		System:     systemRates(&prev.System, &cur.System, interval, opts.AfterStepBack, dst.System.PerCPU[:0]),
 	}
 	defer func() { dst.Threads, dst.Processes, dst.Cgroups = threads, procs, cgs }()
 	if dst.Interval <= 0 {
@@ -146,7 +151,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 	}
 	procs = closeProcess(procs, open, hot)
 	cgs = cgroupRates(cgs, prev, cur, threads, secs, hot)
-	if !opts.Partial {
+	if !opts.Partial && dst.System.NoRates == "" {
 		var rows float64
 		for i := range threads {
 			rows += threads[i].TotalPerSec()
@@ -331,8 +336,57 @@ var reasons = func() (r [2][101]string) {
 	return r
 }()
 
+// The words SystemRates.NoRates says its reasons in, in every view.
+const (
+	NoRatesStepBack      = "a host counter stepped back (a reset)"
+	NoRatesAfterStepBack = "the interval after a host counter stepped back"
+	noRatesUnreadBefore  = "the read that began the interval failed: "
+)
+
+// StepsBack reports whether a host-wide counter of cur is lower than in
+// prev. The kernel's counters only grow, so a step back is a reset: a
+// procfs tree rewritten (--proc), a bad read, a buggy kernel. The rule,
+// for every view and a replay alike:
+//
+//   - the interval in which a counter steps back has no host-wide rates
+//     (cs/s, in/s, res/s, per CPU), said so (SystemRates.NoRates);
+//   - neither has the interval after it: which of the reads was wrong is
+//     not known, and a counter that went back and then forward to where it
+//     was (100, 50, 100) would show its whole climb back as one interval's
+//     switches, 10 million a second for a /proc/stat ctxt of some millions;
+//   - rates resume from the second interval after the step back, from
+//     whatever level the counter is at (a real reset, 100, 50, 60, 70,
+//     gives no rate, no rate, then 10 per interval).
+//
+// A failed read of /proc/stat (SystemCounters.Unread) is treated alike:
+// no rates for the intervals it ends and begins. Thread counters that
+// step back are a new thread that reused the TID: no row that interval.
+func StepsBack(prev, cur *SystemCounters) bool {
+	if cur.ContextSwitches < prev.ContextSwitches || cur.Interrupts < prev.Interrupts {
+		return true
+	}
+	// An unreadable /proc/interrupts leaves RES at 0 and no CPUs: not a
+	// step back of a counter that was read twice.
+	return len(prev.ReschedPerCPU) > 0 && len(cur.ReschedPerCPU) > 0 && cur.ReschedIPIs < prev.ReschedIPIs
+}
+
+// systemNoRates is why prev→cur has no host-wide rates, "" when it has.
+func systemNoRates(prev, cur *SystemCounters, afterStepBack bool) string {
+	switch {
+	case cur.Unread != "":
+		return cur.Unread
+	case prev.Unread != "":
+		return noRatesUnreadBefore + prev.Unread
+	case StepsBack(prev, cur):
+		return NoRatesStepBack
+	case afterStepBack:
+		return NoRatesAfterStepBack
+	}
+	return ""
+}
+
 // systemRates fills perCPU (length 0, reused capacity) with the per-CPU rates.
-func systemRates(prev, cur *SystemCounters, interval time.Duration, perCPU []CPURates) SystemRates {
+func systemRates(prev, cur *SystemCounters, interval time.Duration, afterStepBack bool, perCPU []CPURates) SystemRates {
 	r := SystemRates{
 		ProcsRunning:    cur.ProcsRunning,
 		ProcsBlocked:    cur.ProcsBlocked,
@@ -342,6 +396,9 @@ func systemRates(prev, cur *SystemCounters, interval time.Duration, perCPU []CPU
 		LoadAvg:         cur.LoadAvg,
 	}
 	if interval <= 0 {
+		return r
+	}
+	if r.NoRates = systemNoRates(prev, cur, afterStepBack); r.NoRates != "" {
 		return r
 	}
 	secs := interval.Seconds()

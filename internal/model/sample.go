@@ -33,6 +33,11 @@ type SystemCounters struct {
 	HasPSITotal       bool
 	// LoadAvg is the 1, 5 and 15 minute load average from /proc/loadavg.
 	LoadAvg [3]float64
+	// Unread says why /proc/stat could not be read or parsed in this
+	// pass, "" when it was: its counters above are then zero, and no
+	// interval that begins or ends here has host-wide rates. A pass goes
+	// on without them, as it does without a thread that vanished.
+	Unread string
 }
 
 // TaskCounters are the raw counters of one thread.

@@ -20,6 +20,11 @@ type SystemRates struct {
 	PSICPUSomeAvg10       float64
 	HasPSI                bool
 	LoadAvg               [3]float64
+	// NoRates says why this interval has no host-wide rates, "" when it
+	// has them: the context switch, interrupt and rescheduling IPI rates
+	// and PerCPU are then 0 and nil, and must be shown as unknown, not as
+	// a quiet host. See StepsBack for the rule.
+	NoRates string
 }
 
 // ThreadRates are one thread's rates over one interval.

@@ -39,6 +39,9 @@ type ThreadStacks struct {
 type FoldedStack struct {
 	Frames []string
 	Count  uint64
+	// Process is the name of the thread's process, for a flame graph
+	// per process (--processes); "" when the thread had no row.
+	Process string
 }
 
 // Stacks is what the stack tracer saw: nil in a Snapshot while it is off.

@@ -215,8 +215,10 @@ func (w *StackWindow) top(get func(*StackSample) []StackCount) map[int]threadTop
 // "comm;[woken by WAKER]".
 func foldStacks(s *StackSample, threads []ThreadRates) []FoldedStack {
 	comms := make(map[int]string, len(threads))
+	procs := make(map[int]string, len(threads))
 	for i := range threads {
 		comms[threads[i].TID] = threads[i].Comm
+		procs[threads[i].TID] = threads[i].ProcessComm
 	}
 	var out []FoldedStack
 	emit := func(cs []StackCount, woken bool) {
@@ -235,7 +237,7 @@ func foldStacks(s *StackSample, threads []ThreadRates) []FoldedStack {
 			for j := len(c.Frames) - 1; j >= 0; j-- {
 				f = append(f, c.Frames[j])
 			}
-			out = append(out, FoldedStack{Frames: f, Count: c.Count})
+			out = append(out, FoldedStack{Frames: f, Count: c.Count, Process: procs[c.TID]})
 		}
 	}
 	emit(s.Blocked, false)

@@ -3,6 +3,7 @@ package output
 import (
 	"bufio"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,12 +16,26 @@ import (
 // [woken by WAKER] for where its waker woke it, then the frames from the
 // outermost in. Tools that take this format sum identical lines, so the
 // intervals add up.
+//
+// With Processes, the root frame is the thread's process name instead,
+// and the lines that then read alike are summed: one flame per process,
+// its threads' stacks together.
 type Folded struct {
-	w *bufio.Writer
+	w         *bufio.Writer
+	processes bool
+	lines     map[string]uint64
+	keys      []string
 }
 
-// NewFolded returns a writer of collapsed stacks to w.
-func NewFolded(w io.Writer) *Folded { return &Folded{w: bufio.NewWriter(w)} }
+// NewFolded returns a writer of collapsed stacks to w; processes roots
+// them at the process instead of the thread (--processes).
+func NewFolded(w io.Writer, processes bool) *Folded {
+	return &Folded{w: bufio.NewWriter(w), processes: processes, lines: map[string]uint64{}}
+}
+
+// frameEscaper keeps a frame one frame: it may hold spaces (the count is
+// after the last one), not the separator or a line break.
+var frameEscaper = strings.NewReplacer(";", ":", "\n", " ")
 
 // Write prints the snapshot's stacks of its interval; none while the
 // stack tracer is off or unavailable.
@@ -28,16 +43,31 @@ func (f *Folded) Write(s *model.Snapshot) error {
 	if s.Stacks == nil {
 		return nil
 	}
+	clear(f.lines)
+	f.keys = f.keys[:0]
+	var b strings.Builder
 	for _, st := range s.Stacks.Folded {
+		b.Reset()
 		for i, fr := range st.Frames {
 			if i > 0 {
-				f.w.WriteByte(';')
+				b.WriteByte(';')
 			}
-			// A frame may hold spaces (the count is after the last one), not the separator.
-			f.w.WriteString(strings.NewReplacer(";", ":", "\n", " ").Replace(fr))
+			if i == 0 && f.processes && st.Process != "" {
+				fr = st.Process
+			}
+			b.WriteString(frameEscaper.Replace(fr))
 		}
+		line := b.String()
+		if _, seen := f.lines[line]; !seen {
+			f.keys = append(f.keys, line)
+		}
+		f.lines[line] += st.Count
+	}
+	slices.Sort(f.keys)
+	for _, line := range f.keys {
+		f.w.WriteString(line)
 		f.w.WriteByte(' ')
-		f.w.WriteString(strconv.FormatUint(st.Count, 10))
+		f.w.WriteString(strconv.FormatUint(f.lines[line], 10))
 		f.w.WriteByte('\n')
 	}
 	return f.w.Flush()

@@ -65,14 +65,22 @@ func (t *Text) Write(s *model.Snapshot) error {
 	}
 	t.n++
 	sys := &s.System
+	cs, in, res := num(sys.ContextSwitchesPerSec), num(sys.InterruptsPerSec), num(sys.ReschedIPIsPerSec)
+	if sys.NoRates != "" {
+		// Unknown, not a quiet host: the reason follows on the line.
+		cs, in, res = "-", "-", "-"
+	}
 	fmt.Fprintf(w, "%s  cs/s %s  in/s %s  res/s %s  run %d  blk %d  cpus %d  load %s %s %s",
-		s.Time.Format("15:04:05"), num(sys.ContextSwitchesPerSec), num(sys.InterruptsPerSec), num(sys.ReschedIPIsPerSec),
+		s.Time.Format("15:04:05"), cs, in, res,
 		sys.ProcsRunning, sys.ProcsBlocked, sys.CPUs, dec(sys.LoadAvg[0]), dec(sys.LoadAvg[1]), dec(sys.LoadAvg[2]))
 	if sys.HasPSI {
 		fmt.Fprintf(w, "  psi %s", dec(sys.PSICPUSomeAvg10))
 	}
 	if s.Unreadable > 0 {
 		fmt.Fprintf(w, "  %d tasks unreadable", s.Unreadable)
+	}
+	if sys.NoRates != "" {
+		fmt.Fprintf(w, "  no host rates: %s", sanitize.Name(sys.NoRates))
 	}
 	if s.Spike.Active {
 		fmt.Fprintf(w, "  SPIKE: %s", format.SpikeReason(s.Spike))
@@ -87,11 +95,11 @@ func (t *Text) Write(s *model.Snapshot) error {
 				break
 			}
 			line(w, "%8d %s %7d %11s %11s %11s %7s %7s  %s", p.PID, pad(clip(p.Comm), commWidth), p.Threads,
-				dec(p.VoluntaryPerSec), dec(p.InvoluntaryPerSec), dec(p.TotalPerSec()), dec(p.CPUPercent), dec(p.WaitPercent), hot(p.Hot, p.Reason))
+				fit(p.VoluntaryPerSec, 11), fit(p.InvoluntaryPerSec, 11), fit(p.TotalPerSec(), 11), fit(p.CPUPercent, 7), fit(p.WaitPercent, 7), hot(p.Hot, p.Reason))
 		}
 		if s.UnattributedPerSec > 0 {
 			line(w, "%8s %s %7s %11s %11s %11s %7s %7s  %s", "-", pad(unattributedComm, commWidth), "-", "-", "-",
-				dec(s.UnattributedPerSec), "-", "-", t.unattributedWhy())
+				fit(s.UnattributedPerSec, 11), "-", "-", t.unattributedWhy())
 		}
 	} else {
 		t.writeThreads(s)
@@ -137,7 +145,7 @@ func (t *Text) writeThreads(s *model.Snapshot) {
 			case fields.Comm:
 				cell = unattributedComm
 			case fields.Total:
-				cell = dec(s.UnattributedPerSec)
+				cell = fit(s.UnattributedPerSec, f.TextWidth)
 			case fields.Reason:
 				cell = t.unattributedWhy()
 			}
@@ -151,7 +159,7 @@ func (t *Text) writeThreads(s *model.Snapshot) {
 // threadCell is one thread's cell of a text column.
 func threadCell(f *fields.Field, th *model.ThreadRates) string {
 	if f.Numeric() {
-		return dec(f.Value(th))
+		return fit(f.Value(th), f.TextWidth)
 	}
 	switch f.ID {
 	case fields.PID:
@@ -210,13 +218,13 @@ func (t *Text) writeCgroups(s *model.Snapshot) {
 		}
 		thr, ms, limit := "-", "-", "-"
 		if c.HasThrottling {
-			thr, ms = dec(c.ThrottledPercent), dec(c.ThrottledMsPerSec)
+			thr, ms = fit(c.ThrottledPercent, 7), fit(c.ThrottledMsPerSec, 9)
 		}
 		if c.LimitCPUs > 0 {
-			limit = dec(c.LimitCPUs)
+			limit = fit(c.LimitCPUs, 6)
 		}
 		line(w, "%6d %7d %11s %11s %11s %7s %7s %9s %6s %s %s", c.Processes, c.Threads,
-			dec(c.VoluntaryPerSec), dec(c.InvoluntaryPerSec), dec(c.TotalPerSec()), dec(c.CPUPercent), thr, ms, limit,
+			fit(c.VoluntaryPerSec, 11), fit(c.InvoluntaryPerSec, 11), fit(c.TotalPerSec(), 11), fit(c.CPUPercent, 7), thr, ms, limit,
 			pad(hot(c.Hot, c.Reason), hotWidth), c.Name)
 	}
 }
@@ -265,8 +273,8 @@ func (t *Text) writeWakeups(wk *model.Wakeups) {
 			wpid, wtid = "-", "-"
 		}
 		line(w, "%8s %8s %s %8d %8d %s %11s %7s %9s %9s", wpid, wtid, pad(clip(p.WakerComm), commWidth),
-			p.WakeePID, p.WakeeTID, pad(clip(p.WakeeComm), commWidth), dec(p.PerSec), known(p.CrossCPUPercent, p.CrossCPUKnown()),
-			known(p.LatencyP50Micros, p.LatencyKnown()), known(p.LatencyP99Micros, p.LatencyKnown()))
+			p.WakeePID, p.WakeeTID, pad(clip(p.WakeeComm), commWidth), fit(p.PerSec, 11), known(p.CrossCPUPercent, p.CrossCPUKnown(), 7),
+			known(p.LatencyP50Micros, p.LatencyKnown(), 9), known(p.LatencyP99Micros, p.LatencyKnown(), 9))
 	}
 }
 
@@ -301,6 +309,16 @@ func dec(v float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// fit is dec when it fits in width cells, else the figure abbreviated
+// (6.6T): a column never overflows and pushes the ones after it, whatever
+// a counter did.
+func fit(v float64, width int) string {
+	if s := dec(v); len(s) <= width {
+		return s
+	}
+	return format.Abbreviate(v, width)
 }
 
 func hot(isHot bool, reason string) string {
@@ -408,26 +426,33 @@ func knownJSON(v float64, ok bool) *float64 {
 	return &r
 }
 
-// known is v as a text report shows it, or "-" when it is not known.
-func known(v float64, ok bool) string {
+// known is v as a text report shows it in width cells, or "-" when it is
+// not known.
+func known(v float64, ok bool, width int) string {
 	if !ok {
 		return "-"
 	}
-	return dec(v)
+	return fit(v, width)
 }
 
 type jsonSystem struct {
 	// Source is what read the tasks: "bpf-task-iter" or "proc".
-	Source       string   `json:"source,omitempty"`
-	CS           float64  `json:"cs_per_s"`
-	Intr         float64  `json:"intr_per_s"`
-	Resched      float64  `json:"resched_ipi_per_s"`
+	Source string `json:"source,omitempty"`
+	// null when the interval has no host-wide rates; NoRates says why.
+	CS           *float64 `json:"cs_per_s"`
+	Intr         *float64 `json:"intr_per_s"`
+	Resched      *float64 `json:"resched_ipi_per_s"`
+	NoRates      string   `json:"no_rates,omitempty"`
 	ProcsRunning uint64   `json:"procs_running"`
 	ProcsBlocked uint64   `json:"procs_blocked"`
 	CPUs         int      `json:"cpus"`
-	PSI          *float64 `json:"psi_cpu_some_avg10,omitempty"`
-	// Unattributed is cs_per_s minus the sum over every thread row.
-	Unattributed float64 `json:"unattributed_cs_per_s"`
+	// Unreadable counts the tasks that exist but could not be read (the
+	// text report's "N tasks unreadable").
+	Unreadable int      `json:"unreadable_tasks"`
+	PSI        *float64 `json:"psi_cpu_some_avg10,omitempty"`
+	// Unattributed is cs_per_s minus the sum over every thread row; null
+	// with cs_per_s.
+	Unattributed *float64 `json:"unattributed_cs_per_s"`
 	// Baseline is the recent cs_per_s the spike rule judges against;
 	// null until there is enough history for one.
 	Baseline *float64 `json:"baseline_cs_per_s"`
@@ -599,18 +624,21 @@ func (j *JSON) Write(s *model.Snapshot) error {
 		// interval written as 1 would hide the sampler's drift.
 		Interval: round(s.Interval.Seconds(), 6),
 		System: jsonSystem{
-			CS:           round2(s.System.ContextSwitchesPerSec),
-			Intr:         round2(s.System.InterruptsPerSec),
-			Resched:      round2(s.System.ReschedIPIsPerSec),
 			ProcsRunning: s.System.ProcsRunning,
 			ProcsBlocked: s.System.ProcsBlocked,
 			CPUs:         s.System.CPUs,
-			Unattributed: round2(s.UnattributedPerSec),
+			Unreadable:   s.Unreadable,
+			NoRates:      s.System.NoRates,
 		},
 		Processes: []jsonProcess{},
 		Threads:   []jsonThread{},
 		Cgroups:   []jsonCgroup{},
 		HidePID:   j.opts.HidePID,
+	}
+	if s.System.NoRates == "" {
+		r.System.CS, r.System.Intr, r.System.Resched = knownJSON(s.System.ContextSwitchesPerSec, true),
+			knownJSON(s.System.InterruptsPerSec, true), knownJSON(s.System.ReschedIPIsPerSec, true)
+		r.System.Unattributed = knownJSON(s.UnattributedPerSec, true)
 	}
 	if s.System.HasPSI {
 		v := round2(s.System.PSICPUSomeAvg10)

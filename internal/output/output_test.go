@@ -259,7 +259,7 @@ func TestJSON(t *testing.T) {
 	if diff := cmp.Diff([]string{"cgroups", "interval_s", "processes", "system", "threads", "time"}, keys(first)); diff != "" {
 		t.Errorf("top-level keys (-want +got)\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"baseline_cs_per_s", "cpus", "cs_per_s", "intr_per_s", "procs_blocked", "procs_running", "psi_cpu_some_avg10", "resched_ipi_per_s", "spike", "unattributed_cs_per_s"}, keys(first["system"].(map[string]any))); diff != "" {
+	if diff := cmp.Diff([]string{"baseline_cs_per_s", "cpus", "cs_per_s", "intr_per_s", "procs_blocked", "procs_running", "psi_cpu_some_avg10", "resched_ipi_per_s", "spike", "unattributed_cs_per_s", "unreadable_tasks"}, keys(first["system"].(map[string]any))); diff != "" {
 		t.Errorf("system keys (-want +got)\n%s", diff)
 	}
 	sys1, sys2 := first["system"].(map[string]any), second["system"].(map[string]any)

@@ -42,6 +42,11 @@ type LiveConfig struct {
 	Stacks StacksReader
 	// FoldedStacks keeps each interval's stacks for flame graphs.
 	FoldedStacks bool
+	// TargetStacksFirst chooses the stack tracer's targets before the
+	// first reported interval (see targetFirst), so that a single report
+	// (-n 1) holds the stacks of its interval. Without PIDs the targets
+	// come from a snapshot, and the first report would have none.
+	TargetStacksFirst bool
 }
 
 // Live is the source on this host: the sampler's passes over /proc, the
@@ -75,11 +80,36 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 		l.Close()
 		return nil, err
 	}
+	if cfg.TargetStacksFirst && cfg.Stacks != nil && len(cfg.Sampler.PIDs) == 0 {
+		if err := l.targetFirst(); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
 	if err := l.keep(l.prev); err != nil {
 		l.Close()
 		return nil, err
 	}
 	return l, nil
+}
+
+// targetFirst takes an interval of half the refresh interval that is not
+// reported, only to choose the stack tracer's first targets (the hottest
+// blocking threads) from, and makes its end the baseline: the first
+// reported interval is then traced from its start. Its stacks are
+// dropped: there were no targets to take them of.
+func (l *Live) targetFirst() error {
+	time.Sleep(MinInterval(l.cfg.Interval))
+	if err := l.s.Sample(l.cur); err != nil {
+		return err
+	}
+	l.cur.Waits = l.cur.Waits[:0]
+	l.cur.Stacks = nil
+	l.cfg.Stacks.Drain()
+	snap := l.pipe.Derive(l.prev, l.cur)
+	l.cfg.Stacks.Retarget(&snap)
+	l.prev, l.cur = l.cur, l.prev
+	return nil
 }
 
 // SetInterval follows a refresh interval changed at run time (the TUI's
@@ -135,6 +165,10 @@ func (l *Live) Next() (model.Snapshot, error) {
 	l.prev, l.cur = l.cur, l.prev
 	return snap, nil
 }
+
+// Skipped lists the --pid targets that were already gone at NewLive and
+// are not sampled (sampler.Sampler.Skipped).
+func (l *Live) Skipped() []int { return l.s.Skipped() }
 
 // Close stops the wait-reason looks and releases the sampler's files.
 func (l *Live) Close() error {

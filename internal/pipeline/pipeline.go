@@ -48,6 +48,10 @@ type Pipeline struct {
 	// stacks is the stack tracer's last reads, which the shares of a
 	// thread's stacks are over.
 	stacks *model.StackWindow
+	// steppedBack is the Time of the last sample whose host-wide counters
+	// stepped back from the sample before it: the interval it begins has
+	// no host-wide rates either (model.StepsBack).
+	steppedBack time.Time
 }
 
 // SetPIDs limits the wake-up graph to pairs one of these processes is on
@@ -103,13 +107,24 @@ func (p *Pipeline) Step(prev, cur *model.Sample) model.Snapshot {
 // Judge gives s its spike verdict against the intervals judged before it,
 // and adds it to that history.
 func (p *Pipeline) Judge(s *model.Snapshot) {
+	if s.System.NoRates != "" {
+		// No rate is not a rate of 0: it neither is a spike nor moves
+		// the baseline.
+		s.Spike = model.Spike{}
+		return
+	}
 	s.Spike = p.spikes.Observe(s.Time, s.System.ContextSwitchesPerSec, s.System.CPUs)
 }
 
 // Derive is Step without the spike verdict, which depends on the history:
 // for a seek in a recording, whose verdicts were taken in order once.
 func (p *Pipeline) Derive(prev, cur *model.Sample) model.Snapshot {
-	s := model.Compute(prev, cur, p.opts)
+	opts := p.opts
+	opts.AfterStepBack = !p.steppedBack.IsZero() && prev.Time.Equal(p.steppedBack)
+	if model.StepsBack(&prev.System, &cur.System) {
+		p.steppedBack = cur.Time
+	}
+	s := model.Compute(prev, cur, opts)
 	if w := cur.Wakeups; w != nil {
 		// The per-CPU totals run on from the previous read when there was
 		// one of this attachment; pairs are counted from Since anyway.

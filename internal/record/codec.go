@@ -127,21 +127,25 @@ func planeCol(col int) bool { return col == 3 || col == 4 }
 
 // System field numbers.
 const (
-	sCtxt         = 1
-	sIntr         = 2
-	sRunning      = 3
-	sBlocked      = 4
-	sCPUs         = 5
-	sResched      = 6
-	sReschedPer   = 7
-	sIntrPer      = 8
-	sPSI          = 9
-	sHasPSI       = 10
-	sLoad1        = 11
-	sLoad5        = 12
-	sLoad15       = 13
-	sPSITotal     = 14
-	sHasPSITotal  = 15
+	sCtxt        = 1
+	sIntr        = 2
+	sRunning     = 3
+	sBlocked     = 4
+	sCPUs        = 5
+	sResched     = 6
+	sReschedPer  = 7
+	sIntrPer     = 8
+	sPSI         = 9
+	sHasPSI      = 10
+	sLoad1       = 11
+	sLoad5       = 12
+	sLoad15      = 13
+	sPSITotal    = 14
+	sHasPSITotal = 15
+	// sUnread is why /proc/stat was not read, written when it changes; a
+	// reader that predates it sees zero counters, a step back, which
+	// gives the same intervals no host-wide rates.
+	sUnread       = 16
 	selfCPU       = 1
 	selfVoluntary = 2
 	selfInvol     = 3

@@ -433,6 +433,8 @@ func (d *decoder) applySystem(b []byte) error {
 				s.ReschedPerCPU, err = applyPerCPU(s.ReschedPerCPU, f.b)
 			case sIntrPer:
 				s.InterruptsPerCPU, err = applyPerCPU(s.InterruptsPerCPU, f.b)
+			case sUnread:
+				s.Unread = readString(f.b)
 			}
 			if err != nil {
 				return err

@@ -298,6 +298,10 @@ func (e *encoder) encodeSystem(c *model.SystemCounters) []byte {
 		b = protowire.AppendTag(b, sHasPSITotal, protowire.VarintType)
 		b = protowire.AppendVarint(b, protowire.EncodeBool(c.HasPSITotal))
 	}
+	if p.Unread != c.Unread {
+		b = protowire.AppendTag(b, sUnread, protowire.BytesType)
+		b = protowire.AppendString(b, c.Unread)
+	}
 	rpc, ipc := p.ReschedPerCPU, p.InterruptsPerCPU
 	*p = *c
 	p.ReschedPerCPU = append(rpc[:0], c.ReschedPerCPU...)

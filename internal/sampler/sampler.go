@@ -28,6 +28,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -67,6 +68,8 @@ type Sampler struct {
 	rootFD  int
 	sysFD   [sysFiles]int
 	targets []int
+	// skipped are the Config.PIDs already gone at New.
+	skipped []int
 
 	// tasks and procs are sorted by (pid, tid) and pid: what the last pass
 	// found. A pass merges them with the fresh listing into next and
@@ -138,6 +141,8 @@ func New(cfg Config) (*Sampler, error) {
 		s.Close()
 		return nil, err
 	}
+	// A target already gone is skipped while another remains, as pidstat
+	// does: -p $(pgrep -d, java) races with the processes it lists.
 	for _, pid := range cfg.PIDs {
 		if pid <= 0 {
 			s.Close()
@@ -146,12 +151,18 @@ func New(cfg Config) (*Sampler, error) {
 		s.path = append(appendInt(s.path[:0], pid), "/task\x00"...)
 		fd, err := openDir(s.rootFD, s.path)
 		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("%w: %d", ErrNoSuchProcess, pid)
+			if !slices.Contains(s.skipped, pid) {
+				s.skipped = append(s.skipped, pid)
+			}
+			continue
 		}
 		closeFD(fd)
+		s.targets = append(s.targets, pid)
 	}
-	s.targets = slices.Clone(cfg.PIDs)
+	if len(cfg.PIDs) > 0 && len(s.targets) == 0 {
+		s.Close()
+		return nil, fmt.Errorf("%w: %s", ErrNoSuchProcess, joinInts(s.skipped))
+	}
 	slices.Sort(s.targets)
 	s.targets = slices.Compact(s.targets)
 	s.keepBudget = fdBudget()
@@ -176,6 +187,19 @@ func New(cfg Config) (*Sampler, error) {
 func sameNamespace(fs procfs.FS) bool {
 	self, err := os.Readlink(fs.Path("self"))
 	return err == nil && self == strconv.Itoa(os.Getpid())
+}
+
+// Skipped lists the processes given in Config.PIDs that were already gone
+// when the sampler opened, in the order given; the others are sampled.
+func (s *Sampler) Skipped() []int { return s.skipped }
+
+// joinInts is "1, 2, 3".
+func joinInts(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // TaskstatsGate reports whether the process-level activity gate is in use.
@@ -235,9 +259,7 @@ func (s *Sampler) Close() error {
 func (s *Sampler) Sample(dst *model.Sample) error {
 	dst.Time = time.Now()
 	s.clock.start(dst.Time)
-	if err := s.readSystem(&dst.System); err != nil {
-		return err
-	}
+	s.readSystem(&dst.System)
 	if s.it != nil {
 		if err := s.sampleIter(dst); err != errFellBack {
 			return err

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/procfs"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
 )
 
 // The system-wide files stay open for the sampler's life and are re-read
@@ -44,16 +45,22 @@ func (s *Sampler) closeSystem() {
 	}
 }
 
-// readSystem fills sys from the system-wide files. Only a failure of stat is
-// an error; the optional files leave their fields zero.
-func (s *Sampler) readSystem(sys *model.SystemCounters) error {
+// readSystem fills sys from the system-wide files. A stat that cannot be
+// read or parsed mid-run is not the end of the run, in any mode: its
+// counters are left zero and sys.Unread says why, so the pass goes on with
+// the threads and the reports say which intervals have no host-wide rates.
+// The optional files leave their fields zero.
+func (s *Sampler) readSystem(sys *model.SystemCounters) {
+	sys.Unread = ""
 	n, err := readAll(s.sysFD[sysStat], &s.buf, procfs.LimitStat)
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", s.fs.Path("stat"), err)
+	var st procfs.Stat
+	if err == nil {
+		st, err = procfs.ParseStat(s.buf[:n], "stat")
+	} else {
+		err = fmt.Errorf("reading %s: %w", s.fs.Path("stat"), err)
 	}
-	st, err := procfs.ParseStat(s.buf[:n], "stat")
 	if err != nil {
-		return err
+		sys.Unread = sanitize.Name(err.Error())
 	}
 	sys.ContextSwitches, sys.Interrupts = st.ContextSwitches, st.Interrupts
 	sys.ProcsRunning, sys.ProcsBlocked = st.ProcsRunning, st.ProcsBlocked
@@ -92,5 +99,4 @@ func (s *Sampler) readSystem(sys *model.SystemCounters) error {
 			}
 		}
 	}
-	return nil
 }

@@ -104,7 +104,7 @@ func (m Model) View() string {
 	}
 	lines = append(lines, waitLines(t, th, m.width)...)
 	spark := func(label string, now float64, hist []float64) string {
-		head := th.Title.Render(textutil.PadRight(label, 13)) + " " + th.Value.Render(textutil.PadLeft(textutil.Thousands(now), 10)) + " "
+		head := th.Title.Render(textutil.PadRight(label, 13)) + " " + th.Value.Render(textutil.PadLeft(textutil.Rate(now, 10), 10)) + " "
 		room := m.width - textutil.Width(head)
 		if room < 4 {
 			return textutil.Truncate(head, m.width)

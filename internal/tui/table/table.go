@@ -15,6 +15,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/fields"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
 	"github.com/ctxtop/ctxtop/internal/tui/keys"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
@@ -438,7 +439,9 @@ func (m Model) View() string {
 		case m.snap == nil:
 			msg = "waiting for the first sample…"
 		case m.filter != "":
-			msg = "nothing matches the filter " + strconv.Quote(m.filter)
+			// As typed: Go's quoting would double a backslash, which a
+			// user who typed one reads as a different filter.
+			msg = `nothing matches the filter "` + sanitize.Name(m.filter) + `"`
 		case m.processes:
 			msg = "no process switched in the last interval"
 		case m.cgroups:
@@ -542,7 +545,7 @@ func (m Model) cell(r Row, c Column, w int) string {
 		case math.IsNaN(v):
 			return "-" // not known for this row
 		case f.Kind == fields.Percent:
-			return textutil.Percent(v)
+			return textutil.PercentIn(v, w)
 		}
 		return textutil.Rate(v, w)
 	}

@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ctxtop/ctxtop/internal/fields"
@@ -197,6 +198,22 @@ func TestFilterByNameAndPID(t *testing.T) {
 	}
 }
 
+// The message names the filter as it was typed: a regex-minded user's
+// backslash is one backslash, not the two Go's quoting makes of it.
+func TestFilterMessageShowsTheFilterAsTyped(t *testing.T) {
+	m := newTable(80, 20)
+	m.SetFilter(`pool\d`)
+	view := ansi.Strip(m.View())
+	if !strings.Contains(view, `nothing matches the filter "pool\d"`) {
+		t.Errorf("want the filter as typed, one backslash:\n%s", view)
+	}
+	// What a terminal would act on is still shown harmless.
+	m.SetFilter("x\x1b[2J")
+	if view := m.View(); strings.Contains(view, "\x1b[2J") {
+		t.Errorf("an escape typed into the filter reached the screen: %q", view)
+	}
+}
+
 func TestGroupSumsPool(t *testing.T) {
 	m := newTable(120, 20)
 	m.SetGrouped(true)
@@ -230,6 +247,39 @@ func TestNoRowWiderThanTable(t *testing.T) {
 		tuitest.CheckFits(t, got, w, 8)
 		if t.Failed() {
 			t.Fatalf("width %d:\n%s", w, fmt.Sprint(got))
+		}
+	}
+}
+
+// A thread whose counters jumped (a rewritten --proc tree, a buggy kernel)
+// has absurd rates: abbreviated, they keep to their columns.
+func TestAbsurdRatesKeepToTheirColumns(t *testing.T) {
+	s := tuitest.Snapshot()
+	th := &s.Threads[0]
+	th.VoluntaryPerSec, th.InvoluntaryPerSec, th.CPUPercent, th.WaitPercent = 6639127543485.86, 3e9, 6639127543485.86, 4e7
+	for _, w := range []int{80, 120, 160} {
+		m := New(theme.New(false, true), keys.New(), 1000)
+		m.SetSize(w, 8)
+		m.SetSnapshot(&s)
+		view := ansi.Strip(m.View())
+		tuitest.CheckFits(t, view, w, 8)
+		lines := strings.Split(view, "\n")
+		head := []rune(lines[0]) // one cell a rune here, the sort mark too
+		for _, title := range []string{"TOTAL/s", "%CPU"} {
+			i := strings.Index(string(head), title)
+			if i < 0 {
+				continue // the column is dropped at this width
+			}
+			end := utf8.RuneCountInString(string(head)[:i]) + len(title)
+			for _, line := range lines[1:3] {
+				l := []rune(line)
+				if len(l) < end || l[end-1] == ' ' || end < len(l) && l[end] != ' ' {
+					t.Errorf("width %d: a row's %s is not right-aligned under its title:\n%s\n%s", w, title, string(head), line)
+				}
+			}
+		}
+		if !strings.Contains(lines[1], "6.6T") {
+			t.Errorf("width %d: the absurd rate is not abbreviated:\n%s", w, view)
 		}
 	}
 }

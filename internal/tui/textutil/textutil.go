@@ -19,26 +19,20 @@ func Thousands(v float64) string { return format.Thousands(v) }
 // Rate formats a per-second rate into at most width cells: thousands
 // separators when they fit, otherwise k/M/G so a narrow column never spills.
 func Rate(v float64, width int) string {
-	s := Thousands(v)
-	if len(s) <= width {
+	if s := Thousands(v); len(s) <= width {
 		return s
 	}
-	for _, u := range []struct {
-		div float64
-		suf string
-	}{{1e3, "k"}, {1e6, "M"}, {1e9, "G"}} {
-		x := v / u.div
-		if math.Abs(x) >= 999.95 && u.suf != "G" {
-			continue
-		}
-		for _, prec := range []int{1, 0} {
-			s = strconv.FormatFloat(x, 'f', prec, 64) + u.suf
-			if len(s) <= width {
-				return s
-			}
-		}
+	return format.Abbreviate(v, width)
+}
+
+// PercentIn is Percent in at most width cells: a percentage past any
+// sense (a counter that jumped) is abbreviated like a rate rather than
+// pushing the columns after it.
+func PercentIn(v float64, width int) string {
+	if s := Percent(v); len(s) <= width {
+		return s
 	}
-	return strings.Repeat("#", max(width, 0))
+	return format.Abbreviate(v, width)
 }
 
 // Percent formats a percentage with one decimal below 100 and none above.
