@@ -4,7 +4,7 @@ package report
 // on colour alone: spikes are hatched and labelled, group lines dashed
 // differently and named in a legend, verdicts are words.
 const pageCSS = `
-:root{--fg:#1b1f23;--dim:#57606a;--bg:#fff;--line:#d0d7de;--cs:#0b5cad;--base:#6e7781;--spike:#cf222e;--head:#f6f8fa}
+:root{--fg:#1b1f23;--dim:#57606a;--bg:#fff;--line:#d0d7de;--cs:#0b5cad;--series:#0969da;--base:#6e7781;--spike:#cf222e;--head:#f6f8fa}
 *{box-sizing:border-box}
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);margin:0 auto;max-width:1240px;padding:0 20px 40px}
 header{border-bottom:2px solid var(--fg);margin-bottom:8px}
@@ -28,7 +28,7 @@ figure{margin:10px 0 18px}
 svg{display:block;width:100%;height:auto;font-family:system-ui,sans-serif}
 svg text{font-size:12px;fill:var(--dim)}
 .axis{stroke:var(--line);stroke-width:1}
-.series{fill:none;stroke:var(--cs);stroke-width:1.6}
+.series{fill:none;stroke:var(--series);stroke-width:1.6}
 .baseline{fill:none;stroke:var(--base);stroke-width:1.2;stroke-dasharray:6 4}
 .g0{stroke:#8250df}.g1{stroke:#1a7f37;stroke-dasharray:8 3}.g2{stroke:#bc4c00;stroke-dasharray:2 3}.g3{stroke:#0550ae;stroke-dasharray:10 3 2 3}.g4{stroke:#57606a;stroke-dasharray:1 2}
 .gl{fill:none;stroke-width:1.6}

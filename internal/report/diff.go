@@ -246,7 +246,9 @@ func compareEntities(sa, sb *scan, ga, gb map[groupKey]*entity, kind string, wak
 	for _, c := range seen {
 		cands = append(cands, c)
 	}
-	slices.SortFunc(cands, func(x, y *cand) int { return cmp.Or(cmp.Compare(y.busy, x.busy), cmp.Compare(x.name, y.name)) })
+	sortBy(cands, func(x, y **cand) int {
+		return cmp.Or(cmp.Compare((*y).busy, (*x).busy), cmp.Compare((*x).name, (*y).name))
+	})
 	omitted := max(len(cands)-top, 0)
 	cands = cands[:min(len(cands), top)]
 

@@ -8,20 +8,7 @@ import (
 	"testing"
 
 	"github.com/ctxtop/ctxtop/internal/model"
-	"github.com/ctxtop/ctxtop/internal/record/recordtest"
 )
-
-func steadySamples(n int) []model.Sample {
-	s := recordtest.New(60, 10, false)
-	s.Steady = true
-	s.BusyRate, s.BusyNoise = 100_000, 0.05
-	s.CgroupsAndWaits, s.Wakeups = true, true
-	out := make([]model.Sample, n)
-	for i := range out {
-		out[i] = s.Next()
-	}
-	return out
-}
 
 // scaled is in with every thread's switches since the first sample, and
 // the host's, multiplied by f: the same run switching f times as often,

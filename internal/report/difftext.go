@@ -40,11 +40,14 @@ func spreadText(name string, s Spread) string {
 
 // Sentence says what B did against A for one metric, in words.
 func (m Metric) Sentence(row string) string {
-	switch m.Verdict {
-	case VerdictHigher, VerdictLower:
+	switch {
+	case (m.Verdict == VerdictHigher || m.Verdict == VerdictLower) && (m.A.Median == 0 || m.B.Median == 0):
+		return fmt.Sprintf("%s: %s went from %s to %s in B (middle halves %s–%s vs %s–%s)", row, m.Name,
+			figure(m.Name, m.A.Median), figure(m.Name, m.B.Median), figure(m.Name, m.A.Low), figure(m.Name, m.A.High), figure(m.Name, m.B.Low), figure(m.Name, m.B.High))
+	case m.Verdict == VerdictHigher || m.Verdict == VerdictLower:
 		return fmt.Sprintf("%s: %s %s %s in B (median %s → %s; middle halves %s–%s vs %s–%s)", row, m.Name, times(ratioAbs(m.Ratio)), m.Verdict,
 			figure(m.Name, m.A.Median), figure(m.Name, m.B.Median), figure(m.Name, m.A.Low), figure(m.Name, m.A.High), figure(m.Name, m.B.Low), figure(m.Name, m.B.High))
-	case VerdictNoDifference:
+	case m.Verdict == VerdictNoDifference:
 		return fmt.Sprintf("%s: %s: no clear difference (middle halves %s–%s vs %s–%s overlap)", row, m.Name,
 			figure(m.Name, m.A.Low), figure(m.Name, m.A.High), figure(m.Name, m.B.Low), figure(m.Name, m.B.High))
 	}

@@ -62,7 +62,9 @@ func (n *flameNode) pruned() *flameNode {
 			return out
 		}
 		kids := slices.Clone(src.Kids)
-		slices.SortStableFunc(kids, func(a, b *flameNode) int { return cmp.Compare(b.Count, a.Count) })
+		sortBy(kids, func(a, b **flameNode) int {
+			return cmp.Or(cmp.Compare((*b).Count, (*a).Count), cmp.Compare((*a).Name, (*b).Name))
+		})
 		for _, k := range kids {
 			if k.Count < max(min, 1) || budget <= 0 {
 				break

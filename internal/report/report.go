@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/format"
@@ -280,7 +281,7 @@ func (s *scan) groupRows() []GroupRow {
 		}
 		rows = append(rows, g)
 	}
-	slices.SortFunc(rows, func(a, b GroupRow) int {
+	sortBy(rows, func(a, b *GroupRow) int {
 		return cmp.Or(cmp.Compare(b.Total(), a.Total()), cmp.Compare(b.CPU, a.CPU), cmp.Compare(a.Name, b.Name))
 	})
 	return rows
@@ -294,7 +295,7 @@ func threadRows(m map[tidKey]*threadAgg, secs float64, n int) []ThreadRow {
 			Voluntary: a.vol / secs, Involuntary: a.inv / secs, CPU: a.cpu / secs, Wait: a.wai / secs,
 			HotShare: a.hotSecs / secs, Why: topReason(a.reasons)})
 	}
-	slices.SortFunc(rows, func(a, b ThreadRow) int {
+	sortBy(rows, func(a, b *ThreadRow) int {
 		return cmp.Or(cmp.Compare(b.Total(), a.Total()), cmp.Compare(b.CPU, a.CPU), cmp.Compare(a.PID, b.PID), cmp.Compare(a.TID, b.TID))
 	})
 	return rows[:min(len(rows), n)]
@@ -314,7 +315,7 @@ func (s *scan) cgroupRows() []CgroupRow {
 		}
 		rows = append(rows, c)
 	}
-	slices.SortFunc(rows, func(a, b CgroupRow) int {
+	sortBy(rows, func(a, b *CgroupRow) int {
 		return cmp.Or(cmp.Compare(b.Throttled, a.Throttled), cmp.Compare(b.Total(), a.Total()), cmp.Compare(a.Path, b.Path))
 	})
 	return rows[:min(len(rows), topRows)]
@@ -333,7 +334,7 @@ func (s *scan) pairRows() []PairRow {
 		}
 		rows = append(rows, p)
 	}
-	slices.SortFunc(rows, func(a, b PairRow) int {
+	sortBy(rows, func(a, b *PairRow) int {
 		return cmp.Or(cmp.Compare(b.PerSec, a.PerSec), cmp.Compare(a.WakerTID, b.WakerTID), cmp.Compare(a.WakeeTID, b.WakeeTID),
 			cmp.Compare(a.Waker, b.Waker))
 	})
@@ -401,7 +402,7 @@ func (s *scan) spikeList() []Spike {
 		x.Rises, x.Explained = s.rises(sp.first, sp.last)
 		out = append(out, x)
 	}
-	slices.SortStableFunc(out, func(a, b Spike) int { return cmp.Compare(b.Peak, a.Peak) })
+	sortBy(out, func(a, b *Spike) int { return cmp.Or(cmp.Compare(b.Peak, a.Peak), a.Start.Compare(b.Start)) })
 	return out[:min(len(out), maxSpikes)]
 }
 
@@ -460,11 +461,11 @@ func (s *scan) rises(first, last int) ([]Rise, float64) {
 			cr = append(cr, r)
 		}
 	}
-	byRise := func(a, b Rise) int {
+	byRise := func(a, b *Rise) int {
 		return cmp.Or(cmp.Compare(b.During-b.Before, a.During-a.Before), cmp.Compare(a.Name, b.Name))
 	}
-	slices.SortFunc(gr, byRise)
-	slices.SortFunc(cr, byRise)
+	sortBy(gr, byRise)
+	sortBy(cr, byRise)
 	gr, cr = gr[:min(len(gr), spikeRows)], cr[:min(len(cr), 3)]
 	// The host's rise, against which the groups' is measured.
 	var hb, hd, sb, sd float64
@@ -488,4 +489,12 @@ func (s *scan) rises(first, last int) ([]Rise, float64) {
 		}
 	}
 	return append(gr, cr...), explained
+}
+
+// sortBy sorts s by cmp through sort.Slice rather than slices.SortFunc:
+// each struct type would instantiate the generic sort anew, some 15 KB of
+// binary apiece, where sort.Slice's one copy is already linked. cmp must
+// be a total order (ties broken), as sort.Slice is not stable.
+func sortBy[T any](s []T, cmp func(a, b *T) int) {
+	sort.Slice(s, func(i, j int) bool { return cmp(&s[i], &s[j]) < 0 })
 }
