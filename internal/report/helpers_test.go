@@ -44,3 +44,5 @@ func openPlayer(t testing.TB, path string) *record.Player {
 	}
 	return p
 }
+
+func modelOptions() model.Options { return model.Options{} }
