@@ -1,7 +1,7 @@
 package report
 
 // pageCSS styles both the report and the comparison. Meaning never rests
-// on colour alone: spikes are hatched and labelled, group lines dashed
+// on colour alone: spikes are shaded and labelled "spike", group lines dashed
 // differently and named in a legend, verdicts are words.
 const pageCSS = `
 :root{--fg:#1b1f23;--dim:#57606a;--bg:#fff;--line:#d0d7de;--cs:#0b5cad;--series:#0969da;--base:#6e7781;--spike:#cf222e;--head:#f6f8fa}

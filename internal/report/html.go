@@ -288,7 +288,7 @@ func writeTimelines(h *htmlWriter, r *Report, clock func(time.Time) string) {
 	if tl.PerPoint > 1 {
 		per = fmt.Sprintf(" Each point is the highest of %d intervals, so a short burst still shows.", tl.PerPoint)
 	}
-	h.f("<p class=\"note\">Spikes are hatched and labelled; the dashed line is the baseline the spike rule judged each interval against (the median of the 5 minutes before it).%s"+
+	h.f("<p class=\"note\">Spikes are shaded and labelled; the dashed line is the baseline the spike rule judged each interval against (the median of the 5 minutes before it).%s"+
 		"<span class=\"js-only\"> Hover for values; drag across a chart to zoom, double-click to zoom out.</span> "+
 		"<button type=\"button\" id=\"unzoom\" class=\"js-only\" style=\"display:none\">Show the whole window</button></p>\n", per)
 
