@@ -42,7 +42,7 @@ func TestMakeInstall(t *testing.T) {
 		"opt/ctx/share/bash-completion/completions/ctxtop",
 		"opt/ctx/share/fish/vendor_completions.d/ctxtop.fish",
 	}
-	for _, c := range []string{"", "-bench", "-completion", "-completion-bash", "-completion-fish", "-completion-powershell", "-completion-zsh", "-demo", "-load", "-record", "-replay", "-serve", "-version"} {
+	for _, c := range []string{"", "-bench", "-completion", "-completion-bash", "-completion-fish", "-completion-powershell", "-completion-zsh", "-demo", "-diff", "-load", "-record", "-replay", "-report", "-serve", "-version"} {
 		want = append(want, "opt/ctx/share/man/man1/ctxtop"+c+".1")
 	}
 	want = append(want, "opt/ctx/share/zsh/site-functions/_ctxtop")

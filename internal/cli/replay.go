@@ -39,6 +39,7 @@ live monitor: every view and key works as live, plus time controls:
   space  play/pause          ←/→  step one sample back/forward
   [ / ]  previous/next spike  { / }  jump a minute back/forward
   1-9    playback speed (1 = as recorded, 9 = nine times faster)
+  R      write the HTML report of the window (ctxtop report) here
 
 ↑/↓, j/k, PgUp/PgDn still move the selection in the table.
 
@@ -124,7 +125,7 @@ func runReplay(cmd *cobra.Command, path string, o options, ro replayOptions) err
 	if o.batch {
 		return replayBatch(cmd.OutOrStdout(), p, o, p.Recording().Header.Facts)
 	}
-	return runReplayTUI(p, o)
+	return runReplayTUI(p, o, path)
 }
 
 func applyRange(p *record.Player, ro replayOptions) error {
@@ -320,11 +321,14 @@ func replayNote(r *record.Recording) string {
 	return strings.Join(parts, "; ")
 }
 
-func runReplayTUI(p *record.Player, o options) error {
+func runReplayTUI(p *record.Player, o options, path string) error {
 	r := p.Recording()
+	lo, hi := p.Range()
+	from, to := p.Marks()[lo].Time, p.Marks()[hi].Time
+	report := func() (string, error) { return reportFile(path, from, to) }
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	return tui.Run(tui.Options{
-		Replay:       tuiadapt.PlayerReplay(p, r.Header.Facts, replayNote(r)),
+		Replay:       tuiadapt.PlayerReplay(p, r.Header.Facts, replayNote(r), report),
 		Load:         tuiadapt.NewLoader(),
 		Interval:     r.Header.Interval,
 		HotThreshold: o.hot,

@@ -142,7 +142,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	// through cobra's Version: its version template is a text/template,
 	// whose reflection keeps every exported method in the binary (3 MB).
 	f.Bool("version", false, "print the version and exit")
-	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd(), newServeCmd(), newRecordCmd(), newReplayCmd())
+	root.AddCommand(newVersionCmd(), newLoadCmd(), newBenchCmd(), newLoadChildCmd(), newDemoCmd(), newServeCmd(), newRecordCmd(), newReplayCmd(), newReportCmd(), newDiffCmd())
 	return root
 }
 

@@ -29,6 +29,12 @@ type Replay interface {
 	Note() string
 }
 
+// Reporter is a Replay that can write the HTML report of its window
+// (ctxtop report over the replay's range), returning what it wrote.
+type Reporter interface {
+	Report() (string, error)
+}
+
 // replayState is the root's replay: the time control and what it shows.
 type replayState struct {
 	src   Replay
@@ -41,6 +47,11 @@ type (
 	// replayTickMsg moves playback on; gen drops ticks from before a
 	// pause or speed change.
 	replayTickMsg struct{ gen int }
+	// reportedMsg is a finished report: what was written, or why not.
+	reportedMsg struct {
+		what string
+		err  error
+	}
 	// seekedMsg is a finished seek to pos.
 	seekedMsg struct {
 		pos  int
@@ -93,6 +104,13 @@ func (m Model) handleReplay(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.syncHeader()
 		return m, tea.Batch(m.seek(r.ctl.Pos()), m.replayTick())
+	case reportedMsg:
+		if msg.err != nil {
+			r.ctl.SetNote("report: " + msg.err.Error())
+		} else {
+			r.ctl.SetNote("wrote " + msg.what)
+		}
+		return m, nil
 	case seekedMsg:
 		// A later key may have moved on: only the latest seek is shown.
 		if msg.pos != r.ctl.Pos() {
@@ -133,6 +151,19 @@ func (m Model) handleReplayKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd, bool) {
 	r := m.replay
 	if !r.ctl.Handles(k) {
 		return m, nil, false
+	}
+	if r.ctl.IsReport(k) {
+		rep, ok := r.src.(Reporter)
+		if !ok {
+			r.ctl.SetNote("no report of this replay")
+			return m, nil, true
+		}
+		r.ctl.SetNote("writing the report…")
+		// Off the update loop: an hour of samples takes a second or two.
+		return m, func() tea.Msg {
+			what, err := rep.Report()
+			return reportedMsg{what, err}
+		}, true
 	}
 	pos, playing, speed := r.ctl.Pos(), r.ctl.Playing(), r.ctl.Speed()
 	r.ctl, _ = r.ctl.Update(k)

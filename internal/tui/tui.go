@@ -177,7 +177,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case loadMsg, demoMsg:
 		next, cmd := m.handleLoad(msg)
 		return next.(Model).withTracer(cmd)
-	case replayTickMsg, seekedMsg:
+	case replayTickMsg, seekedMsg, reportedMsg:
 		return m.handleReplay(msg)
 	}
 	return m, nil

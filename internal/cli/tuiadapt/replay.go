@@ -1,6 +1,7 @@
 package tuiadapt
 
 import (
+	"errors"
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
@@ -12,14 +13,24 @@ import (
 
 // PlayerReplay shows a recording's Player to the monitor, within the
 // Player's range.
-func PlayerReplay(p *record.Player, facts hostinfo.Facts, note string) tui.Replay {
-	return playerReplay{p, facts, note}
+// report, when not nil, writes the HTML report of the Player's range
+// (the R key).
+func PlayerReplay(p *record.Player, facts hostinfo.Facts, note string, report func() (string, error)) tui.Replay {
+	return playerReplay{p, facts, note, report}
 }
 
 type playerReplay struct {
-	p     *record.Player
-	facts hostinfo.Facts
-	note  string
+	p      *record.Player
+	facts  hostinfo.Facts
+	note   string
+	report func() (string, error)
+}
+
+func (s playerReplay) Report() (string, error) {
+	if s.report == nil {
+		return "", errors.New("not available")
+	}
+	return s.report()
 }
 
 func (s playerReplay) Note() string { return s.note }

@@ -40,7 +40,7 @@ func TestPlayerReplayShowsThePlayersRange(t *testing.T) {
 		t.Fatalf("range %d..%d is not inside the %d samples", lo, hi, len(marks))
 	}
 	facts := hostinfo.Facts{Hostname: "replay-host", Kernel: "6.1.0-test"}
-	src := PlayerReplay(p, facts, "a note")
+	src := PlayerReplay(p, facts, "a note", nil)
 
 	var want []timectl.Point
 	spikes := 0

@@ -31,6 +31,9 @@ type KeyMap struct {
 	PrevSpike, NextSpike             key.Binding
 	MinuteBack, MinuteForward, Speed key.Binding
 	Slower, Faster                   key.Binding
+	// Report writes the HTML report of the window the bar shows; the
+	// root does it, the time control only claims the key.
+	Report key.Binding
 }
 
 // Keys are the default bindings.
@@ -49,12 +52,13 @@ func Keys() KeyMap {
 		Speed:         b([]string{"1", "2", "3", "4", "5", "6", "7", "8", "9"}, "1-9", "playback speed"),
 		Slower:        b([]string{"-"}, "-", "slower"),
 		Faster:        b([]string{"+", "="}, "+", "faster"),
+		Report:        b([]string{"R"}, "R", "write HTML report"),
 	}
 }
 
 // HelpList is every binding once, for the help screen.
 func (k KeyMap) HelpList() []key.Binding {
-	return []key.Binding{k.PlayPause, k.Back, k.Forward, k.PrevSpike, k.NextSpike, k.MinuteBack, k.MinuteForward, k.Speed, k.Faster, k.Slower}
+	return []key.Binding{k.PlayPause, k.Back, k.Forward, k.PrevSpike, k.NextSpike, k.MinuteBack, k.MinuteForward, k.Speed, k.Faster, k.Slower, k.Report}
 }
 
 // Model is the time control.
@@ -95,6 +99,9 @@ func (m *Model) SetNote(s string) { m.msg = s }
 
 // Points is the timeline; the caller must not modify it.
 func (m Model) Points() []Point { return m.points }
+
+// IsReport says whether k asks for the report of the window.
+func (m Model) IsReport(k tea.KeyPressMsg) bool { return key.Matches(k, m.keys.Report) }
 
 // Playing says whether time moves on by itself.
 func (m Model) Playing() bool { return m.playing }

@@ -1,0 +1,79 @@
+package report
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/record"
+	"github.com/ctxtop/ctxtop/internal/record/recordtest"
+)
+
+// hourRecording records an hour at 1 s of a made-up host with 10,000
+// threads, 50 busy every second, in cgroups with wait looks, and a storm
+// of 10 s half-way: the size the report must stay light for.
+func hourRecording(b *testing.B) string {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "hour.ctxrec")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := record.NewWriter(f, testHeader(), record.WriterOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := recordtest.New(10_000, 50, false)
+	s.Steady, s.CgroupsAndWaits, s.ReadTimes = true, true, true
+	s.StormFrom, s.StormTo = 1800, 1810
+	for range 3600 {
+		smp := s.Next()
+		if err := w.Write(&smp); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	return path
+}
+
+type counter struct{ n int64 }
+
+func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+var _ io.Writer = (*counter)(nil)
+
+// BenchmarkHourReport is what ctxtop report costs on an hour at 10,000
+// threads: opening the recording (the Player marks every sample), the
+// pass, and the page; it reports the page's size.
+func BenchmarkHourReport(b *testing.B) {
+	path := hourRecording(b)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		r, err := record.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := record.NewPlayer(r, modelOptions())
+		if err != nil {
+			b.Fatal(err)
+		}
+		opened := time.Since(start)
+		rep, err := Build(p, path, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		var c counter
+		if err := WriteHTML(&c, rep); err != nil {
+			b.Fatal(err)
+		}
+		r.Close()
+		b.ReportMetric(float64(c.n)/1024, "KB/page")
+		b.ReportMetric(opened.Seconds(), "s-open")
+	}
+}
