@@ -453,24 +453,6 @@ func waitChild(t *testing.T, ppid int) int {
 	}
 }
 
-// parent is field 4 of /proc/PID/stat, read after the last ')' since the
-// command name may hold anything.
-func parent(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return -1
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return -1
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return -1
-	}
-	n, _ := strconv.Atoi(f[1])
-	return n
-}
 
 // alive: the process exists and is not a zombie awaiting its reaper.
 func alive(pid int) bool {

@@ -107,7 +107,7 @@ func TestSignalToAProcessRow(t *testing.T) {
 	if got := footerOf(m); !strings.HasPrefix(got, "send SIGTERM to process 4242 pingpong?") {
 		t.Errorf("F9 on a process row: footer %q", got)
 	}
-	m, _ = step(t, m, press("enter"))
+	_, _ = step(t, m, press("enter"))
 	if diff := cmp.Diff([]string{"signal TERM 4242/0"}, a.calls); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}

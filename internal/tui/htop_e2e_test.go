@@ -118,7 +118,7 @@ func TestHtopHabitsInTmux(t *testing.T) {
 	}
 
 	keys("F9")
-	p = x.waitFor("the signal picker", contains("send SIGTERM to process "+spid))
+	x.waitFor("the signal picker", contains("send SIGTERM to process "+spid))
 	if _, err := os.Stat("/proc/" + spid); err != nil {
 		t.Fatalf("the process is gone before the confirmation: %v", err)
 	}
@@ -189,7 +189,7 @@ func TestHtopHabitsInTmux(t *testing.T) {
 
 	// The next run starts where this one ended.
 	run("")
-	p = x.waitFor("the kept view", contains("▼PID", " tree"))
+	x.waitFor("the kept view", contains("▼PID", " tree"))
 	keys("q")
 	x.waitFor("the second exit", contains("EXITED 0"))
 
