@@ -1,0 +1,10 @@
+package tui_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/ctxtop/ctxtop/internal/testutil"
+)
+
+func TestMain(m *testing.M) { os.Exit(testutil.RunWithOwnConfig(m)) }
