@@ -160,3 +160,19 @@ func (o *outputValue) Set(s string) error {
 	}
 	return errors.New("want text, json or folded")
 }
+
+// loadOutputValue is load's -o: text, or json. load has no stacks to
+// fold, so folded is refused rather than taken for text.
+type loadOutputValue string
+
+func (o *loadOutputValue) String() string { return string(*o) }
+func (o *loadOutputValue) Type() string   { return "text|json" }
+
+func (o *loadOutputValue) Set(s string) error {
+	switch s {
+	case "text", "json":
+		*o = loadOutputValue(s)
+		return nil
+	}
+	return errors.New("want text or json")
+}

@@ -24,7 +24,7 @@ type loadOptions struct {
 	roundTrips uint64
 	pairs      int
 	gomaxprocs int
-	output     outputValue
+	output     loadOutputValue
 	workingSet string
 	threads    int
 	work       durationValue

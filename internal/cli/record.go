@@ -41,7 +41,7 @@ type recordOptions struct {
 func newRecordCmd() *cobra.Command {
 	o := recordOptions{delay: delayValue(time.Second), procRoot: "/proc", hot: model.DefaultHotThreshold, flush: durationValue(record.DefaultFlushEvery)}
 	cmd := &cobra.Command{
-		Use:   "record -o FILE",
+		Use:   "record -o FILE|-",
 		Short: "Record raw samples to a file, to replay later with ctxtop replay",
 		Long: `record writes the sampler's raw counters to FILE every interval, until
 interrupted, --duration passes or the file reaches --max-size. Only what
@@ -52,11 +52,24 @@ The file is written in checksummed chunks at least every --flush: a
 recorder killed, or stopped by a full disk, leaves a file that replays up
 to its last complete chunk.
 
+-o - writes the recording to stdout (a pipe, or ssh host ctxtop record -o -
+> incident.ctxrec), in the same whole chunks: a stream cut anywhere replays
+up to its last whole chunk. It cannot --rotate, and stdout must not be a
+terminal.
+
+--duration D is the time the rates cover: recording stops at the first
+sample at least D after the first one, the baseline the first rates are
+computed from. At -d I that is D/I intervals (rounded up) and D/I+1
+samples: --duration 4 -d 0.5 records 9 samples and 4 s of rates, and a D
+shorter than I one interval (two samples, the least a replay shows).
+
 An existing FILE (or FILE.1 ... with --rotate) is refused unless --force
-says to replace it; a symbolic link there is replaced, never written
-through.`,
+says to replace it; --force replaces only a regular file or a symbolic
+link (the link, never written through), never a device, FIFO, socket or
+directory.`,
 		Example: `  ctxtop record -o incident.ctxrec                  until Ctrl-C
   ctxtop record -o day.ctxrec --duration 24h
+  ctxtop record -o - --duration 10m > incident.ctxrec   to stdout, as over ssh host
   ctxtop record -o ring.ctxrec --max-size 20MB --rotate 5   a flight recorder
   ctxtop record --info incident.ctxrec               when it happened, and who`,
 		Args: cobra.NoArgs,
@@ -65,13 +78,19 @@ through.`,
 				return printInfo(cmd.OutOrStdout(), o.info)
 			}
 			if o.out == "" {
-				return errors.New("record needs -o FILE (or --info FILE to describe one)")
+				return errors.New("record needs -o FILE, or -o - for stdout (or --info FILE to describe one)")
 			}
 			if o.rotate < 0 {
 				return fmt.Errorf("--rotate must not be negative, got %d", o.rotate)
 			}
+			if o.rotate > 0 && o.out == "-" {
+				return errors.New("--rotate keeps files, and -o - is one stream to stdout: record to -o FILE to rotate")
+			}
 			if o.rotate > 0 && o.maxSize == 0 {
 				return errors.New("--rotate needs --max-size: the size at which to start the next file")
+			}
+			if o.out == "-" && isTerminal(os.Stdout) {
+				return errors.New("-o - writes a binary recording to stdout, which is a terminal: redirect it (-o - > FILE) or pipe it")
 			}
 			if time.Duration(o.flush) < time.Duration(o.delay) {
 				o.flush = durationValue(o.delay)
@@ -84,17 +103,17 @@ through.`,
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	f.StringVarP(&o.out, "output", "o", "", "file to write")
+	f.StringVarP(&o.out, "output", "o", "", "file to write, or - for stdout")
 	f.VarP(&o.delay, "delay", "d", "sampling interval: seconds (0.5) or a duration (500ms)")
-	f.Var(&o.duration, "duration", "stop after this long: seconds or a duration (default: until interrupted)")
-	f.Var(&o.maxSize, "max-size", "stop (or rotate) before the file passes this size: 20MB, 512KB (powers of 1024)")
+	f.Var(&o.duration, "duration", "stop once the rates cover this long: seconds or a duration; at -d I, D/I intervals rounded up, D/I+1 samples with the baseline (default: until interrupted)")
+	f.Var(&o.maxSize, "max-size", "stop (or rotate) before the file passes this size: 20MB, 512KB (powers of 1024) (default: no limit)")
 	f.IntVar(&o.rotate, "rotate", 0, "at --max-size keep this many files (FILE, FILE.1, ...), dropping the oldest")
 	f.VarP(&o.pids, "pid", "p", "only these processes, comma-separated PIDs")
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
 	f.Float64Var(&o.hot, "hot", model.DefaultHotThreshold, "switches/s at which a thread is hot, kept for the replay")
 	f.Var(&o.flush, "flush", "write a chunk to the file at least this often: what a crash can lose")
 	f.StringVar(&o.info, "info", "", "describe a recording instead: header, time span, samples, top spikes")
-	f.BoolVar(&o.force, "force", false, "replace FILE (and FILE.1 ... with --rotate) if it exists")
+	f.BoolVar(&o.force, "force", false, "replace FILE (and FILE.1 ... with --rotate) if it is a regular file or a symbolic link")
 	f.BoolVar(&o.wakeups, "wakeups", false, "also record who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF), for replay's W view and JSON wakeups")
 	f.BoolVar(&o.stacks, "stacks", false, "also record where hot threads (all threads of -p processes) block and are woken from, symbolized (eBPF stacks; needs root or CAP_BPF+CAP_PERFMON and kernel BTF), for replay's detail view, WHY, JSON blocked_at/woken_from and -o folded")
 	return cmd
@@ -121,6 +140,9 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	interval := time.Duration(o.delay)
 	spec := recordSpec{path: o.out, pids: o.pids, procRoot: o.procRoot, interval: interval, hot: o.hot,
 		rotate: o.rotate, force: o.force, writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: time.Duration(o.flush)}}
+	if o.out == "-" {
+		spec.stream = os.Stdout
+	}
 	cfg := pipeline.LiveConfig{
 		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot},
 		Interval: interval,
@@ -143,14 +165,6 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 		}
 		cfg.Stacks = col
 	}
-	// --duration is how long samples are taken: loading the tracers'
-	// programs (a fraction of a second, more on a busy host) is not part
-	// of it.
-	if o.duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(o.duration), errDuration)
-		defer cancel()
-	}
 	src, mr, err := openRecordingLive(cfg, spec)
 	if err != nil {
 		if mr.rec != nil {
@@ -163,22 +177,32 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	done := func(why string) error { return mr.done(stderr, o, why) }
 	// The snapshots are thrown away: what is kept is the samples behind
 	// them, wait looks included, as --record keeps them.
+	// --duration is the time the rates cover: the recording ends with
+	// the first sample at least that long after the baseline, on the
+	// samples' own clock. A timer would race the sample due at the very
+	// end (and lose it, a whole interval, as often as not); loading the
+	// tracers' programs before the baseline is not part of it either.
 	err = pipeline.Run(ctx, interval, 0, func() error {
-		_, err := src.Next()
-		return err
+		if _, err := src.Next(); err != nil {
+			return err
+		}
+		if d := time.Duration(o.duration); d > 0 && mr.rec.Last().Sub(mr.rec.First()) >= d {
+			return errDuration
+		}
+		return nil
 	})
 	switch {
 	case errors.Is(err, sampler.ErrTargetsGone):
 		return done("every process given with --pid has exited")
+	case errors.Is(err, errDuration):
+		return done("stopped after --duration " + o.duration.String())
 	case err != nil:
 		return recordStop(err, mr.rec, o, done)
-	case errors.Is(context.Cause(ctx), errDuration):
-		return done("stopped after --duration " + o.duration.String())
 	}
 	return done("stopped by a signal")
 }
 
-// errDuration is the cause of a recording's end at --duration.
+// errDuration ends a recording at --duration.
 var errDuration = errors.New("--duration reached")
 
 // done closes the file and says what it holds and why it ended.
@@ -189,12 +213,21 @@ func (m *monitorRecorder) done(stderr io.Writer, o recordOptions, why string) er
 	}
 	if n := rec.Samples(); n < 2 {
 		// One sample has no rate: nothing a replay could show.
-		return fmt.Errorf("%s holds only %d sample, and a replay needs two (%s; -d is %s)", o.out, n, why, o.delay.String())
+		return fmt.Errorf("%s holds only %d sample, and a replay needs two (%s; -d is %s)", rec.Path(), n, why, o.delay.String())
 	}
-	msg := fmt.Sprintf("ctxtop: recorded %d samples to %s (%s) in %s; %s", rec.Samples(), o.out,
-		formatSize(rec.Size()), time.Since(m.start).Round(time.Second), why)
+	took := time.Since(m.start).Round(time.Second)
+	msg := fmt.Sprintf("ctxtop: recorded %d samples to %s (%s) in %s; %s", rec.Samples(), rec.Path(),
+		formatSize(rec.Size()), took, why)
 	if rec.Rotations > 0 {
-		msg += fmt.Sprintf("; %d rotations, %d files kept", rec.Rotations, min(rec.Rotations+1, o.rotate))
+		// The samples of the parts dropped from the ring are not in any
+		// file: say what the files left hold.
+		kept, newest := rec.Kept()
+		files := min(rec.Rotations+1, o.rotate)
+		msg = fmt.Sprintf("ctxtop: recorded %d samples in %s; %s; %d rotations: %s holds the last %d (%s)", rec.Samples(),
+			took, why, rec.Rotations, rec.Path(), newest, formatSize(rec.Size()))
+		if files > 1 {
+			msg += fmt.Sprintf(", and with %s it keeps the last %d", partRange(rec.Path(), files-1), kept)
+		}
 	}
 	if rec.Dropped > 0 {
 		msg += fmt.Sprintf("; the last %d samples before a cap did not fit", rec.Dropped)
@@ -225,11 +258,28 @@ func recordStop(err error, rec *record.FileRecorder, o recordOptions, done func(
 // host's own samples.
 func capError(ce *record.CapError) error {
 	if ce.Kept == 0 {
-		return fmt.Errorf("--max-size %s is too small: the header and first sample alone take %s (%d B) on this host, and a replay needs a second; give more than that",
-			formatSize(ce.MaxSize), formatSize(ce.Need), ce.Need)
+		return fmt.Errorf("--max-size %s is too small: the header and first sample alone take %s on this host, and a replay needs a second; give more than that",
+			formatSize(ce.MaxSize), exactSize(ce.Need))
 	}
-	return fmt.Errorf("--max-size %s holds one sample only: a replay needs two, and the first two take %s (%d B) with the header on this host; give at least that",
-		formatSize(ce.MaxSize), formatSize(ce.Need), ce.Need)
+	return fmt.Errorf("--max-size %s holds one sample only: a replay needs two, and the first two take %s with the header on this host; give at least that",
+		formatSize(ce.MaxSize), exactSize(ce.Need))
+}
+
+// exactSize is a size to give back as a flag: rounded, with the bytes
+// when the rounding hides them.
+func exactSize(n int64) string {
+	if n < 1<<10 {
+		return formatSize(n)
+	}
+	return fmt.Sprintf("%s (%d B)", formatSize(n), n)
+}
+
+// partRange names the older parts of a ring: FILE.1, or FILE.1 to FILE.n.
+func partRange(path string, n int) string {
+	if n == 1 {
+		return path + ".1"
+	}
+	return fmt.Sprintf("%s.1 to %s.%d", path, path, n)
 }
 
 // createError adds the flag that replaces an existing file to the error
@@ -241,6 +291,9 @@ func createError(err error, force string) error {
 	if errors.Is(err, record.ErrExists) {
 		return fmt.Errorf("%w; %s replaces it", err, force)
 	}
+	if errors.Is(err, record.ErrNotFile) {
+		return fmt.Errorf("%w; a recording replaces only a regular file or a symbolic link, %s or not", err, force)
+	}
 	return err
 }
 
@@ -248,6 +301,9 @@ func createError(err error, force string) error {
 // file is still good up to the last sample that made it.
 func diskError(err error, rec *record.FileRecorder) error {
 	rec.Close()
+	if rec.Streamed() {
+		return fmt.Errorf("%v; what reached stdout replays up to its last whole chunk", err)
+	}
 	// Read back what made it: the last chunk may not have.
 	upTo := ""
 	if r, rerr := record.Open(rec.Path()); rerr == nil {
@@ -263,8 +319,15 @@ func diskError(err error, rec *record.FileRecorder) error {
 // 20MB, 1GiB (powers of 1024).
 type sizeValue int64
 
-func (v *sizeValue) String() string { return formatSize(int64(*v)) }
-func (v *sizeValue) Type() string   { return "size" }
+// String is "0" for no limit, which help then shows as no default: a
+// default of "0 B" reads as a cap --max-size refuses.
+func (v *sizeValue) String() string {
+	if *v == 0 {
+		return "0"
+	}
+	return formatSize(int64(*v))
+}
+func (v *sizeValue) Type() string { return "size" }
 
 func (v *sizeValue) Set(s string) error {
 	n, err := load.ParseSize(s)
@@ -304,6 +367,8 @@ type recordSpec struct {
 	rotate   int
 	force    bool
 	writer   record.WriterOptions
+	// stream, when set, takes the recording instead of a file at path.
+	stream *os.File
 }
 
 // openLive is the live source of the monitor and batch mode, writing its
@@ -351,7 +416,18 @@ func openRecordingLive(cfg pipeline.LiveConfig, spec recordSpec) (*pipeline.Live
 		if mr.rec == nil {
 			h := recordHeader(spec.procRoot, spec.pids, spec.interval, spec.hot)
 			h.CPUs = s.System.CPUs
-			rec, err := record.Create(record.FileOptions{Path: spec.path, Header: h, Rotate: spec.rotate, Overwrite: spec.force, Writer: spec.writer})
+			fo := record.FileOptions{Path: spec.path, Header: h, Rotate: spec.rotate, Overwrite: spec.force, Writer: spec.writer}
+			if spec.stream != nil {
+				fo.Path, fo.Stream = "stdout", spec.stream
+			}
+			rec, err := record.Create(fo)
+			if ce := (*record.CapError)(nil); errors.As(err, &ce) && ce.Kept == 0 {
+				// The header alone did not fit: measure the first
+				// sample too, for the size that would.
+				if n, ferr := record.FirstSize(h, s, spec.writer); ferr == nil {
+					ce.Need = n
+				}
+			}
 			if err != nil {
 				return createError(err, "--force")
 			}

@@ -129,12 +129,12 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.Float64Var(&o.hot, "hot", model.DefaultHotThreshold, "switches/s at which a thread is hot")
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
 	f.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroup file system root, laid out like /sys/fs/cgroup (default: found in the procfs root's self/mountinfo)")
-	f.VarP(&o.output, "output", "o", "batch output format: text or json")
+	f.VarP(&o.output, "output", "o", "batch output format: text, json or folded (collapsed stacks for flame graphs; implies --stacks)")
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the live monitor (NO_COLOR is honoured too)")
 	f.BoolVar(&o.wakeups, "wakeups", false, "batch: add who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF)")
 	f.BoolVar(&o.stacks, "stacks", false, "where hot threads (all threads of -p processes) block and where their wakers wake them (eBPF stacks; needs root or CAP_BPF+CAP_PERFMON); the TUI's detail view shows them anyway")
 	f.StringVar(&o.recordTo, "record", "", "also write the samples behind the reports to this recording")
-	f.BoolVar(&o.force, "force", false, "replace the --record file if it exists")
+	f.BoolVar(&o.force, "force", false, "replace the --record file if it is a regular file or a symbolic link")
 	f.StringVar(&o.replayFrom, "replay", "", "read samples from this recording instead of procfs")
 	f.BoolVar(&o.noConfig, "no-config", false, "live monitor: neither read nor write the saved view (sort, rows, tree, interval, filter in $XDG_CONFIG_HOME/ctxtop/)")
 	completeValues(root, "output", "text", "json", "folded")
@@ -179,6 +179,11 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.recordTo != "" && o.replayFrom != "" {
 		return errors.New("--record and --replay do not go together")
+	}
+	if o.recordTo == "-" {
+		// The reports (or the monitor) have stdout; a recording mixed
+		// into them would be neither.
+		return errors.New("--record - would put the recording on stdout with the reports: give --record FILE, or stream one alone with ctxtop record -o -")
 	}
 	if o.force && o.recordTo == "" {
 		return errors.New("--force replaces the --record file: give --record FILE")

@@ -66,7 +66,7 @@ summed over every thread, served at /metrics in the Prometheus text format
 It reads /proc when scraped and sleeps in between. A scrape within 0.5 s of
 the last one is answered from the same sample.`,
 		Example: `  ctxtop serve                                   listen on ` + defaultListenAddress + `
-  ctxtop serve --web.listen-address=:10230       every interface (mind who can read thread names)
+  ctxtop serve --web.listen-address=0.0.0.0:10230  every interface (mind who can read thread names)
   ctxtop serve --web.config.file=web.yml         TLS and basic auth (exporter-toolkit format)
   ctxtop serve -p 1234,5678 --group-by pid       one group per process`,
 		Args: cobra.NoArgs,
@@ -75,7 +75,7 @@ the last one is answered from the same sample.`,
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	f := cmd.Flags()
 	f.SortFlags = false
-	f.StringArrayVar(&o.listen, "web.listen-address", []string{defaultListenAddress}, "address to listen on; repeat for several")
+	f.StringArrayVar(&o.listen, "web.listen-address", []string{defaultListenAddress}, "HOST:PORT to listen on; every interface only as 0.0.0.0:PORT or [::]:PORT; repeat for several")
 	f.StringVar(&o.webConfig, "web.config.file", "", "exporter-toolkit web config file: TLS and basic auth")
 	f.StringVar(&o.telemetryPath, "web.telemetry-path", "/metrics", "path under which to serve metrics")
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
@@ -93,6 +93,11 @@ func runServe(ctx context.Context, o serveOptions) error {
 	}
 	if o.maxGroups < 1 {
 		return fmt.Errorf("--max-groups must be at least 1, got %d", o.maxGroups)
+	}
+	for _, addr := range o.listen {
+		if err := checkListenAddress(addr); err != nil {
+			return err
+		}
 	}
 	if !strings.HasPrefix(o.telemetryPath, "/") {
 		return fmt.Errorf("--web.telemetry-path must start with /, got %q", o.telemetryPath)
@@ -164,6 +169,36 @@ func runServe(ctx context.Context, o serveOptions) error {
 		_ = srv.Shutdown(shutdown)
 		return nil
 	}
+}
+
+// checkListenAddress refuses an address that would listen on every
+// interface without saying so: Go reads "" and ":9100" as every
+// interface, "" on a random port too, while the default is loopback
+// because thread names are not for strangers. Every interface is
+// 0.0.0.0:PORT or [::]:PORT, written out.
+func checkListenAddress(addr string) error {
+	if addr == "" {
+		return fmt.Errorf("--web.listen-address is empty, which would listen on every interface on a random port: give %s, or 0.0.0.0:PORT (or [::]:PORT) to mean every interface", defaultListenAddress)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--web.listen-address %q: want HOST:PORT, such as %s", addr, defaultListenAddress)
+	}
+	if host == "" {
+		return fmt.Errorf("--web.listen-address %q names no host, which would listen on every interface: give 127.0.0.1:%s, or 0.0.0.0:%s (or [::]:%s) to mean every interface", addr, orPort(port), orPort(port), orPort(port))
+	}
+	if port == "" {
+		return fmt.Errorf("--web.listen-address %q names no port, which would listen on a random one: give %sPORT", addr, net.JoinHostPort(host, ""))
+	}
+	return nil
+}
+
+// orPort is the port a user gave, or PORT for none.
+func orPort(p string) string {
+	if p == "" {
+		return "PORT"
+	}
+	return p
 }
 
 // oneLine flattens a multi-line error (YAML errors are) for the one-line

@@ -3,6 +3,7 @@ package record
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,6 +17,52 @@ import (
 // ErrExists means a file to record to is already there and FileOptions
 // did not say to replace it.
 var ErrExists = errors.New("already exists")
+
+// ErrNotFile means what is at a path is neither a regular file nor a
+// symbolic link: a device, FIFO, socket or directory. A recording never
+// replaces one, Overwrite or not (a recording over /dev/null, as root,
+// would replace the system's /dev/null), and never reads one (a FIFO
+// would block the reader).
+var ErrNotFile = errors.New("not a regular file")
+
+// Kind names what a file mode is, for a message: "a FIFO", "a
+// character device".
+func Kind(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "a regular file"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a regular file"
+}
+
+// replaceable refuses what a recording must not replace: anything but
+// nothing, a regular file or a symbolic link (the link itself, never its
+// target).
+func replaceable(name string) error {
+	fi, err := os.Lstat(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if m := fi.Mode(); !m.IsRegular() && m&os.ModeSymlink == 0 {
+		return fmt.Errorf("%s is %s, %w", name, Kind(m), ErrNotFile)
+	}
+	return nil
+}
 
 // FileOptions configure a FileRecorder.
 type FileOptions struct {
@@ -31,6 +78,12 @@ type FileOptions struct {
 	// way a symbolic link there is replaced, never written through: a
 	// link planted in a shared directory must not aim root's writes.
 	Overwrite bool
+	// Stream, when set, is where the recording goes instead of a file
+	// at Path (record -o -, stdout, maybe a pipe): written in the same
+	// whole chunks, so a stream cut anywhere replays up to its last
+	// whole chunk, but never claimed, renamed, rotated or removed. Path
+	// only names it in messages.
+	Stream *os.File
 }
 
 // CapError means MaxSize cannot hold the two samples a replay needs: the
@@ -59,18 +112,34 @@ type FileRecorder struct {
 	o FileOptions
 	f *os.File
 	w *Writer
-	// closedSamples is what the files before the current one hold.
+	// closedSamples is what the files before the current one hold;
+	// parts what each of them holds, the newest last.
 	closedSamples int
+	parts         []int
 	// Dropped counts samples lost because a chunk did not fit the cap.
 	Dropped int
 	// Rotations counts files started after the first.
-	Rotations int
-	last      time.Time
+	Rotations   int
+	first, last time.Time
+	// full says the current file is full: the next Write rotates.
+	full bool
 }
 
 // Create starts the recording at o.Path. It refuses a file already there
 // (and Path.1 ... with Rotate) unless o.Overwrite says to replace it.
 func Create(o FileOptions) (*FileRecorder, error) {
+	if o.Stream != nil {
+		if o.Rotate > 0 {
+			return nil, errors.New("a stream cannot rotate: there are no files to keep")
+		}
+		r := &FileRecorder{o: o, f: o.Stream}
+		w, err := NewWriter(o.Stream, o.Header, o.Writer)
+		if err != nil {
+			return nil, fmt.Errorf("writing %s: %w", o.Path, bare(err))
+		}
+		r.w = w
+		return r, nil
+	}
 	if err := claim(o); err != nil {
 		return nil, err
 	}
@@ -89,6 +158,13 @@ func claim(o FileOptions) error {
 	for i := 1; i < o.Rotate; i++ {
 		names = append(names, partName(o.Path, i))
 	}
+	// Every name first: a ring whose third part is a device must not
+	// lose its first two parts before the refusal.
+	for _, name := range names {
+		if err := replaceable(name); err != nil {
+			return err
+		}
+	}
 	for i, name := range names {
 		fi, err := os.Lstat(name)
 		if errors.Is(err, os.ErrNotExist) {
@@ -103,9 +179,6 @@ func claim(o FileOptions) error {
 				what = " (a symbolic link)"
 			}
 			return fmt.Errorf("%s%s %w", name, what, ErrExists)
-		}
-		if fi.IsDir() {
-			return fmt.Errorf("%s is a directory", name)
 		}
 		if i > 0 {
 			// Remove unlinks a symbolic link itself, not its target.
@@ -138,7 +211,12 @@ func (r *FileRecorder) open(replace bool) error {
 	h.Part = r.Rotations
 	w, err := NewWriter(f, h, r.o.Writer)
 	if err == nil && replace {
-		err = os.Rename(f.Name(), name)
+		// Checked again at the last moment: claim looked before the
+		// first sample, which may be a while.
+		err = replaceable(name)
+		if err == nil {
+			err = os.Rename(f.Name(), name)
+		}
 	}
 	if err != nil {
 		f.Close()
@@ -176,6 +254,14 @@ func createTemp(name string) (*os.File, error) {
 // cannot hold a replayable file at all; the recorder is closed and its
 // file removed.
 func (r *FileRecorder) Write(s *model.Sample) error {
+	if r.full {
+		// The next file starts with the sample that needs it: a ring
+		// ended right after a rotation keeps no empty newest file.
+		r.full = false
+		if err := r.rotate(); err != nil {
+			return err
+		}
+	}
 	pending := r.w.frames
 	err := r.w.Write(s)
 	if err == nil && r.w.written+r.w.frames <= 2 {
@@ -192,7 +278,9 @@ func (r *FileRecorder) Write(s *model.Sample) error {
 			// this one, which no replay can use, would block the next
 			// try at the name.
 			r.f.Close()
-			os.Remove(r.o.Path)
+			if r.o.Stream == nil {
+				os.Remove(r.o.Path)
+			}
 			return &CapError{MaxSize: r.o.Writer.MaxSize, Need: r.w.need, Kept: r.w.written}
 		}
 		if r.o.Rotate > 0 {
@@ -204,10 +292,14 @@ func (r *FileRecorder) Write(s *model.Sample) error {
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", r.o.Path, bare(err))
 	}
+	if r.first.IsZero() {
+		r.first = s.Time
+	}
 	r.last = s.Time
 	if r.w.frames == 0 && r.w.written >= 2 && r.w.NearFull() {
 		if r.o.Rotate > 0 {
-			return r.rotate()
+			r.full = true
+			return nil
 		}
 		r.f.Close()
 		return ErrSizeLimit
@@ -220,8 +312,15 @@ func (r *FileRecorder) rotate() error {
 		return err
 	}
 	r.closedSamples += r.w.written
+	r.parts = append(r.parts, r.w.written)
 	// Path.N-1 is the oldest kept; shift every file one up. Rename and
-	// Remove act on a link itself, never on what it points to.
+	// Remove act on a link itself, never on what it points to; a device
+	// or FIFO put in the ring's way since it started stops it instead.
+	for i := 1; i < r.o.Rotate; i++ {
+		if err := replaceable(partName(r.o.Path, i)); err != nil {
+			return err
+		}
+	}
 	os.Remove(partName(r.o.Path, r.o.Rotate-1))
 	for i := r.o.Rotate - 2; i >= 1; i-- {
 		os.Rename(partName(r.o.Path, i), partName(r.o.Path, i+1))
@@ -239,12 +338,26 @@ func (r *FileRecorder) rotate() error {
 // still waiting for their chunk, or dropped at a cap, do not count.
 func (r *FileRecorder) Samples() int { return r.closedSamples + r.w.written }
 
+// Kept is the number of samples on disk in the files the ring keeps
+// (Path and the Rotate-1 parts before it), and in Path alone: after a
+// rotation, what the files left behind hold, not all that was written.
+func (r *FileRecorder) Kept() (kept, newest int) {
+	kept, newest = r.w.written, r.w.written
+	for i := len(r.parts) - 1; i >= 0 && i >= len(r.parts)-(r.o.Rotate-1); i-- {
+		kept += r.parts[i]
+	}
+	return kept, newest
+}
+
 // Size is the current file's size.
 func (r *FileRecorder) Size() int64 { return r.w.Size() }
 
 // Last is the time of the last sample handed to Write; the file may end
 // a few samples earlier, at its last complete chunk.
 func (r *FileRecorder) Last() time.Time { return r.last }
+
+// First is the time of the first sample handed to Write.
+func (r *FileRecorder) First() time.Time { return r.first }
 
 // Close flushes and closes the file.
 func (r *FileRecorder) Close() error {
@@ -271,6 +384,9 @@ func bare(err error) error {
 	}
 	return err
 }
+
+// Streamed says the recording goes to FileOptions.Stream, not a file.
+func (r *FileRecorder) Streamed() bool { return r.o.Stream != nil }
 
 // Path is the file being written.
 func (r *FileRecorder) Path() string { return r.o.Path }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -71,9 +72,11 @@ type checkpoint struct {
 
 // Open reads a recording file's header and index; frames are read from
 // the file when played, so it stays open until Close. The file must be a
-// regular file: a FIFO or device would block the read.
+// regular file: a FIFO or device would block the read. It is opened
+// non-blocking, since opening a FIFO blocks until a writer comes, and
+// refused on what fstat says, so nothing blocks before the refusal.
 func Open(path string) (*Recording, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -82,9 +85,9 @@ func Open(path string) (*Recording, error) {
 		f.Close()
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
+	if m := fi.Mode(); !m.IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s: not a regular file", path)
+		return nil, fmt.Errorf("%s is %s, %w", path, Kind(m), ErrNotFile)
 	}
 	r, err := read(f, fi.Size())
 	if err != nil {

@@ -190,3 +190,22 @@ func (w *Writer) Close() error {
 	w.z.Close()
 	return err
 }
+
+// FirstSize is the size a file of h and s takes, s in a chunk of its own
+// as a FileRecorder writes its first sample: the least a cap must exceed
+// for a replayable file, even when the header alone did not fit it.
+func FirstSize(h Header, s *model.Sample, o WriterOptions) (int64, error) {
+	o.MaxSize = 0
+	w, err := NewWriter(io.Discard, h, o)
+	if err != nil {
+		return 0, err
+	}
+	defer w.z.Close()
+	if err := w.Write(s); err != nil {
+		return 0, err
+	}
+	if err := w.Flush(); err != nil {
+		return 0, err
+	}
+	return w.Size(), nil
+}
