@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/ctxtop/ctxtop/internal/load"
+	"github.com/ctxtop/ctxtop/internal/sorts"
 )
 
 // Spread is a figure over a cell's runs: the median (the lower middle of
@@ -101,7 +102,7 @@ func (c *Cell) MedianRun() (load.Summary, bool) {
 	if len(ok) == 0 {
 		return load.Summary{}, false
 	}
-	slices.SortStableFunc(ok, func(a, b load.Summary) int { return cmp.Compare(a.NsPerRoundTrip, b.NsPerRoundTrip) })
+	sorts.StableFunc(ok, func(a, b load.Summary) int { return cmp.Compare(a.NsPerRoundTrip, b.NsPerRoundTrip) })
 	return ok[(len(ok)-1)/2], true
 }
 

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ctxtop/ctxtop/internal/sorts"
 )
 
 // Format is a negotiated exposition format: what to write and the
@@ -108,7 +110,7 @@ func parseAccept(header string) []clause {
 		}
 		cs = append(cs, c)
 	}
-	slices.SortStableFunc(cs, func(a, b clause) int {
+	sorts.StableFunc(cs, func(a, b clause) int {
 		switch {
 		case a.q > b.q:
 			return -1

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ctxtop/ctxtop/internal/sorts"
 )
 
 // ThrottledHot is the share of CFS periods throttled, in percent, at which
@@ -119,7 +121,7 @@ func cgroupRates(dst []CgroupRates, prev, cur *Sample, threads []ThreadRates, se
 		r.Name = CgroupName(r.Path)
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b CgroupRates) int {
+	sorts.Func(out, func(a, b CgroupRates) int {
 		if a.ThrottledPercent != b.ThrottledPercent {
 			if a.ThrottledPercent > b.ThrottledPercent {
 				return -1

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ctxtop/ctxtop/internal/sorts"
 )
 
 // StackSample is the stack tracer's read at the end of an interval: every
@@ -242,7 +244,7 @@ func foldStacks(s *StackSample, threads []ThreadRates) []FoldedStack {
 	}
 	emit(s.Blocked, false)
 	emit(s.Woken, true)
-	slices.SortFunc(out, func(a, b FoldedStack) int {
+	sorts.Func(out, func(a, b FoldedStack) int {
 		return strings.Compare(strings.Join(a.Frames, ";"), strings.Join(b.Frames, ";"))
 	})
 	return out

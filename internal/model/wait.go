@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ctxtop/ctxtop/internal/sorts"
 )
 
 // waitShown is how many reasons the WHY column lists at most, and
@@ -30,7 +32,7 @@ func attachWaits(t *ThreadRates, w *WaitTally, short func(string) string) {
 			t.WaitOn = append(t.WaitOn, WaitShare{r.Reason, float64(r.N) / float64(asleep)})
 		}
 	}
-	slices.SortStableFunc(t.WaitOn, func(a, b WaitShare) int {
+	sorts.StableFunc(t.WaitOn, func(a, b WaitShare) int {
 		switch {
 		case a.Share > b.Share:
 			return -1
@@ -63,7 +65,7 @@ func blockingReason(shares []WaitShare, short func(string) string) string {
 		}
 		words = append(words, word{w, s.Share})
 	}
-	slices.SortStableFunc(words, func(a, b word) int {
+	sorts.StableFunc(words, func(a, b word) int {
 		switch {
 		case a.s > b.s:
 			return -1

@@ -3,8 +3,9 @@ package model
 import (
 	"cmp"
 	"math"
-	"slices"
 	"time"
+
+	"github.com/ctxtop/ctxtop/internal/sorts"
 )
 
 // LatencyBuckets is the number of log2 buckets in a wake-to-run latency
@@ -190,7 +191,7 @@ func ComputeWakeups(prev *WakeupSample, since time.Time, cur *WakeupSample) Wake
 		}
 		w.Pairs = append(w.Pairs, wp)
 	}
-	slices.SortFunc(w.Pairs, func(a, b WakeupPair) int {
+	sorts.Func(w.Pairs, func(a, b WakeupPair) int {
 		// Every CPU's idle task is TID 0: its name (swapper/N) tells them apart.
 		return cmp.Or(cmp.Compare(b.PerSec, a.PerSec), cmp.Compare(a.WakerTID, b.WakerTID), cmp.Compare(a.WakeeTID, b.WakeeTID),
 			cmp.Compare(a.WakerComm, b.WakerComm))

@@ -3,11 +3,11 @@ package record
 import (
 	"cmp"
 	"math"
-	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/sorts"
 )
 
 // appendCgroups writes the cgroups that are new or whose counters changed
@@ -126,7 +126,7 @@ func (d *decoder) applyCgroups(recs []cgroupRec) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(recs, func(a, b cgroupRec) int { return cmp.Compare(a.path, b.path) })
+	sorts.StableFunc(recs, func(a, b cgroupRec) int { return cmp.Compare(a.path, b.path) })
 	old := d.st.cgroups
 	out := make([]model.CgroupCounters, 0, len(old)+len(recs))
 	i := 0

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/sorts"
 )
 
 // Drain is the interval's read for the sample that closes it: each
@@ -56,7 +57,7 @@ func stackCounts(m map[int]map[string]*counted) []model.StackCount {
 				Stack: model.Stack{Frames: e.r.frames, KernelFrames: e.r.kernelFrames, Own: e.r.own, NoFramePointers: e.r.noFP}})
 		}
 	}
-	slices.SortFunc(out, func(a, b model.StackCount) int {
+	sorts.Func(out, func(a, b model.StackCount) int {
 		return cmp.Or(cmp.Compare(a.TID, b.TID), strings.Compare(a.Waker, b.Waker), slices.Compare(a.Frames, b.Frames))
 	})
 	return out

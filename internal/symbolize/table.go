@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unsafe"
+
+	"github.com/ctxtop/ctxtop/internal/sorts"
 )
 
 // maxName caps a symbol name as kept. Real names stay far below it (long
@@ -47,7 +49,7 @@ type table struct {
 // without a size keeps none and names no address: nothing says where it
 // ends.
 func buildTable(raw []rawSym, zeroSizeMax uint64, fullNames bool) table {
-	slices.SortFunc(raw, func(a, b rawSym) int {
+	sorts.Func(raw, func(a, b rawSym) int {
 		if c := cmp.Compare(a.start, b.start); c != 0 {
 			return c
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/fields"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/sanitize"
+	"github.com/ctxtop/ctxtop/internal/sorts"
 	"github.com/ctxtop/ctxtop/internal/tui/keys"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
@@ -376,7 +377,7 @@ func (m Model) layout() ([]Column, []int) {
 			order = append(order, c)
 		}
 	}
-	slices.SortStableFunc(order, func(a, b Column) int { return cmp.Compare(spec(a).Priority, spec(b).Priority) })
+	sorts.StableFunc(order, func(a, b Column) int { return cmp.Compare(spec(a).Priority, spec(b).Priority) })
 	width := func(c Column) int {
 		switch {
 		case c == ColComm && m.cgroups && m.width >= 80:

@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/sorts"
 	"github.com/ctxtop/ctxtop/internal/tui/filter"
 	"github.com/ctxtop/ctxtop/internal/tui/keys"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
@@ -233,7 +234,7 @@ func (m *Model) rebuild() {
 			}
 		}
 	}
-	slices.SortStableFunc(m.rows, func(a, b model.WakeupPair) int {
+	sorts.StableFunc(m.rows, func(a, b model.WakeupPair) int {
 		c := compare(m.sortCol, &a, &b)
 		if m.reverse {
 			c = -c
