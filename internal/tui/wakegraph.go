@@ -66,6 +66,7 @@ func (m Model) openWakee(o wakegraph.OpenMsg) Model {
 	}
 	m.wake.wakee = o
 	m.view = viewDetail
+	m.shown = detailTarget{pid: o.PID, tid: o.TID}
 	m.syncDetail()
 	return m
 }
