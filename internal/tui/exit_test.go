@@ -85,3 +85,29 @@ func TestDetailMarksItsProcessExited(t *testing.T) {
 		}
 	}
 }
+
+// A thread that went with its process, whose main thread lingered as a
+// zombie until its parent reaped it a refresh later, is its process's exit.
+func TestDetailMarksProcessExitAfterItsZombie(t *testing.T) {
+	base := tuitest.Snapshot()
+	var first []model.ExitedTask
+	for _, th := range base.Threads {
+		if th.PID == 901 {
+			first = append(first, model.ExitedTask{PID: 901, TID: th.TID})
+		}
+	}
+	gone := without(base, 1, first)
+	src := &fakeSource{snaps: []model.Snapshot{base, gone, without(gone, 1, []model.ExitedTask{{PID: 901, TID: 901, Process: true}})}}
+	m := sampled(t, newRoot(t, src, 100, 40))
+	m, _ = step(t, m, press("down"))
+	m, _ = step(t, m, press("down"))
+	m, _ = step(t, m, press("enter"))
+	m = sampled(t, m)
+	if got := ansi.Strip(m.Render()); !strings.Contains(got, "thread exited between 15:09:26.0 and 15:09:27.0") {
+		t.Errorf("its threads gone, the zombie main thread left:\n%s", got)
+	}
+	m = sampled(t, m)
+	if got := ansi.Strip(m.Render()); !strings.Contains(got, "process 901 exited between 15:09:26.0 and 15:09:27.0 (1s ago)") {
+		t.Errorf("the zombie reaped:\n%s", got)
+	}
+}

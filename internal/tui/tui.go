@@ -256,8 +256,14 @@ func (m *Model) noteExit() {
 		sh.exit = detail.Exit{}
 	}
 	for _, e := range s.Exited {
-		if e.TID == sh.tid && (e.PID == sh.pid || sh.pid == 0) {
+		switch {
+		case e.TID == sh.tid && (e.PID == sh.pid || sh.pid == 0):
 			sh.exit = detail.Exit{After: s.Time.Add(-s.Interval), By: s.Time, Process: e.Process}
+			return
+		case sh.exit.Gone() && e.PID == sh.pid && e.Process:
+			// The process's zombie main thread, reaped after the
+			// thread shown went with the rest: it was the process's end.
+			sh.exit.Process = true
 			return
 		}
 	}
