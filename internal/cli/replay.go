@@ -324,8 +324,9 @@ func runReplayTUI(p *record.Player, o options) error {
 	r := p.Recording()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	return tui.Run(tui.Options{
-		Replay:       tuiadapt.PlayerReplay(p, r.Header.Facts, replayNote(r)),
-		Load:         tuiadapt.NewLoader(),
+		Replay: tuiadapt.PlayerReplay(p, r.Header.Facts, replayNote(r)),
+		// No Load: a load runs on this host, and its live figures
+		// would mix with the recorded ones.
 		Interval:     r.Header.Interval,
 		HotThreshold: o.hot,
 		NoColor:      o.noColor,

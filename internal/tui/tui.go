@@ -132,6 +132,7 @@ func New(o Options, host, kernel string) Model {
 	m.load = newLoadState(o)
 	m.replay = newReplayState(o, th)
 	if m.replay != nil {
+		m.help = help.New(th, replayHelpKeys(km))
 		m.help.SetExtra("replay  (↑/↓ still move the selection)", timectl.Keys().HelpList())
 	}
 	if o.Demo {

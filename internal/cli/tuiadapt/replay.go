@@ -24,6 +24,8 @@ type playerReplay struct {
 
 func (s playerReplay) Note() string { return s.note }
 
+func (s playerReplay) Recorded() (wakeups, stacks bool) { return s.p.HasWakeups(), s.p.HasStacks() }
+
 func (s playerReplay) Points() []timectl.Point {
 	marks := s.p.Marks()
 	lo, hi := s.p.Range()
