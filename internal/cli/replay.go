@@ -120,6 +120,11 @@ func runReplay(cmd *cobra.Command, path string, o options, ro replayOptions) err
 	if err := applyRange(p, ro); err != nil {
 		return err
 	}
+	if o.output == "folded" && !p.HasStacks() {
+		// Asked for stacks that are not there: an empty output with
+		// exit 0 reads as "nothing blocked".
+		return fmt.Errorf("%s: no stacks in this recording for -o folded (record with --stacks)", path)
+	}
 	p.FoldStacks(o.output == "folded")
 	if o.batch {
 		return replayBatch(cmd.OutOrStdout(), p, o, p.Recording().Header.Facts)
