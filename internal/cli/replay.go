@@ -121,6 +121,11 @@ func runReplay(cmd *cobra.Command, path string, o options, ro replayOptions) err
 	if err := applyRange(p, ro); err != nil {
 		return err
 	}
+	if o.output == "folded" && !p.HasStacks() {
+		// Asked for stacks that are not there: an empty output with
+		// exit 0 reads as "nothing blocked".
+		return fmt.Errorf("%s: no stacks in this recording for -o folded (record with --stacks)", path)
+	}
 	p.FoldStacks(o.output == "folded")
 	if o.batch {
 		return replayBatch(cmd.OutOrStdout(), p, o, p.Recording().Header.Facts)
@@ -328,8 +333,9 @@ func runReplayTUI(p *record.Player, o options, path string) error {
 	report := func() (string, error) { return reportFile(path, from, to) }
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	return tui.Run(tui.Options{
-		Replay:       tuiadapt.PlayerReplay(p, r.Header.Facts, replayNote(r), report),
-		Load:         tuiadapt.NewLoader(),
+		Replay: tuiadapt.PlayerReplay(p, r.Header.Facts, replayNote(r), report),
+		// No Load: a load runs on this host, and its live figures
+		// would mix with the recorded ones.
 		Interval:     r.Header.Interval,
 		HotThreshold: o.hot,
 		NoColor:      o.noColor,

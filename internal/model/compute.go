@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"sync"
 	"time"
 )
@@ -55,7 +56,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		hot = DefaultHotThreshold
 	}
 	interval := cur.Time.Sub(prev.Time)
-	threads, procs, cgs := dst.Threads[:0], dst.Processes[:0], dst.Cgroups[:0]
+	threads, procs, cgs, exited := dst.Threads[:0], dst.Processes[:0], dst.Cgroups[:0], dst.Exited[:0]
 	*dst = Snapshot{
 		Time:       cur.Time,
 		Interval:   interval,
@@ -65,10 +66,11 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		Partial:    opts.Partial,
 		System:     systemRates(&prev.System, &cur.System, interval, opts.AfterStepBack, dst.System.PerCPU[:0]),
 	}
-	defer func() { dst.Threads, dst.Processes, dst.Cgroups = threads, procs, cgs }()
+	defer func() { dst.Threads, dst.Processes, dst.Cgroups, dst.Exited = threads, procs, cgs, exited }()
 	if dst.Interval <= 0 {
 		return
 	}
+	defer func() { exited = markProcessExits(exited, cur.Tasks) }()
 	secs := interval.Seconds()
 	ns := float64(interval.Nanoseconds())
 
@@ -92,12 +94,17 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		pr := &procs[len(procs)-1]
 		pr.Threads++
 		for i < len(prev.Tasks) && less(&prev.Tasks[i], c) {
+			exited = append(exited, ExitedTask{PID: prev.Tasks[i].PID, TID: prev.Tasks[i].TID})
 			i++
 		}
 		if i >= len(prev.Tasks) || prev.Tasks[i].PID != c.PID || prev.Tasks[i].TID != c.TID {
 			continue // new thread: no rate until it has two samples
 		}
 		p := &prev.Tasks[i]
+		i++ // matched: not an exit
+		if p.StartTime != c.StartTime {
+			exited = append(exited, ExitedTask{PID: p.PID, TID: p.TID})
+		}
 		if p.StartTime != c.StartTime || c.VoluntarySwitches < p.VoluntarySwitches ||
 			c.InvoluntarySwitches < p.InvoluntarySwitches || c.RunNs < p.RunNs || c.WaitNs < p.WaitNs ||
 			c.Migrations < p.Migrations {
@@ -149,6 +156,9 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		pr.EarlierWait += t.EarlierWait
 		threads = append(threads, t)
 	}
+	for ; i < len(prev.Tasks); i++ {
+		exited = append(exited, ExitedTask{PID: prev.Tasks[i].PID, TID: prev.Tasks[i].TID})
+	}
 	procs = closeProcess(procs, open, hot)
 	cgs = cgroupRates(cgs, prev, cur, threads, secs, hot)
 	if !opts.Partial && dst.System.NoRates == "" {
@@ -162,6 +172,22 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 	slices.SortFunc(procs, func(a, b ProcessRates) int {
 		return byRate(a.TotalPerSec(), b.TotalPerSec(), a.CPUPercent, b.CPUPercent, a.PID, b.PID, 0, 0)
 	})
+}
+
+// markProcessExits sets Process on each exit whose PID has no thread left
+// in tasks (sorted by PID): a binary search per exit, so a quiet host pays
+// nothing.
+func markProcessExits(exited []ExitedTask, tasks []TaskCounters) []ExitedTask {
+	for k := range exited {
+		e := &exited[k]
+		if k > 0 && exited[k-1].PID == e.PID {
+			e.Process = exited[k-1].Process
+			continue
+		}
+		j := sort.Search(len(tasks), func(j int) bool { return tasks[j].PID >= e.PID })
+		e.Process = j == len(tasks) || tasks[j].PID != e.PID
+	}
+	return exited
 }
 
 // splitWait divides the run-queue wait the kernel added over a thread's

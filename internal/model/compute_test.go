@@ -398,3 +398,34 @@ func TestComputeUnattributed(t *testing.T) {
 		t.Errorf("partial sample: unattributed %v, want 0", got)
 	}
 }
+
+// Threads present in one sample and gone from the next are listed as
+// exited, whatever their counters did, with Process set when their
+// process has no thread left; a live thread, idle or busy, never is.
+func TestComputeExited(t *testing.T) {
+	prev := sample(0,
+		task(1, 1, 5, 10, 0, 0, 0), // stays, idle
+		task(1, 2, 5, 10, 0, 0, 0), // exits; its process stays
+		task(1, 3, 5, 10, 0, 0, 0), // stays, busy
+		task(2, 2, 5, 10, 0, 0, 0), // exits with its process
+		task(3, 3, 5, 10, 0, 0, 0), // its TID is reused: exits
+		task(7, 7, 5, 10, 0, 0, 0), // last of prev, exits with its process
+		task(7, 8, 5, 10, 0, 0, 0)) // and its second thread
+	cur := sample(time.Second,
+		task(1, 1, 5, 10, 0, 0, 0),
+		task(1, 3, 5, 99, 0, 0, 0),
+		task(3, 3, 9, 1, 0, 0, 0),
+		task(4, 4, 5, 1, 0, 0, 0)) // new
+	want := []ExitedTask{{1, 2, false}, {2, 2, true}, {3, 3, false}, {7, 7, true}, {7, 8, true}}
+	got := Compute(prev, cur, Options{})
+	if diff := cmp.Diff(want, got.Exited); diff != "" {
+		t.Errorf("exited (-want +got):\n%s", diff)
+	}
+	// Reused from an earlier Snapshot: no exit of that one is left over.
+	dst, later := got, *cur
+	later.Time = later.Time.Add(time.Second)
+	ComputeInto(&dst, cur, &later, Options{})
+	if len(dst.Exited) != 0 {
+		t.Errorf("the same tasks again: exited %v, want none", dst.Exited)
+	}
+}

@@ -189,6 +189,20 @@ type Snapshot struct {
 	// remainder of 0 is a figure like any other (under a heavy load the
 	// threads, read a moment after /proc/stat, can sum past the header).
 	Partial bool
+	// Exited holds the threads of the earlier sample that are gone from
+	// the later one, sorted by PID, then TID: they exited within the
+	// interval (a TID now naming a thread with another start time counts
+	// as its old thread's exit). A view showing one of them says it is
+	// gone instead of showing its last figures as current. A task that
+	// turned unreadable is gone from the samples too, and listed.
+	Exited []ExitedTask
+}
+
+// ExitedTask is a thread that exited within a Snapshot's interval.
+type ExitedTask struct {
+	PID, TID int
+	// Process is true when no thread of PID is left: the process exited.
+	Process bool
 }
 
 // UnattributedWhy says where Snapshot.UnattributedPerSec went, in the words

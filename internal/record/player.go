@@ -44,6 +44,9 @@ type Player struct {
 	slots     [2]model.Sample
 	prev, cur *model.Sample
 	lo, hi    int
+	// wakeups and stacks: some sample holds the tracer's read, so the
+	// recorder ran with --wakeups, --stacks.
+	wakeups, stacks bool
 }
 
 // NewPlayer decodes the recording once to mark every sample's rates and
@@ -69,6 +72,8 @@ func NewPlayer(r *Recording, opts model.Options) (*Player, error) {
 		if err := p.step(); err != nil {
 			return nil, err
 		}
+		p.wakeups = p.wakeups || p.cur.Wakeups != nil
+		p.stacks = p.stacks || p.cur.Stacks != nil
 		m := Mark{Time: p.cur.Time}
 		// An interval shorter than the pipeline takes rates over (a
 		// recorder that caught up after a stall wrote such) has none.
@@ -97,6 +102,14 @@ func (p *Player) FoldStacks(on bool) {
 	defer p.mu.Unlock()
 	p.pipe.FoldStacks(on)
 }
+
+// HasWakeups says whether the recording holds wake-ups (record
+// --wakeups); HasStacks whether it holds stacks (record --stacks). A replay
+// without them says so rather than show an empty view.
+func (p *Player) HasWakeups() bool { return p.wakeups }
+
+// HasStacks: see HasWakeups.
+func (p *Player) HasStacks() bool { return p.stacks }
 
 // Recording is the file being played.
 func (p *Player) Recording() *Recording { return p.rec }

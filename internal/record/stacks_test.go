@@ -243,3 +243,31 @@ func checkStackBounds(t *testing.T, st *model.StackSample) {
 		}
 	}
 }
+
+// A player knows whether its recording holds wake-ups and stacks at all,
+// so a replay can say "none recorded" instead of an empty view.
+func TestPlayerSaysWhatWasRecorded(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		wakeups, stacks bool
+		wantW, wantS    bool
+	}{
+		{"plain", false, false, false, false},
+		{"wakeups", true, false, true, false},
+		{"stacks", false, true, false, true},
+		{"both", true, true, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := recordtest.New(20, 5, false)
+			s.Wakeups, s.Stacks = c.wakeups, c.stacks
+			in := make([]model.Sample, 6)
+			for i := range in {
+				in[i] = s.Next()
+			}
+			p, _ := play(t, record(t, in, WriterOptions{}))
+			if p.HasWakeups() != c.wantW || p.HasStacks() != c.wantS {
+				t.Errorf("HasWakeups %v, HasStacks %v; want %v, %v", p.HasWakeups(), p.HasStacks(), c.wantW, c.wantS)
+			}
+		})
+	}
+}

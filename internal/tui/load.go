@@ -105,7 +105,9 @@ type loadState struct {
 }
 
 func newLoadState(o Options) *loadState {
-	if o.Load == nil {
+	if o.Load == nil || o.Replay != nil {
+		// A replay has none: a load would run on this host and mix its
+		// live figures with the recorded ones.
 		return nil
 	}
 	l := &loadState{loader: o.Load, modes: o.Load.Modes(), cpus: o.Load.AllowedCPUs()}

@@ -3,10 +3,12 @@ package tui
 import (
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/tui/keys"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 	"github.com/ctxtop/ctxtop/internal/tui/timectl"
 )
@@ -27,6 +29,46 @@ type Replay interface {
 	// Note is what the viewer should know first (the recording came from
 	// a host with a different CPU count, samples were lost), or "".
 	Note() string
+	// Recorded says whether the recording holds wake-ups (record
+	// --wakeups) and stacks (record --stacks).
+	Recorded() (wakeups, stacks bool)
+}
+
+// What a replay's views say where the recording holds no tracer's figures:
+// there is no tracer to wait for, only a recorder to run again.
+const (
+	noWakeupsRecorded  = "this recording has no wake-ups (record with --wakeups)"
+	noWakeupsThere     = "no wake-ups recorded for this interval"
+	noStacksRecorded   = "none in this recording (record with --stacks)"
+	noStacksThere      = "none recorded for this interval"
+	noPerCPUSchedThere = "not recorded for this interval"
+	// noLoadInReplay is short: it shares the time bar's line.
+	noLoadInReplay = "L: no live load in a replay"
+)
+
+// recordedTracers are a replayed snapshot's wake-ups and stacks for the
+// views, with the reason in place of figures the recording does not hold;
+// sched is the wake-ups for the per-CPU view, which needs the per-CPU
+// counters too.
+func (r *replayState) recordedTracers(w *model.Wakeups, st *model.Stacks) (wake, sched *model.Wakeups, stacks *model.Stacks) {
+	hasW, hasS := r.src.Recorded()
+	switch {
+	case w == nil && hasW:
+		w = &model.Wakeups{Unavailable: noWakeupsThere}
+	case w == nil:
+		w = &model.Wakeups{Unavailable: noWakeupsRecorded}
+	}
+	sched = w
+	if w.Unavailable == "" && len(w.PerCPU) == 0 {
+		sched = &model.Wakeups{Unavailable: noPerCPUSchedThere}
+	}
+	switch {
+	case st == nil && hasS:
+		st = &model.Stacks{Unavailable: noStacksThere}
+	case st == nil:
+		st = &model.Stacks{Unavailable: noStacksRecorded}
+	}
+	return w, sched, st
 }
 
 // Reporter is a Replay that can write the HTML report of its window
@@ -146,9 +188,16 @@ func (m *Model) rewindHistory(pos int) {
 	m.hist = newThreadHistory()
 }
 
-// handleReplayKey takes the time keys; ok is false for every other key.
+// handleReplayKey takes the time keys, and L, which says why there is no
+// load panel; ok is false for every other key.
 func (m Model) handleReplayKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd, bool) {
 	r := m.replay
+	if key.Matches(k, m.keys.Load) {
+		// A load would run on this host and put its live figures
+		// among the recorded ones.
+		r.ctl.SetNote(noLoadInReplay)
+		return m, nil, true
+	}
 	if !r.ctl.Handles(k) {
 		return m, nil, false
 	}
@@ -178,6 +227,19 @@ func (m Model) handleReplayKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd, bool) {
 	}
 	m.syncHeader()
 	return m, tea.Batch(cmds...), true
+}
+
+// replayHelpKeys is km as a replay's help lists it: L marked as live
+// only; left out, the load panel's and the demo's keys and the actions on
+// live processes (signal, affinity, nice), which do nothing here, and
+// those the time keys take (space, + and -, ← and →).
+func replayHelpKeys(km keys.Map) keys.Map {
+	km.Load.SetHelp(km.Load.Help().Key, "load: live only")
+	for _, b := range []*key.Binding{&km.LoadMode, &km.LoadStart, &km.Pin, &km.NextStep, &km.PrevStep, &km.Pause, &km.Faster, &km.Slower,
+		&km.Signal, &km.Affinity, &km.NiceDown, &km.NiceUp, &km.Fold, &km.Unfold} {
+		b.SetEnabled(false)
+	}
+	return km
 }
 
 func (m Model) replayHeight() int {

@@ -27,12 +27,14 @@ type played struct {
 	facts    hostinfo.Facts
 	interval time.Duration
 	note     string
+	// wakeups and stacks: what the recording holds.
+	wakeups, stacks bool
 }
 
 // playAll plays every sample of p.
 func playAll(t *testing.T, p *record.Player, facts hostinfo.Facts, note string) *played {
 	t.Helper()
-	r := &played{facts: facts, interval: p.Recording().Header.Interval, note: note}
+	r := &played{facts: facts, interval: p.Recording().Header.Interval, note: note, wakeups: p.HasWakeups(), stacks: p.HasStacks()}
 	for i, mk := range p.Marks() {
 		s, err := p.Seek(i)
 		if err != nil {
@@ -51,6 +53,7 @@ func (r *played) Seek(i int) (model.Snapshot, error) { return r.snaps[i], nil }
 func (r *played) Facts() hostinfo.Facts              { return r.facts }
 func (r *played) Interval() time.Duration            { return r.interval }
 func (r *played) Note() string                       { return r.note }
+func (r *played) Recorded() (wakeups, stacks bool)   { return r.wakeups, r.stacks }
 
 // replayRoot opens a made-up recording of 180 s with a storm from 10:01:40
 // to 10:01:45 in a root model of w×h, paused on its first sample.

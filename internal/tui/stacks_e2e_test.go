@@ -127,13 +127,53 @@ func stackShares(pane, title, fn string) float64 {
 	return sum
 }
 
+// stackSamples is the sample count the title line of a stack list gives
+// ("blocked at  612 samples"), 0 when none does.
+func stackSamples(pane, title string) float64 {
+	for _, l := range strings.Split(pane, "\n") {
+		if rest, ok := strings.CutPrefix(l, title+"  "); ok {
+			if f := strings.Fields(rest); len(f) == 2 && strings.HasPrefix(f[1], "sample") {
+				if n, err := strconv.ParseFloat(strings.ReplaceAll(f[0], ",", ""), 64); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// stackLines counts the lines below title whose stack names fn.
+func stackLines(pane, title, fn string) int {
+	in, n := false, 0
+	for _, l := range strings.Split(pane, "\n") {
+		switch {
+		case strings.HasPrefix(l, title):
+			in = true
+		case in && !strings.HasPrefix(l, "  "):
+			in = false
+		case in && strings.Contains(l, fn):
+			n++
+		}
+	}
+	return n
+}
+
 // TestDetailShowsGoStacksInTmux opens the detail view of a Go program's
 // worker thread, whose goroutine is locked to it and waits for
 // sync.Mutexes in main.(*ledger).transfer and main.(*ledger).audit, and
 // checks that "blocked at" names both functions, though the thread blocks
 // in the Go scheduler (the tracer follows the parked goroutine), with
-// transfer's part of the two, summed over four windows, as the program
-// counted its waits (±10 points).
+// transfer's part of the two as the program counted its waits.
+//
+// audit's waits are a few percent of a worker's blocking switches, one or
+// two samples of a window of one thread, so the comparison is over the
+// samples of many windows apart (the view's window is five refreshes, 2.5 s
+// here), each share weighed by its window's sample count, which the title
+// gives: at least six windows and 150 samples in transfer or audit, every
+// window that names transfer taken, whether audit made its top three or
+// not. The bound is ±10 points, widened by what the screen cannot say: the
+// shares are rounded to whole percents, and the samples' own binomial
+// error (three standard errors).
 func TestDetailShowsGoStacksInTmux(t *testing.T) {
 	needTmuxAndStacks(t)
 	bin := testutil.Binary(t)
@@ -146,37 +186,44 @@ func TestDetailShowsGoStacksInTmux(t *testing.T) {
 	x.waitFor("the filter", contains("/worker"))
 	x.run("send-keys", "-t", "e2e", "Enter")
 	const tr, au = "main.(*ledger).transfer", "main.(*ledger).audit"
-	// audit's waits are a few percent of a worker's blocking switches,
-	// and one window of one thread holds a handful of its samples: the
-	// shares are summed over windows apart (the view's window is five
-	// refreshes, 2.5 s here), every one that names transfer, whether
-	// audit made its top three or not (taking only those it made would
-	// count it too often), until there are four and audit was in one.
-	const windows, apart = 4, 2500 * time.Millisecond
+	const minWindows, minSamples, apart = 6, 150, 2500 * time.Millisecond
 	var last time.Time
 	var p string
-	var st, sa float64
-	taken := 0
-	for deadline := time.Now().Add(90 * time.Second); taken < windows || sa == 0; {
+	// st and sa are the samples in transfer and audit; rt and ra how far
+	// the shares' rounding may have moved them.
+	var st, sa, rt, ra float64
+	taken, named := 0, false
+	for deadline := time.Now().Add(120 * time.Second); taken < minWindows || st+sa < minSamples || !named; {
 		p = x.pane()
-		if strings.Contains(p, "worker  of process") && stackShares(p, "blocked at", tr) > 0 {
+		n := stackSamples(p, "blocked at")
+		if strings.Contains(p, "worker  of process") && stackShares(p, "blocked at", tr) > 0 && n > 0 {
 			if c := headerClock(t, p); last.IsZero() || c.Sub(last) >= apart || c.Before(last) {
 				last = c
 				taken++
-				st += stackShares(p, "blocked at", tr)
-				sa += stackShares(p, "blocked at", au)
+				st += stackShares(p, "blocked at", tr) / 100 * n
+				sa += stackShares(p, "blocked at", au) / 100 * n
+				rt += float64(stackLines(p, "blocked at", tr)) * 0.005 * n
+				ra += float64(stackLines(p, "blocked at", au)) * 0.005 * n
+				named = named || stackShares(p, "blocked at", au) > 0
 				checkFits(t, p, 100, 45)
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d windows in which a worker's \"blocked at\" names %s, audit's share in them %.0f%%; the pane shows:\n%s", taken, tr, sa, p)
+			t.Fatalf("%d windows in which a worker's \"blocked at\" names %s, %.0f samples in transfer, %.0f in audit; the pane shows:\n%s", taken, tr, st, sa, p)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	transfer, audit := g.Waits()
 	want := 100 * float64(transfer) / float64(transfer+audit)
-	if got := 100 * st / (st + sa); math.Abs(got-want) > 10 {
-		t.Errorf("transfer's part of the blocked-at shares in transfer or audit over %d windows: %.0f%%, the program counted %.0f%%\nthe last:\n%s", taken, got, want, p)
+	got := 100 * st / (st + sa)
+	lo := 100 * max(st-rt, 0) / (max(st-rt, 0) + sa + ra)
+	hi := 100 * (st + rt) / (st + rt + max(sa-ra, 0))
+	q := want / 100
+	se := 100 * math.Sqrt(q*(1-q)/(st+sa))
+	if want < lo-10-3*se || want > hi+10+3*se {
+		t.Errorf("transfer's part of the blocked-at samples in transfer or audit over %d windows: %.0f%% (%.0f%% to %.0f%% as rounded; ±%.1f sampling error), the program counted %.0f%%\nthe last:\n%s",
+			taken, got, lo, hi, 3*se, want, p)
 	}
-	t.Logf("program: transfer=%d audit=%d waits (%.0f%% transfer); detail view, summed over %d windows: transfer %.0f%%, audit %.0f%%", transfer, audit, want, taken, st, sa)
+	t.Logf("program: transfer=%d audit=%d waits (%.0f%% transfer); detail view over %d windows: %.0f samples in transfer, %.0f in audit: %.0f%% (%.0f%% to %.0f%% as rounded, ±%.1f sampling)",
+		transfer, audit, want, taken, st, sa, got, lo, hi, 3*se)
 }

@@ -70,6 +70,11 @@ type Model struct {
 	wake   wakeState
 	// stacksOn: the stack tracer was asked on (see syncStacks).
 	stacksOn bool
+	// shown is the thread the detail view shows. It stays on that thread,
+	// idle or exited, until the user moves to another: following the
+	// table's selection would put another thread's figures under the
+	// title as soon as its row left the table.
+	shown detailTarget
 
 	view      view
 	prevView  view
@@ -99,6 +104,12 @@ type Model struct {
 	status statusLine
 }
 
+// detailTarget is the detail view's thread, and when it exited.
+type detailTarget struct {
+	pid, tid int
+	exit     detail.Exit
+}
+
 // New builds the root model. host and kernel are shown in the header.
 func New(o Options, host, kernel string) Model {
 	th := theme.New(o.NoColor, true)
@@ -126,6 +137,7 @@ func New(o Options, host, kernel string) Model {
 	m.load = newLoadState(o)
 	m.replay = newReplayState(o, th)
 	if m.replay != nil {
+		m.help = help.New(th, replayHelpKeys(km))
 		m.help.SetExtra("replay  (↑/↓ still move the selection)", timectl.Keys().HelpList())
 	}
 	if o.Demo {
@@ -240,7 +252,40 @@ func (m *Model) setSnapshot(s model.Snapshot) {
 	m.table.SetSnapshot(m.snap)
 	m.percpu.SetSnapshot(m.snap)
 	m.setWakeups(m.snap)
+	m.noteExit()
 	m.syncDetail()
+}
+
+// noteExit marks the detail's thread exited when the snapshot says it
+// went in its interval, and unmarks it when the snapshot is from before
+// the exit (a replay sought back) or shows it running again.
+func (m *Model) noteExit() {
+	sh, s := &m.shown, m.snap
+	if sh.tid == 0 {
+		return
+	}
+	if sh.exit.Gone() && s.Time.Before(sh.exit.By) {
+		sh.exit = detail.Exit{}
+	}
+	for _, e := range s.Exited {
+		switch {
+		case e.TID == sh.tid && (e.PID == sh.pid || sh.pid == 0):
+			sh.exit = detail.Exit{After: s.Time.Add(-s.Interval), By: s.Time, Process: e.Process}
+			return
+		case sh.exit.Gone() && e.PID == sh.pid && e.Process:
+			// The process's zombie main thread, reaped after the
+			// thread shown went with the rest: it was the process's end.
+			sh.exit.Process = true
+			return
+		}
+	}
+	if sh.exit.Gone() {
+		for _, t := range s.Threads {
+			if t.TID == sh.tid && t.PID == sh.pid {
+				sh.exit = detail.Exit{} // unreadable for a while, not gone
+			}
+		}
+	}
 }
 
 // The largest screen the monitor lays out and draws. ultraviolet keeps
@@ -399,7 +444,9 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.openDetail()
 	default:
 		m.table, _ = m.table.Update(k)
-		m.syncDetail()
+		if m.view == viewDetail && key.Matches(k, km.Up, km.Down, km.PageUp, km.PageDown, km.Home, km.End) {
+			m.showSelected()
+		}
 	}
 	m.syncHeader()
 	return m, nil
@@ -488,25 +535,26 @@ func (m *Model) openDetail() {
 		return
 	}
 	m.view = viewDetail
+	m.showSelected()
+}
+
+// showSelected shows the table's selected thread in the detail view.
+func (m *Model) showSelected() {
+	if r, ok := m.table.Selected(); ok && r.TID != 0 {
+		m.shown = detailTarget{pid: r.PID, tid: r.TID}
+	}
 	m.syncDetail()
 }
 
 func (m *Model) syncDetail() {
-	if m.view != viewDetail {
+	if m.view != viewDetail || m.shown.tid == 0 {
 		return
 	}
-	r, ok := m.table.Selected()
-	if m.wake.wakee.TID != 0 {
-		// Opened from the wake-up view: the wakee, not the table's row.
-		r.PID, r.TID, ok = m.wake.wakee.PID, m.wake.wakee.TID, true
-	}
-	if !ok || r.TID == 0 {
-		return
-	}
-	t, active := m.hist.rates(r.TID)
+	r := m.shown
+	t, active := m.hist.rates(r.tid)
 	if !active && m.snap != nil {
 		for _, x := range m.snap.Threads {
-			if x.TID == r.TID {
+			if x.TID == r.tid {
 				t, active = x, true
 			}
 		}
@@ -524,8 +572,13 @@ func (m *Model) syncDetail() {
 			}
 		}
 	}
-	vol, invol := m.hist.series(r.TID)
+	vol, invol := m.hist.series(r.tid)
 	m.detail.SetThread(t, active, vol, invol, sib)
+	var now time.Time
+	if m.snap != nil {
+		now = m.snap.Time
+	}
+	m.detail.SetExit(r.exit, now)
 }
 
 func stepInterval(d time.Duration, dir int) time.Duration {

@@ -66,6 +66,7 @@ func (m Model) openWakee(o wakegraph.OpenMsg) Model {
 	}
 	m.wake.wakee = o
 	m.view = viewDetail
+	m.shown = detailTarget{pid: o.PID, tid: o.TID}
 	m.syncDetail()
 	return m
 }
@@ -114,6 +115,15 @@ func (m Model) withTracer(cmd tea.Cmd) (tea.Model, tea.Cmd) {
 
 // setWakeups hands a snapshot's wake-up graph to the views that show it.
 func (m *Model) setWakeups(s *model.Snapshot) {
+	if m.replay != nil {
+		// The recording's figures, whatever is on screen: no tracer.
+		w, sched, st := m.replay.recordedTracers(s.Wakeups, s.Stacks)
+		m.detail.SetStacks(st)
+		m.wake.view.SetWakeups(w)
+		m.detail.SetWakeups(w)
+		m.percpu.SetSched(sched)
+		return
+	}
 	m.detail.SetStacks(s.Stacks)
 	if m.stacksOn {
 		m.opts.Stacks.Focus(m.detail.TID())

@@ -35,6 +35,8 @@ func (s playerReplay) Report() (string, error) {
 
 func (s playerReplay) Note() string { return s.note }
 
+func (s playerReplay) Recorded() (wakeups, stacks bool) { return s.p.HasWakeups(), s.p.HasStacks() }
+
 func (s playerReplay) Points() []timectl.Point {
 	marks := s.p.Marks()
 	lo, hi := s.p.Range()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -29,7 +30,22 @@ type Model struct {
 	wokenBy, wakes []model.WakeupPair
 	// stacks is the stack tracer's state, nil while it is off.
 	stacks *model.Stacks
+	// exit is when the thread shown exited, zero while it lives; now is
+	// the time of the latest snapshot, which "ago" counts to.
+	exit Exit
+	now  time.Time
 }
+
+// Exit is when the thread shown exited: within the interval from After to
+// By, the one in which it was first missing.
+type Exit struct {
+	After, By time.Time
+	// Process is true when its whole process exited.
+	Process bool
+}
+
+// Gone says whether the thread has exited.
+func (e Exit) Gone() bool { return !e.By.IsZero() }
 
 // New returns an empty detail view.
 func New(th theme.Theme) Model { return Model{th: th} }
@@ -51,6 +67,10 @@ func (m *Model) SetThread(t model.ThreadRates, active bool, vol, invol []float64
 	m.thread, m.active, m.vol, m.invol, m.siblings = t, active, vol, invol, siblings
 	m.pickWakeups()
 }
+
+// SetExit marks the thread shown as exited (a zero Exit: alive); now is
+// the latest snapshot's time, live or recorded.
+func (m *Model) SetExit(e Exit, now time.Time) { m.exit, m.now = e, now }
 
 // SetWakeups gives the wake-up graph the "woken by" and "wakes" lists are
 // drawn from; nil when the tracer is off.
@@ -75,13 +95,26 @@ func (m Model) View() string {
 		return ""
 	}
 	t, th := m.thread, m.th
+	gone := m.exit.Gone()
+	if gone {
+		// Its last figures are history now: nothing runs, switches or
+		// waits any more, and what it waited on is no longer so.
+		t.VoluntaryPerSec, t.InvoluntaryPerSec, t.CPUPercent, t.WaitPercent = 0, 0, 0, 0
+		t.Hot, t.WaitOn, t.Wchan, t.Syscall = false, nil, "", ""
+	}
 	var lines []string
 	title := fmt.Sprintf("thread %d %s", t.TID, th.Value.Render(t.Comm))
 	if t.ProcessComm != "" || t.PID != t.TID {
 		title += fmt.Sprintf("  of process %d %s", t.PID, t.ProcessComm)
 	}
+	if gone {
+		title += "  " + th.Error.Render("EXITED")
+	}
 	lines = append(lines, th.Title.Render("▍")+title)
-	if !m.active {
+	switch {
+	case gone:
+		lines = append(lines, th.Error.Render(textutil.Truncate(m.exitText(), m.width)))
+	case !m.active:
 		lines = append(lines, th.Dim.Render("did not run in the last interval; figures are the last seen"))
 	}
 	cpus := t.CPUsAllowed
@@ -91,6 +124,9 @@ func (m Model) View() string {
 	state := "?"
 	if t.State != 0 {
 		state = string(rune(t.State))
+	}
+	if gone {
+		state = "exited"
 	}
 	lines = append(lines, textutil.JoinFitting([]string{
 		th.Dim.Render("state") + " " + state,
@@ -146,6 +182,23 @@ func (m Model) View() string {
 	// Keep the last line for the way back, even when the list is cut.
 	body := textutil.Fit(strings.Join(lines, "\n"), m.width, m.height-1)
 	return body + "\n" + th.Dim.Render(textutil.Truncate("Esc back  ↑/↓ other threads", m.width))
+}
+
+// exitText says which exited and when: between the last sample that saw
+// it and the first that did not, and how long before the latest sample.
+func (m Model) exitText() string {
+	e := m.exit
+	who := "thread"
+	if e.Process {
+		who = fmt.Sprintf("process %d", m.thread.PID)
+	}
+	layout := "15:04:05"
+	if e.By.Sub(e.After) < 2*time.Second {
+		layout = "15:04:05.0" // a refresh under a second apart
+	}
+	ago := max(m.now.Sub(e.By), 0).Round(time.Second)
+	return fmt.Sprintf("%s exited between %s and %s (%s ago); rates 0 since", who,
+		e.After.Format(layout), e.By.Format(layout), ago)
 }
 
 // waitLines are what the thread was seen waiting on, the raw kernel

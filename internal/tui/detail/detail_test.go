@@ -3,6 +3,7 @@ package detail
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
@@ -60,5 +61,60 @@ func TestViewWaitsAndCgroup(t *testing.T) {
 		if !strings.Contains(ansi.Strip(got), want) {
 			t.Errorf("missing %q:\n%s", want, got)
 		}
+	}
+}
+
+// An exited thread is marked gone, with when, its state "exited" and its
+// rates 0, not its last figures as if it still ran; a whole process's exit
+// names the process.
+func TestViewOfExitedThread(t *testing.T) {
+	s := tuitest.Snapshot()
+	by := s.Time
+	for _, c := range []struct {
+		name    string
+		exit    Exit
+		now     time.Time
+		want    []string
+		notWant []string
+	}{
+		{
+			name:    "alive",
+			now:     by,
+			want:    []string{"state S", "voluntary/s        2,310", "hot: blocking, wait 19%"},
+			notWant: []string{"EXITED", "exited"},
+		},
+		{
+			name: "thread",
+			exit: Exit{After: by.Add(-time.Second), By: by},
+			now:  by.Add(7 * time.Second),
+			want: []string{"thread 911 pool-1-thread-1  of process 901 java  EXITED",
+				"thread exited between 15:09:25.0 and 15:09:26.0 (7s ago); rates 0 since",
+				"state exited", "%CPU 0.0", "wait 0.0%", "voluntary/s            0", "involuntary/s          0"},
+			notWant: []string{"hot:", "2,310", "did not run"},
+		},
+		{
+			name: "process",
+			exit: Exit{After: by.Add(-5 * time.Second), By: by, Process: true},
+			now:  by.Add(65 * time.Second),
+			want: []string{"EXITED", "process 901 exited between 15:09:21 and 15:09:26 (1m5s ago)", "state exited"},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := New(theme.New(true, true))
+			m.SetSize(100, 30)
+			m.SetThread(s.Threads[2], c.exit.Gone(), []float64{2310, 2200}, []float64{840, 800}, s.Threads)
+			m.SetExit(c.exit, c.now)
+			got := ansi.Strip(m.View())
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("missing %q:\n%s", w, got)
+				}
+			}
+			for _, w := range c.notWant {
+				if strings.Contains(got, w) {
+					t.Errorf("shows %q:\n%s", w, got)
+				}
+			}
+		})
 	}
 }

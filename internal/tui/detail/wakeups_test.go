@@ -146,3 +146,25 @@ func TestWakeRowsCountsWakeLines(t *testing.T) {
 		}
 	}
 }
+
+// The stack lists say how many samples their shares are of: a share's
+// count over its share, the thread's samples in the window.
+func TestStackListsSayTheirSamples(t *testing.T) {
+	s := tuitest.Snapshot()
+	th := s.Threads[3]
+	share := func(own string, count uint64, p float64) model.StackShare {
+		return model.StackShare{Frames: []string{"futex_wait", own}, KernelFrames: 1, Own: own, Share: p, Count: count}
+	}
+	th.BlockedAt = []model.StackShare{share("WorkQueue::take", 1230, 0.6), share("Log::flush", 205, 0.1)}
+	th.WokenFrom = []model.StackShare{share("WorkQueue::put", 1, 1)}
+	m := New(theme.New(true, true))
+	m.SetSize(100, 40)
+	m.SetThread(th, true, nil, nil, nil)
+	m.SetStacks(&model.Stacks{})
+	got := ansi.Strip(m.View())
+	for _, want := range []string{"blocked at  2,050 samples", "woken from  1 sample\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q:\n%s", want, got)
+		}
+	}
+}

@@ -150,7 +150,11 @@ func (m Model) View() string {
 func (m Model) lines() []string {
 	var all []key.Binding
 	for _, g := range m.keys.FullHelp() {
-		all = append(all, g...)
+		for _, b := range g {
+			if b.Enabled() { // a disabled key does nothing here
+				all = append(all, b)
+			}
+		}
 	}
 	const keyW, descW = 5, 19
 	cellW := keyW + 1 + descW + 1

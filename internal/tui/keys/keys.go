@@ -78,7 +78,9 @@ func (m Map) ShortHelp() []key.Binding {
 // keys are listed by the demo itself (DemoHelp).
 func (m Map) FullHelp() [][]key.Binding {
 	pair := func(a, b key.Binding, k, desc string) key.Binding {
-		return key.NewBinding(key.WithKeys(append(a.Keys(), b.Keys()...)...), key.WithHelp(k, desc))
+		p := key.NewBinding(key.WithKeys(append(a.Keys(), b.Keys()...)...), key.WithHelp(k, desc))
+		p.SetEnabled(a.Enabled() || b.Enabled())
+		return p
 	}
 	return [][]key.Binding{
 		{pair(m.Up, m.Down, "↑↓jk", "move"), m.PageUp, m.PageDown, m.Home, m.End, m.Detail, m.Back, m.Filter, m.ToggleProcesses},

@@ -23,6 +23,14 @@ func ReplayFileFrom(path string, n, stormFrom, stormTo, cpus int) error {
 	return writeReplay(path, n, s, cpus)
 }
 
+// TracedReplayFile is ReplayFile with the wake-up tracer's and the stack
+// tracer's reads in every sample, as record --wakeups --stacks writes.
+func TracedReplayFile(path string, n int, wakeups, stacks bool) error {
+	s := recordtest.New(40, 5, true)
+	s.Wakeups, s.Stacks = wakeups, stacks
+	return writeReplay(path, n, s, 2)
+}
+
 // BusyReplayFile writes a recording of n samples at 1 s of a busy host of 2
 // CPUs, 40 threads, 5 busy: 120,000 switches a second (60,000 per CPU, six
 // times the old fixed spike level) within ±5%, and a burst of three times
