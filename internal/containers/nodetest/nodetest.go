@@ -1,0 +1,212 @@
+// Package nodetest makes what a Kubernetes or container node holds, for
+// tests: the kubelet's and the runtimes' files under a temporary root, and
+// real cgroups named exactly as the kubelet and the runtimes name them,
+// with real processes moved into them.
+package nodetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/procfs"
+)
+
+// Pod is one pod of a fake node.
+type Pod struct {
+	Namespace, Name, UID string
+	// Containers maps a container's name to its ID.
+	Containers map[string]string
+}
+
+// AddPod writes what the kubelet writes for a pod: its log directory
+// under var/log/pods with one directory per container, and one
+// var/log/containers link per container.
+func AddPod(t testing.TB, root string, p Pod) {
+	t.Helper()
+	dir := filepath.Join(root, "var/log/pods", p.Namespace+"_"+p.Name+"_"+p.UID)
+	mkdir(t, filepath.Join(root, "var/log/containers"))
+	for name, id := range p.Containers {
+		mkdir(t, filepath.Join(dir, name))
+		log := filepath.Join(dir, name, "0.log")
+		if err := os.WriteFile(log, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		link := filepath.Join(root, "var/log/containers", p.Name+"_"+p.Namespace+"_"+name+"-"+id+".log")
+		if err := os.Symlink(log, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkdir(t, dir)
+}
+
+// AddDocker writes Docker's config.v2.json for a container.
+func AddDocker(t testing.TB, root, id, name string, labels map[string]string) {
+	t.Helper()
+	dir := filepath.Join(root, "var/lib/docker/containers", id)
+	mkdir(t, dir)
+	b, err := json.Marshal(map[string]any{"ID": id, "Name": "/" + name, "Config": map[string]any{"Labels": labels, "Env": []string{"PATH=/bin"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.v2.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// SetPodman writes containers/storage's list of containers, ID to name.
+func SetPodman(t testing.TB, root string, names map[string]string) {
+	t.Helper()
+	dir := filepath.Join(root, "var/lib/containers/storage/overlay-containers")
+	mkdir(t, dir)
+	type ctr struct {
+		ID    string   `json:"id"`
+		Names []string `json:"names"`
+		Image string   `json:"image"`
+	}
+	var list []ctr
+	for id, n := range names {
+		list = append(list, ctr{id, []string{n}, "0123"})
+	}
+	b, err := json.Marshal(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, ".containers.json.tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "containers.json")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mkdir(t testing.TB, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ID makes a 64-digit container ID from a seed.
+func ID(seed int) string { return fmt.Sprintf("%064x", 0xc0ffee00+seed) }
+
+// UID makes a pod UID from a seed.
+func UID(seed int) string {
+	return fmt.Sprintf("%08x-5b6c-4d8e-9f0a-%012x", 0x1d2e0000+seed, seed)
+}
+
+// Cgroups are the cgroups one test made, in the hierarchy ctxtop groups
+// processes by (the v1 cpu controller's, else the unified one).
+type Cgroups struct {
+	// Mount is where the hierarchy is mounted.
+	Mount string
+	made  []string
+}
+
+// NewCgroups finds the hierarchy, or skips the test: creating cgroups
+// needs root and a cgroup file system mounted at its root.
+func NewCgroups(t testing.TB) *Cgroups {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("creating cgroups needs root; skipped")
+	}
+	fs, err := procfs.NewFS("/proc")
+	if err != nil {
+		t.Skip("no /proc:", err)
+	}
+	m, err := fs.CgroupMounts()
+	if err != nil {
+		t.Skip("cannot read mountinfo:", err)
+	}
+	cg := &Cgroups{}
+	switch {
+	case m.CPU != "" && m.CPURoot == "/":
+		cg.Mount = m.CPU
+	case m.V2 != "" && m.V2Root == "/":
+		cg.Mount = m.V2
+	default:
+		t.Skip("no cgroup hierarchy mounted at its root; skipped")
+	}
+	t.Cleanup(cg.remove)
+	return cg
+}
+
+// Run makes the cgroup at path (with its parents) and starts a process in
+// it: a shell that sleeps and wakes, so it switches. It returns the PID;
+// the process is killed and the cgroups removed when the test ends.
+func (c *Cgroups) Run(t testing.TB, path string) int {
+	t.Helper()
+	dir := filepath.Join(c.Mount, path)
+	rel := strings.Trim(path, "/")
+	acc := c.Mount
+	for _, e := range strings.Split(rel, "/") {
+		acc = filepath.Join(acc, e)
+		if _, err := os.Stat(acc); err == nil {
+			continue
+		}
+		if err := os.Mkdir(acc, 0o755); err != nil {
+			t.Fatalf("making cgroup %s: %v", acc, err)
+		}
+		c.made = append(c.made, acc)
+	}
+	cmd := exec.Command("sh", "-c", "while :; do sleep 0.01; done")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0); err != nil {
+		t.Fatalf("moving %d into %s: %v", cmd.Process.Pid, dir, err)
+	}
+	return cmd.Process.Pid
+}
+
+// Move moves a running process into the cgroup at path, made already.
+func (c *Cgroups) Move(t testing.TB, path string, pid int) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(c.Mount, path, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		t.Fatalf("moving %d into %s: %v", pid, path, err)
+	}
+}
+
+func (c *Cgroups) remove() {
+	// Children first; the processes' own cleanups ran before (registered
+	// later), but their exit may lag a moment.
+	for i := len(c.made) - 1; i >= 0; i-- {
+		for range 100 {
+			if err := os.Remove(c.made[i]); err == nil || os.IsNotExist(err) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// Kubelet cgroup paths, as the kubelet names them with each driver.
+// qos is "guaranteed", "burstable" or "besteffort".
+
+// SystemdPod is the pod's slice with the systemd driver.
+func SystemdPod(qos, uid string) string {
+	u := strings.ReplaceAll(uid, "-", "_")
+	if qos == "guaranteed" {
+		return "/kubepods.slice/kubepods-pod" + u + ".slice"
+	}
+	return "/kubepods.slice/kubepods-" + qos + ".slice/kubepods-" + qos + "-pod" + u + ".slice"
+}
+
+// CgroupfsPod is the pod's directory with the cgroupfs driver.
+func CgroupfsPod(qos, uid string) string {
+	if qos == "guaranteed" {
+		return "/kubepods/pod" + uid
+	}
+	return "/kubepods/" + qos + "/pod" + uid
+}
