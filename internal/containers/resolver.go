@@ -97,7 +97,7 @@ func New(root string) *Resolver {
 // it, made clean): nil for a cgroup that is no container's or pod's. The
 // result is shared and never changed; ask again later for a fresher one.
 func (r *Resolver) Resolve(path string) *model.Container {
-	if e, ok := r.cache[path]; ok && (complete(e.c) || e.gen == r.gen && !r.due()) {
+	if e, ok := r.cache[path]; ok && (Complete(e.c) || e.gen == r.gen && !r.due()) {
 		return e.c
 	}
 	pc, ok := Parse(path)
@@ -111,9 +111,9 @@ func (r *Resolver) Resolve(path string) *model.Container {
 	return c
 }
 
-// complete says whether a resolution names everything it can: nothing
+// Complete says whether a resolution names everything it can: nothing
 // would be learnt from the node's files again.
-func complete(c *model.Container) bool {
+func Complete(c *model.Container) bool {
 	return c == nil || c.Name != "" && (c.PodUID == "" || c.Pod != "") || c.ID == "" && c.Pod != ""
 }
 
@@ -192,7 +192,7 @@ func (r *Resolver) name(pc model.Container) *model.Container {
 			}
 		}
 	}
-	return &c
+	return model.Seal(c)
 }
 
 // readPods lists /var/log/pods: one directory per pod,

@@ -33,7 +33,7 @@ func TestResolveNode(t *testing.T) {
 
 	r := containers.New(root)
 	ctr := func(rt, id, name, pod, ns, uid, qos string) *model.Container {
-		return &model.Container{Runtime: rt, ID: id, Name: name, Pod: pod, Namespace: ns, PodUID: uid, QoS: qos}
+		return model.Seal(model.Container{Runtime: rt, ID: id, Name: name, Pod: pod, Namespace: ns, PodUID: uid, QoS: qos})
 	}
 	for _, tc := range []struct {
 		path string
@@ -107,7 +107,7 @@ func TestResolveHostileNames(t *testing.T) {
 	nodetest.SetPodman(t, root, map[string]string{pm: huge + "\xff"})
 	r := containers.New(root)
 	got := r.Resolve(nodetest.CgroupfsPod("guaranteed", uid) + "/" + id)
-	if want := (&model.Container{ID: id, Name: "c??", Pod: "p?31m", Namespace: "ns?[2J", PodUID: uid, QoS: "guaranteed"}); !cmp.Equal(want, got) {
+	if want := model.Seal(model.Container{ID: id, Name: "c??", Pod: "p?31m", Namespace: "ns?[2J", PodUID: uid, QoS: "guaranteed"}); !cmp.Equal(want, got) {
 		t.Errorf("hostile pod (-want +got):\n%s", cmp.Diff(want, got))
 	}
 	for _, path := range []string{"/docker/" + dock, "/machine.slice/libpod-" + pm + ".scope"} {

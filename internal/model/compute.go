@@ -146,6 +146,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 	}
 	procs = closeProcess(procs, open, hot)
 	cgs = cgroupRates(cgs, prev, cur, threads, secs, hot)
+	attachContainers(threads, procs, cur)
 	if !opts.Partial {
 		var rows float64
 		for i := range threads {

@@ -1,5 +1,10 @@
 package model
 
+import (
+	"slices"
+	"strings"
+)
+
 // Container is what runs in a cgroup, as the node names it: a container of
 // a runtime, a pod of the kubelet, or both. Every string is clean (safe to
 // print) and bounded in length: the resolver (internal/containers) and a
@@ -20,6 +25,19 @@ type Container struct {
 	// path ("guaranteed", "burstable" or "besteffort"). All "" outside a
 	// pod, and Pod and Namespace "" when the node holds no name for it.
 	Pod, Namespace, PodUID, QoS string
+
+	// Title is the one-line name of what runs in the cgroup:
+	// "namespace/pod/container", "namespace/pod" for the pod's own cgroup,
+	// "name" or "runtime shortid" for a container outside any pod. Seal
+	// makes it, once, so that no tick formats one.
+	Title string
+}
+
+// Seal returns a shared copy of c with its Title made. Every Container that
+// rows point at is made with it.
+func Seal(c Container) *Container {
+	c.Title = c.makeTitle()
+	return &c
 }
 
 // ShortID is how many hex digits of a container ID are shown, as docker ps
@@ -59,13 +77,7 @@ func (c *Container) PodLabel() string {
 	return c.PodUID
 }
 
-// Title is the one-line name of what runs in the cgroup:
-// "namespace/pod/container", "namespace/pod" for the pod's own cgroup,
-// "name" or "runtime shortid" for a container outside any pod.
-func (c *Container) Title() string {
-	if c == nil {
-		return ""
-	}
+func (c *Container) makeTitle() string {
 	if c.PodUID != "" {
 		t := c.PodLabel()
 		if c.Namespace != "" {
@@ -83,4 +95,41 @@ func (c *Container) Title() string {
 		return c.Runtime + " " + c.Short()
 	}
 	return "container " + c.Short()
+}
+
+// attachContainers points each thread and process row at what runs in its
+// cgroup. Rows and cgroups are in PID order and path order: a process's
+// cgroup is looked up once, not per thread.
+func attachContainers(threads []ThreadRates, procs []ProcessRates, cur *Sample) {
+	any := false
+	for i := range cur.Cgroups {
+		if cur.Cgroups[i].Container != nil {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return
+	}
+	last, lastC := "", (*Container)(nil)
+	find := func(path string) *Container {
+		if path == "" {
+			return nil
+		}
+		if path == last {
+			return lastC
+		}
+		i, ok := slices.BinarySearchFunc(cur.Cgroups, path, func(c CgroupCounters, p string) int { return strings.Compare(c.Path, p) })
+		last, lastC = path, nil
+		if ok {
+			lastC = cur.Cgroups[i].Container
+		}
+		return lastC
+	}
+	for i := range threads {
+		threads[i].Container = find(threads[i].Cgroup)
+	}
+	for i := range procs {
+		procs[i].Container = find(procs[i].Cgroup)
+	}
 }
