@@ -173,21 +173,33 @@ func (r *Resolver) name(pc model.Container) *model.Container {
 		}
 	}
 	if c.ID != "" {
-		n, found := r.ctrs[c.ID]
+		// A pod's container by the kubelet's links first; a runtime's own
+		// container by the runtime's name for it.
+		var n ctrName
+		found := false
+		if c.PodUID != "" {
+			n, found = r.ctrs[c.ID]
+		}
 		if !found && (c.Runtime == "docker" || c.Runtime == "") {
 			if d := r.dockerName(c.ID); d.name != "" {
 				n, found = d, true
 				c.Runtime = "docker"
 			}
 		}
-		if !found && c.Runtime == "podman" {
+		if !found && (c.Runtime == "podman" || c.Runtime == "") {
 			if name := r.podman[c.ID]; name != "" {
 				n, found = ctrName{name: name}, true
+				c.Runtime = "podman"
 			}
+		}
+		if !found {
+			// The kubelet's container seen without its pod's cgroup (from
+			// a cgroup namespace whose root was not found).
+			n, found = r.ctrs[c.ID]
 		}
 		if found {
 			c.Name = n.name
-			if c.Pod == "" && n.pod != "" && c.PodUID != "" {
+			if c.Pod == "" && n.pod != "" {
 				c.Namespace, c.Pod = n.namespace, n.pod
 			}
 		}
