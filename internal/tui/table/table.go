@@ -30,6 +30,8 @@ const (
 	ColPID         = fields.PID
 	ColTID         = fields.TID
 	ColComm        = fields.Comm
+	ColContainer   = fields.Container
+	ColPod         = fields.Pod
 	ColVoluntary   = fields.Voluntary
 	ColInvoluntary = fields.Involuntary
 	ColTotal       = fields.Total
@@ -74,6 +76,9 @@ type Model struct {
 	// thread rows to one cgroup.
 	cgroups      bool
 	cgroupFilter string
+	// containers and pods say whether the snapshot has a cgroup with a
+	// container, or a pod: only then do the CONTAINER and POD columns show.
+	containers, pods bool
 }
 
 // New returns an empty table; hot is the --hot threshold, used to grade
@@ -96,6 +101,12 @@ func (m *Model) SetSize(w, h int) {
 // has says whether rows of the current kind have column c: a field only
 // threads have is left out of process and cgroup rows.
 func (m Model) has(c Column) bool {
+	switch c {
+	case ColContainer:
+		return m.containers && !m.cgroups
+	case ColPod:
+		return m.pods && !m.cgroups
+	}
 	f := spec(c)
 	return f.Shown() && (!f.Numeric() || f.Process != nil || !m.processes && !m.cgroups)
 }
@@ -119,6 +130,15 @@ func (m *Model) SetUnattributedWhy(why string) { m.unattributedWhy = why }
 // SetSnapshot replaces the data, keeping the selected row selected.
 func (m *Model) SetSnapshot(s *model.Snapshot) {
 	m.snap = s
+	m.containers, m.pods = false, false
+	if s != nil {
+		for i := range s.Cgroups {
+			if c := s.Cgroups[i].Container; c != nil {
+				m.containers = true
+				m.pods = m.pods || c.PodUID != ""
+			}
+		}
+	}
 	m.rebuild()
 }
 
@@ -311,9 +331,14 @@ func (m *Model) sortRows(rows []Row) {
 	}
 	slices.SortStableFunc(rows, func(a, b Row) int {
 		var c int
-		if m.sortCol == ColComm {
+		switch m.sortCol {
+		case ColComm:
 			c = strings.Compare(a.Comm, b.Comm)
-		} else {
+		case ColContainer:
+			c = strings.Compare(a.Container.Label(), b.Container.Label())
+		case ColPod:
+			c = strings.Compare(podCell(a.Container), podCell(b.Container))
+		default:
 			c = cmp.Compare(num(a), num(b))
 		}
 		if !ascending {
@@ -548,6 +573,10 @@ func (m Model) cell(r Row, c Column, w int) string {
 		return strconv.Itoa(r.TID)
 	case ColComm:
 		return r.Comm
+	case ColContainer:
+		return r.Container.Label()
+	case ColPod:
+		return podCell(r.Container)
 	case ColCPUs:
 		if r.Pinned {
 			return r.CPUs + "*"
