@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/procfs"
+	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
 // Pod is one pod of a fake node.
@@ -108,6 +109,7 @@ type Cgroups struct {
 	// Mount is where the hierarchy is mounted.
 	Mount string
 	made  []string
+	cmds  map[int]*exec.Cmd
 }
 
 // NewCgroups finds the hierarchy, or skips the test: creating cgroups
@@ -125,7 +127,7 @@ func NewCgroups(t testing.TB) *Cgroups {
 	if err != nil {
 		t.Skip("cannot read mountinfo:", err)
 	}
-	cg := &Cgroups{}
+	cg := &Cgroups{cmds: map[int]*exec.Cmd{}}
 	switch {
 	case m.CPU != "" && m.CPURoot == "/":
 		cg.Mount = m.CPU
@@ -139,8 +141,9 @@ func NewCgroups(t testing.TB) *Cgroups {
 }
 
 // Run makes the cgroup at path (with its parents) and starts a process in
-// it: a shell that sleeps and wakes, so it switches. It returns the PID;
-// the process is killed and the cgroups removed when the test ends.
+// it: Ticker, which wakes every 10 ms, so it switches, and forks nothing.
+// It returns the PID; the process is killed and the cgroups removed when
+// the test ends.
 func (c *Cgroups) Run(t testing.TB, path string) int {
 	t.Helper()
 	dir := filepath.Join(c.Mount, path)
@@ -156,10 +159,11 @@ func (c *Cgroups) Run(t testing.TB, path string) int {
 		}
 		c.made = append(c.made, acc)
 	}
-	cmd := exec.Command("sh", "-c", "while :; do sleep 0.01; done")
+	cmd := exec.Command(Ticker(t))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	c.cmds[cmd.Process.Pid] = cmd
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
@@ -168,6 +172,11 @@ func (c *Cgroups) Run(t testing.TB, path string) int {
 		t.Fatalf("moving %d into %s: %v", cmd.Process.Pid, dir, err)
 	}
 	return cmd.Process.Pid
+}
+
+// Ticker is the path of the ticker program (package ticker), built once.
+func Ticker(t testing.TB) string {
+	return testutil.Tool(t, "./internal/containers/nodetest/ticker")
 }
 
 // Move moves a running process into the cgroup at path, made already.
@@ -209,4 +218,37 @@ func CgroupfsPod(qos, uid string) string {
 		return "/kubepods/pod" + uid
 	}
 	return "/kubepods/" + qos + "/pod" + uid
+}
+
+// Kill kills every process in the cgroup at path and waits until it is
+// empty, as a container's end does.
+func (c *Cgroups) Kill(t testing.TB, path string) {
+	t.Helper()
+	procs := filepath.Join(c.Mount, path, "cgroup.procs")
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(procs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids := strings.Fields(string(b))
+		if len(pids) == 0 {
+			return
+		}
+		for _, p := range pids {
+			pid, err := strconv.Atoi(p)
+			if err != nil {
+				continue
+			}
+			if cmd := c.cmds[pid]; cmd != nil {
+				// Ours: reaped here, so no zombie stays in /proc.
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+			} else if proc, err := os.FindProcess(pid); err == nil {
+				_ = proc.Kill()
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("cgroup %s still has processes", path)
 }
