@@ -252,3 +252,51 @@ func (c *Cgroups) Kill(t testing.TB, path string) {
 	}
 	t.Fatalf("cgroup %s still has processes", path)
 }
+
+// HostRoot makes a directory laid out as a node agent's --host-root: the
+// host's /proc and /sys linked in, the node's files (AddPod, AddDocker,
+// SetPodman) to be written under it.
+func HostRoot(t testing.TB) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, d := range []string{"proc", "sys"} {
+		if err := os.Symlink("/"+d, filepath.Join(root, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// Node is a node with a pod of each kubelet driver and QoS class, a
+// Docker and a Podman container, each running a ticker in a real cgroup.
+type Node struct {
+	Root string
+	// Titles maps each ticker's PID to the title its container must have.
+	Titles map[int]string
+	PIDs   []int
+}
+
+// NewNode makes a Node under root.
+func NewNode(t testing.TB, cg *Cgroups, root string) *Node {
+	t.Helper()
+	n := &Node{Root: root, Titles: map[int]string{}}
+	seed := os.Getpid()%100000*10 + 7
+	add := func(path, title string) {
+		pid := cg.Run(t, path)
+		n.Titles[pid] = title
+		n.PIDs = append(n.PIDs, pid)
+	}
+	for i, qos := range []string{"guaranteed", "burstable", "besteffort"} {
+		uid, id1, id2 := UID(seed+i), ID(seed+2*i), ID(seed+2*i+1)
+		ns, pod := "ns-"+qos, "web-"+qos
+		AddPod(t, root, Pod{Namespace: ns, Name: pod, UID: uid, Containers: map[string]string{"nginx": id1, "envoy": id2}})
+		add(SystemdPod(qos, uid)+"/cri-containerd-"+id1+".scope", ns+"/"+pod+"/nginx")
+		add(CgroupfsPod(qos, uid)+"/"+id2, ns+"/"+pod+"/envoy")
+	}
+	dock, pm := ID(seed+20), ID(seed+21)
+	AddDocker(t, root, dock, "redis", nil)
+	SetPodman(t, root, map[string]string{pm: "builder"})
+	add("/system.slice/docker-"+dock+".scope", "redis")
+	add("/machine.slice/libpod-"+pm+".scope", "builder")
+	return n
+}
