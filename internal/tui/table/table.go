@@ -394,6 +394,9 @@ func (m Model) layout() ([]Column, []int) {
 	slices.SortStableFunc(order, func(a, b Column) int { return cmp.Compare(spec(a).Priority, spec(b).Priority) })
 	width := func(c Column) int {
 		switch {
+		case c == ColComm && m.cgroups && m.width >= 140:
+			// Room for "namespace/pod/container" as a node names them.
+			return 48
 		case c == ColComm && m.cgroups && m.width >= 80:
 			// Group names ("nginx.service", "pod <uid> (burstable) <id>")
 			// run longer than thread names.
