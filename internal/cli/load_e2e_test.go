@@ -453,7 +453,6 @@ func waitChild(t *testing.T, ppid int) int {
 	}
 }
 
-
 // alive: the process exists and is not a zombie awaiting its reaper.
 func alive(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")

@@ -30,12 +30,16 @@ type recordOptions struct {
 	rotate   int
 	pids     pidListValue
 	procRoot string
-	hot      float64
-	info     string
-	flush    durationValue
-	wakeups  bool
-	stacks   bool
-	force    bool
+	hostRoot string
+	// cgroupRoot is the host root's cgroup file system, when --host-root
+	// has one.
+	cgroupRoot string
+	hot        float64
+	info       string
+	flush      durationValue
+	wakeups    bool
+	stacks     bool
+	force      bool
 }
 
 func newRecordCmd() *cobra.Command {
@@ -98,6 +102,9 @@ directory.`,
 			if !(o.hot > 0) {
 				return fmt.Errorf("--hot must be a positive rate, got %v", o.hot)
 			}
+			if err := applyHostRoot(cmd, o.hostRoot, &o.procRoot, &o.cgroupRoot); err != nil {
+				return err
+			}
 			return runRecord(cmd.Context(), cmd.ErrOrStderr(), o)
 		},
 	}
@@ -110,6 +117,7 @@ directory.`,
 	f.IntVar(&o.rotate, "rotate", 0, "at --max-size keep this many files (FILE, FILE.1, ...), dropping the oldest")
 	f.VarP(&o.pids, "pid", "p", "only these processes, comma-separated PIDs")
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
+	f.StringVar(&o.hostRoot, "host-root", "", hostRootHelp)
 	f.Float64Var(&o.hot, "hot", model.DefaultHotThreshold, "switches/s at which a thread is hot, kept for the replay")
 	f.Var(&o.flush, "flush", "write a chunk to the file at least this often: what a crash can lose")
 	f.StringVar(&o.info, "info", "", "describe a recording instead: header, time span, samples, top spikes")
@@ -144,7 +152,7 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 		spec.stream = os.Stdout
 	}
 	cfg := pipeline.LiveConfig{
-		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot},
+		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, HostRoot: o.hostRoot, CgroupRoot: o.cgroupRoot},
 		Interval: interval,
 	}
 	if o.wakeups {
@@ -376,7 +384,7 @@ type recordSpec struct {
 func openLive(o options, wakeups pipeline.WakeupReader, stackReader pipeline.StacksReader) (*pipeline.Live, *monitorRecorder, error) {
 	defer quietStartGC()()
 	cfg := pipeline.LiveConfig{
-		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot},
+		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot, HostRoot: o.hostRoot},
 		Interval: time.Duration(o.delay),
 		Wakeups:  wakeups,
 		Stacks:   stackReader,

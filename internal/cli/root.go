@@ -54,6 +54,7 @@ type options struct {
 	hot        float64
 	procRoot   string
 	cgroupRoot string
+	hostRoot   string
 	output     outputValue
 	noColor    bool
 	wakeups    bool
@@ -128,6 +129,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.BoolVar(&o.cgroups, "cgroups", false, "one row per cgroup (container, pod, systemd unit), with its CPU throttling")
 	f.Float64Var(&o.hot, "hot", model.DefaultHotThreshold, "switches/s at which a thread is hot")
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
+	f.StringVar(&o.hostRoot, "host-root", "", hostRootHelp)
 	f.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroup file system root, laid out like /sys/fs/cgroup (default: found in the procfs root's self/mountinfo)")
 	f.VarP(&o.output, "output", "o", "batch output format: text, json or folded (collapsed stacks for flame graphs; implies --stacks)")
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the live monitor (NO_COLOR is honoured too)")
@@ -165,6 +167,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 		if fi, err := os.Stat(o.cgroupRoot); err != nil || !fi.IsDir() {
 			return fmt.Errorf("--cgroup-root %q is not a directory", o.cgroupRoot)
 		}
+	}
+	if err := applyHostRoot(cmd, o.hostRoot, &o.procRoot, &o.cgroupRoot); err != nil {
+		return err
 	}
 	// Checked only when given: replay's default, 0, is the recording's own.
 	if cmd.Flags().Changed("hot") && !(o.hot > 0) {

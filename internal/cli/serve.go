@@ -36,6 +36,10 @@ type serveOptions struct {
 	hot           float64
 	groupBy       groupByValue
 	maxGroups     int
+	hostRoot      string
+	cgroupRoot    string
+	maxContainers int
+	noContainers  bool
 }
 
 // groupByValue is name or pid.
@@ -54,7 +58,7 @@ func (g *groupByValue) Set(s string) error {
 }
 
 func newServeCmd() *cobra.Command {
-	o := serveOptions{telemetryPath: "/metrics", procRoot: "/proc", hot: model.DefaultHotThreshold, groupBy: "name", maxGroups: 200}
+	o := serveOptions{telemetryPath: "/metrics", procRoot: "/proc", hot: model.DefaultHotThreshold, groupBy: "name", maxGroups: 200, maxContainers: 500}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve context-switch counters to Prometheus",
@@ -70,7 +74,12 @@ the last one is answered from the same sample.`,
   ctxtop serve --web.config.file=web.yml         TLS and basic auth (exporter-toolkit format)
   ctxtop serve -p 1234,5678 --group-by pid       one group per process`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyHostRoot(cmd, o.hostRoot, &o.procRoot, &o.cgroupRoot); err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), o)
+		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	f := cmd.Flags()
@@ -83,6 +92,10 @@ the last one is answered from the same sample.`,
 	f.Float64Var(&o.hot, "hot", model.DefaultHotThreshold, "switches/s at which a thread counts as hot (ctxtop_process_hot_threads)")
 	f.Var(&o.groupBy, "group-by", "process groups by process name or pid")
 	f.IntVar(&o.maxGroups, "max-groups", 200, "series per level (process groups, thread groups); the rest are summed into \"other\"")
+	f.StringVar(&o.hostRoot, "host-root", "", hostRootHelp)
+	f.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroup file system root, laid out like /sys/fs/cgroup (default: found in the procfs root's self/mountinfo)")
+	f.IntVar(&o.maxContainers, "max-containers", 500, "containers with series of their own (ctxtop_container_*); the rest are summed into container=\"other\"")
+	f.BoolVar(&o.noContainers, "no-containers", false, "no per-container series: read no cgroups")
 	completeValues(cmd, "group-by", string(exporter.GroupByName), string(exporter.GroupByPID))
 	return cmd
 }
@@ -98,6 +111,9 @@ func runServe(ctx context.Context, o serveOptions) error {
 		if err := checkListenAddress(addr); err != nil {
 			return err
 		}
+	}
+	if o.maxContainers < 1 {
+		return fmt.Errorf("--max-containers must be at least 1, got %d", o.maxContainers)
 	}
 	if !strings.HasPrefix(o.telemetryPath, "/") {
 		return fmt.Errorf("--web.telemetry-path must start with /, got %q", o.telemetryPath)
@@ -117,6 +133,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 	exp, err := exporter.New(exporter.Config{
 		Root: o.procRoot, PIDs: o.pids, GroupBy: exporter.GroupBy(o.groupBy),
 		MaxGroups: o.maxGroups, HotThreshold: o.hot,
+		HostRoot: o.hostRoot, CgroupRoot: o.cgroupRoot, MaxContainers: o.maxContainers, NoContainers: o.noContainers,
 	})
 	restoreGC()
 	if err != nil {

@@ -50,6 +50,14 @@ type Config struct {
 	HotThreshold float64
 	// NoTaskstats turns off the sampler's process-level activity gate.
 	NoTaskstats bool
+	// HostRoot is the node's root, under which the kubelet's and the
+	// runtimes' files name containers (sampler.Config.HostRoot); CgroupRoot
+	// is the cgroup file system's (sampler.Config.CgroupRoot).
+	HostRoot, CgroupRoot string
+	// MaxContainers bounds the per-container series (containers.go); 0
+	// means 500. NoContainers leaves them out and reads no cgroups.
+	MaxContainers int
+	NoContainers  bool
 }
 
 // Exporter collects the metrics of one Sampler.
@@ -84,12 +92,23 @@ func New(cfg Config) (*Exporter, error) {
 	if cfg.HotThreshold == 0 {
 		cfg.HotThreshold = model.DefaultHotThreshold
 	}
-	// No metric is per cgroup: reading them would be work for nothing.
-	s, err := sampler.New(sampler.Config{Root: cfg.Root, PIDs: cfg.PIDs, HotThreshold: cfg.HotThreshold, NoTaskstats: cfg.NoTaskstats, NoCgroups: true})
+	if cfg.MaxContainers == 0 {
+		cfg.MaxContainers = 500
+	}
+	if cfg.MaxContainers < 1 {
+		return nil, fmt.Errorf("--max-containers must be at least 1, got %d", cfg.MaxContainers)
+	}
+	// Cgroups are read only for the container series.
+	s, err := sampler.New(sampler.Config{Root: cfg.Root, PIDs: cfg.PIDs, HotThreshold: cfg.HotThreshold, NoTaskstats: cfg.NoTaskstats,
+		NoCgroups: cfg.NoContainers, HostRoot: cfg.HostRoot, CgroupRoot: cfg.CgroupRoot})
 	if err != nil {
 		return nil, err
 	}
-	return &Exporter{s: s, acc: newAccounts(cfg.GroupBy == GroupByPID, cfg.MaxGroups, cfg.HotThreshold), window: CacheWindow}, nil
+	acc := newAccounts(cfg.GroupBy == GroupByPID, cfg.MaxGroups, cfg.HotThreshold)
+	if !cfg.NoContainers {
+		acc.ctrs = newCtrAccounts(cfg.MaxContainers)
+	}
+	return &Exporter{s: s, acc: acc, window: CacheWindow}, nil
 }
 
 // Skipped lists the Config.PIDs already gone at New, which are not
@@ -125,6 +144,9 @@ func (e *Exporter) refresh() {
 		seconds = e.smp.Time.Sub(prev).Seconds()
 	}
 	e.acc.update(e.smp.Tasks, seconds)
+	if e.acc.ctrs != nil {
+		e.acc.updateContainers(e.smp.Tasks, e.smp.Cgroups)
+	}
 	e.sampled = e.smp.Time
 	e.samples++
 	e.took = time.Since(start)
@@ -151,6 +173,7 @@ func (e *Exporter) Collect(ms []exposition.Metric) ([]exposition.Metric, error) 
 	}
 	ms = e.collectHost(ms)
 	ms = e.collectGroups(ms)
+	ms = e.collectContainers(ms)
 	ms = e.collectSelf(ms)
 	if why := e.smp.System.Unread; why != "" {
 		return ms, fmt.Errorf("%w: no host-wide counters this scrape: %s", ErrPartial, why)

@@ -87,6 +87,14 @@ type thread struct {
 	last, base counts
 	hot        bool
 	pkey, tkey *group
+	// cgroup is the thread's cgroup at the last sample and ctr its
+	// container's group (nil for none); cbase is what its counters were
+	// when it joined it. ctrSeen is false until containers were first
+	// looked at for the thread (containers.go).
+	cgroup  string
+	ctr     *ctrGroup
+	cbase   counts
+	ctrSeen bool
 }
 
 type threadKey struct {
@@ -116,6 +124,8 @@ type accounts struct {
 	pendingProcs []*group
 	pendingThrs  []*group
 	pass         uint64
+	// ctrs are the per-container sums; nil when containers are off.
+	ctrs *ctrAccounts
 }
 
 func newAccounts(byPID bool, maxGroups int, hot float64) *accounts {
@@ -205,6 +215,10 @@ func (a *accounts) advance(t *thread, tc *model.TaskCounters, seconds float64) (
 		// Renamed: what it did so far stays with the old groups; the new
 		// ones count from the last sample on.
 		a.leave(t)
+		if t.ctr != nil {
+			// Its container is its cgroup's, which a name does not change.
+			t.ctr.target.live.add(diff(cur, t.last))
+		}
 		t.base = t.last
 		t.pkey, t.tkey = nil, nil
 		t.hot, t.last = hot, cur
@@ -216,6 +230,9 @@ func (a *accounts) advance(t *thread, tc *model.TaskCounters, seconds float64) (
 		d := diff(cur, t.last)
 		t.pkey.target.live.add(d)
 		t.tkey.target.live.add(d)
+		if t.ctr != nil {
+			t.ctr.target.live.add(d)
+		}
 		t.last = cur
 	}
 	if hot != t.hot {
@@ -258,6 +275,7 @@ func (a *accounts) update(tasks []model.TaskCounters, seconds float64) {
 			tc := &tasks[i]
 			for oi < len(old) && (old[oi].pid < tc.PID || old[oi].pid == tc.PID && old[oi].tid < tc.TID) {
 				a.leave(&old[oi]) // exited
+				ctrLeave(&old[oi])
 				oi++
 			}
 			if oi < len(old) && old[oi].pid == tc.PID && old[oi].tid == tc.TID {
@@ -271,6 +289,7 @@ func (a *accounts) update(tasks []model.TaskCounters, seconds float64) {
 					continue
 				}
 				a.leave(&t) // the TID was reused: the old thread exited
+				ctrLeave(&t)
 			}
 			a.unresolved = append(a.unresolved, len(next))
 			next = append(next, thread{pid: tc.PID, tid: tc.TID, start: tc.StartTime,
@@ -278,6 +297,7 @@ func (a *accounts) update(tasks []model.TaskCounters, seconds float64) {
 		}
 		for ; oi < len(old); oi++ {
 			a.leave(&old[oi])
+			ctrLeave(&old[oi])
 		}
 		a.tracked, a.next = next, old[:0]
 	}

@@ -28,6 +28,10 @@ const (
 	PID ID = iota
 	TID
 	Comm
+	// Container and Pod name what runs in the thread's cgroup; the TUI
+	// shows them only when some row has one.
+	Container
+	Pod
 	Voluntary
 	Involuntary
 	Total
@@ -126,6 +130,17 @@ var Thread = [Count]Field{
 	Comm: {ID: Comm, Title: "COMM", Width: 12, MaxWidth: 15, Priority: 2, Sortable: true, Ascending: true,
 		TextTitle: "COMM", TextWidth: 16, TextLeft: true,
 		JSON: "comm", JSONValue: func(t *model.ThreadRates) any { return t.Comm }},
+	// The pod's column gives way before the numbers do; the container's
+	// comes right after the thread's name: on a node, which service a hot
+	// thread is is the first question.
+	Container: {ID: Container, Title: "CONTAINER", Width: 14, MaxWidth: 20, Priority: 5, Sortable: true, Ascending: true,
+		JSON: "container", JSONValue: func(t *model.ThreadRates) any {
+			if t.Container == nil {
+				return nil // not a nil *JSONContainer: the row leaves the key out
+			}
+			return ContainerJSON(t.Container)
+		}},
+	Pod: {ID: Pod, Title: "POD", Width: 26, Priority: 10, Sortable: true, Ascending: true},
 	Voluntary: {ID: Voluntary, Kind: Rate, Title: "CSW/s", Width: 7, Right: true, Priority: 6, Sortable: true,
 		Value:     func(t *model.ThreadRates) float64 { return t.VoluntaryPerSec },
 		Process:   func(p *model.ProcessRates) float64 { return p.VoluntaryPerSec },
@@ -201,4 +216,25 @@ type Counter struct {
 // Counters are the raw counters Counter describes, in packed-column order.
 var Counters = [...]Counter{
 	{Name: "migrations", Of: func(t *model.TaskCounters) *uint64 { return &t.Migrations }, TaskField: 16},
+}
+
+// JSONContainer is what runs in a row's cgroup, in every JSON row that has
+// one (threads, processes, cgroups). Its keys are the ones cAdvisor and
+// kube-state-metrics label series with, so that rows join with theirs.
+type JSONContainer struct {
+	Runtime   string `json:"runtime,omitempty"`
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Pod       string `json:"pod,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	PodUID    string `json:"pod_uid,omitempty"`
+	QoS       string `json:"qos,omitempty"`
+}
+
+// ContainerJSON is c's JSON object, nil (left out) for none.
+func ContainerJSON(c *model.Container) *JSONContainer {
+	if c == nil {
+		return nil
+	}
+	return &JSONContainer{c.Runtime, c.ID, c.Name, c.Pod, c.Namespace, c.PodUID, c.QoS}
 }

@@ -21,7 +21,7 @@ func cgroupRates(dst []CgroupRates, prev, cur *Sample, threads []ThreadRates, se
 		return dst
 	}
 	for i := range cur.Cgroups {
-		dst = append(dst, CgroupRates{Path: cur.Cgroups[i].Path, LimitCPUs: cur.Cgroups[i].LimitCPUs})
+		dst = append(dst, CgroupRates{Path: cur.Cgroups[i].Path, LimitCPUs: cur.Cgroups[i].LimitCPUs, Container: cur.Cgroups[i].Container})
 	}
 	// Tasks and threads are in PID order, so a process's cgroup is looked
 	// up once, not per thread.
@@ -119,6 +119,9 @@ func cgroupRates(dst []CgroupRates, prev, cur *Sample, threads []ThreadRates, se
 			continue
 		}
 		r.Name = CgroupName(r.Path)
+		if r.Container != nil {
+			r.Name = r.Container.Title
+		}
 		out = append(out, r)
 	}
 	sorts.Func(out, func(a, b CgroupRates) int {

@@ -161,6 +161,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 	}
 	procs = closeProcess(procs, open, hot)
 	cgs = cgroupRates(cgs, prev, cur, threads, secs, hot)
+	attachContainers(threads, procs, cur)
 	if !opts.Partial && dst.System.NoRates == "" {
 		var rows float64
 		for i := range threads {

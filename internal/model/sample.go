@@ -108,6 +108,9 @@ type CgroupCounters struct {
 	// LimitCPUs is quota/period (cpu.max or cfs_quota_us/cfs_period_us);
 	// 0 when unlimited or unknown.
 	LimitCPUs float64
+	// Container is what runs in the group as the node names it; nil for
+	// a group that is no container's or pod's, or when not resolved.
+	Container *Container
 }
 
 // WaitTally is what a thread was seen waiting on during the interval that

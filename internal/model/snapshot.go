@@ -62,6 +62,8 @@ type ThreadRates struct {
 	Reason string
 	// Cgroup is the thread's process's cgroup path, "" when unknown.
 	Cgroup string
+	// Container is what runs in that cgroup, nil for none or unknown.
+	Container *Container
 	// WaitOn is what the thread was seen waiting on, biggest share first;
 	// nil when it was not looked at. Shares sum to 1.
 	WaitOn []WaitShare
@@ -101,6 +103,8 @@ type ProcessRates struct {
 	Reason      string
 	// Cgroup is the process's cgroup path, "" when unknown.
 	Cgroup string
+	// Container is what runs in that cgroup, nil for none or unknown.
+	Container *Container
 }
 
 // TotalPerSec is voluntary plus involuntary switches per second.
@@ -128,6 +132,9 @@ type CgroupRates struct {
 	ThrottledMsPerSec float64
 	// LimitCPUs is the quota in CPUs, 0 when none.
 	LimitCPUs float64
+	// Container is what runs in the group, nil for none or unknown; Name
+	// is then its title ("namespace/pod/container").
+	Container *Container
 	Hot       bool
 	Reason    string
 }

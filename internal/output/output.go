@@ -390,6 +390,8 @@ type jsonCgroup struct {
 	// null when the group's cpu.stat could not be read.
 	ThrottledPct  *float64 `json:"throttled_pct"`
 	ThrottledMsPS *float64 `json:"throttled_ms_per_s"`
+	// Container is what runs in the group; absent for none.
+	Container *fields.JSONContainer `json:"container,omitempty"`
 }
 
 // jsonHost is what the figures were measured on (gopsutil's host facts).
@@ -467,6 +469,8 @@ type jsonProcess struct {
 	Vol     float64 `json:"cswch_per_s"`
 	Invol   float64 `json:"nvcswch_per_s"`
 	CPU     float64 `json:"cpu_pct"`
+	// Container is what runs in the process's cgroup; absent for none.
+	Container *fields.JSONContainer `json:"container,omitempty"`
 }
 
 // jsonThread is one thread as an object whose keys are package fields'
@@ -659,7 +663,7 @@ func (j *JSON) Write(s *model.Snapshot) error {
 		if j.opts.Top > 0 && i >= j.opts.Top {
 			break
 		}
-		r.Processes = append(r.Processes, jsonProcess{p.PID, p.Comm, p.Threads, round2(p.VoluntaryPerSec), round2(p.InvoluntaryPerSec), round2(p.CPUPercent)})
+		r.Processes = append(r.Processes, jsonProcess{p.PID, p.Comm, p.Threads, round2(p.VoluntaryPerSec), round2(p.InvoluntaryPerSec), round2(p.CPUPercent), fields.ContainerJSON(p.Container)})
 	}
 	for i := range s.Threads {
 		if j.opts.Top > 0 && i >= j.opts.Top {
@@ -673,7 +677,8 @@ func (j *JSON) Write(s *model.Snapshot) error {
 			break
 		}
 		jc := jsonCgroup{Cgroup: c.Path, Name: c.Name, Processes: c.Processes, Threads: c.Threads,
-			Vol: round2(c.VoluntaryPerSec), Invol: round2(c.InvoluntaryPerSec), CPU: round2(c.CPUPercent)}
+			Vol: round2(c.VoluntaryPerSec), Invol: round2(c.InvoluntaryPerSec), CPU: round2(c.CPUPercent),
+			Container: fields.ContainerJSON(c.Container)}
 		if c.HasThrottling {
 			p, ms := round2(c.ThrottledPercent), round2(c.ThrottledMsPerSec)
 			jc.ThrottledPct, jc.ThrottledMsPS = &p, &ms

@@ -96,3 +96,17 @@ func hasController(list []byte, name string) bool {
 	}
 	return false
 }
+
+// ProcCgroupPaths returns both paths of /proc/PID/cgroup that
+// ParseProcCgroupPath chooses from: the v1 cpu controller's and the
+// unified one's, each nil when the file has no such line.
+func ProcCgroupPaths(b []byte, path string) (cpu, v2 []byte, err error) {
+	err = scanProcCgroup(b, path, func(isV2 bool, p []byte) {
+		if isV2 {
+			v2 = p
+		} else {
+			cpu = p
+		}
+	})
+	return cpu, v2, err
+}

@@ -178,6 +178,20 @@ const (
 	cThrottled     = 4
 	cThrottledNs   = 5
 	cLimit         = 6
+	// cContainer is what runs in the group, a message of its own written
+	// when it changed: an empty one says none.
+	cContainer = 7
+)
+
+// Container field numbers.
+const (
+	kRuntime   = 1
+	kID        = 2
+	kName      = 3
+	kPod       = 4
+	kNamespace = 5
+	kPodUID    = 6
+	kQoS       = 7
 )
 
 // Wait field numbers; a reason is a message of its own.

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/ctxtop/ctxtop/internal/containers"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/sorts"
 )
@@ -40,6 +41,9 @@ func (e *encoder) appendCgroups(b []byte, cur []model.CgroupCounters) []byte {
 		m = appendDelta(m, cThrottled, p.Throttled, c.Throttled)
 		m = appendDelta(m, cThrottledNs, p.ThrottledNs, c.ThrottledNs)
 		m = appendF64(m, cLimit, p.LimitCPUs, c.LimitCPUs)
+		if p.Container != c.Container && (p.Container == nil || c.Container == nil || *p.Container != *c.Container) {
+			m = e.appendContainer(m, c.Container)
+		}
 		b = appendMsg(b, fCgroup, m)
 		e.cgroup = m
 	}
@@ -48,6 +52,65 @@ func (e *encoder) appendCgroups(b []byte, cur []model.CgroupCounters) []byte {
 	}
 	e.st.cgroups = append(e.st.cgroups[:0], cur...)
 	return b
+}
+
+// appendContainer writes the container message of a cgroup; an empty
+// one for none.
+func (e *encoder) appendContainer(b []byte, c *model.Container) []byte {
+	m := e.container[:0]
+	if c != nil {
+		for _, f := range [...]struct {
+			num protowire.Number
+			s   string
+		}{{kRuntime, c.Runtime}, {kID, c.ID}, {kName, c.Name}, {kPod, c.Pod}, {kNamespace, c.Namespace}, {kPodUID, c.PodUID}, {kQoS, c.QoS}} {
+			if f.s != "" {
+				m = appendStr(m, f.num, f.s)
+			}
+		}
+	}
+	e.container = m
+	return appendMsg(b, cContainer, m)
+}
+
+// parseContainer reads a container message: nil for an empty one. Its
+// strings are untrusted as every name in a recording is, and bounded as
+// the live resolver bounds them.
+func parseContainer(b []byte) (*model.Container, error) {
+	var c model.Container
+	for len(b) > 0 {
+		f, n, err := nextField(b)
+		if err != nil {
+			return nil, err
+		}
+		b = b[n:]
+		if f.typ != protowire.BytesType {
+			continue
+		}
+		var dst *string
+		switch f.num {
+		case kRuntime:
+			dst = &c.Runtime
+		case kID:
+			dst = &c.ID
+		case kName:
+			dst = &c.Name
+		case kPod:
+			dst = &c.Pod
+		case kNamespace:
+			dst = &c.Namespace
+		case kPodUID:
+			dst = &c.PodUID
+		case kQoS:
+			dst = &c.QoS
+		default:
+			continue
+		}
+		*dst = containers.Clean(string(f.b))
+	}
+	if c == (model.Container{}) {
+		return nil, nil
+	}
+	return model.Seal(c), nil
 }
 
 // appendWaits writes the interval's wait looks in full: they are no
@@ -91,6 +154,8 @@ type cgroupRec struct {
 	dp, dt, dn uint64
 	limit      float64
 	setLimit   bool
+	ctr        *model.Container
+	setCtr     bool
 }
 
 func parseCgroup(b []byte) (cgroupRec, error) {
@@ -114,6 +179,11 @@ func parseCgroup(b []byte) (cgroupRec, error) {
 			r.dn = uint64(f.z())
 		case f.num == cLimit && f.typ == protowire.Fixed64Type:
 			r.limit, r.setLimit = math.Float64frombits(f.v), true
+		case f.num == cContainer && f.typ == protowire.BytesType:
+			if r.ctr, err = parseContainer(f.b); err != nil {
+				return r, err
+			}
+			r.setCtr = true
 		}
 	}
 	return r, nil
@@ -156,6 +226,9 @@ func (d *decoder) applyCgroups(recs []cgroupRec) error {
 			c.ThrottledNs += r.dn
 			if r.setLimit {
 				c.LimitCPUs = r.limit
+			}
+			if r.setCtr {
+				c.Container = r.ctr
 			}
 		}
 		if present {

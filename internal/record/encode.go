@@ -77,6 +77,7 @@ type encoder struct {
 	sys, self []byte
 	counters  []byte
 	cgroup    []byte
+	container []byte
 	wait      []byte
 	reason    []byte
 	cols      [countersPerTask + len(fields.Counters)][]uint64

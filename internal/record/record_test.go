@@ -216,6 +216,12 @@ func fullSample(t *testing.T, from int) model.Sample {
 	for i := range s.Stacks.Blocked {
 		s.Stacks.Blocked[i].Waker = ""
 	}
+	// A container's title is made from its names, not recorded.
+	for i := range s.Cgroups {
+		if c := s.Cgroups[i].Container; c != nil {
+			s.Cgroups[i].Container = model.Seal(*c)
+		}
+	}
 	return s
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ctxtop/ctxtop/internal/containers"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/procfs"
 	"github.com/ctxtop/ctxtop/internal/sanitize"
@@ -28,6 +29,10 @@ const (
 // cgroups is the sampler's memory of the cgroups its processes are in.
 type cgroups struct {
 	fs procfs.CgroupFS
+	// ns is where this process's cgroup namespace is rooted (cgroupns.go).
+	ns nsRoots
+	// ctrs names what runs in each group; nil when not asked for.
+	ctrs *containers.Resolver
 	// byPath holds every group seen in the last pass.
 	byPath map[string]*cgroupState
 	pass   uint64
@@ -52,10 +57,16 @@ type cgroupState struct {
 	limitOK  bool
 	limitAge uint8
 	seen     uint64
+	// ctr is what runs in the group, nil for none; ctrAge counts the
+	// passes until a group whose names are not all known yet is resolved
+	// again (the kubelet writes a pod's files just after its cgroup).
+	ctr     *model.Container
+	ctrAge  uint8
+	ctrDone bool
 }
 
-func newCgroups(fs procfs.FS, root string) cgroups {
-	c := cgroups{byPath: map[string]*cgroupState{}, buf: make([]byte, 1024)}
+func newCgroups(fs procfs.FS, root string, ctrs *containers.Resolver) cgroups {
+	c := cgroups{byPath: map[string]*cgroupState{}, buf: make([]byte, 1024), ctrs: ctrs}
 	switch {
 	case root != "":
 		c.fs = procfs.ProbeCgroupRoot(root)
@@ -64,6 +75,7 @@ func newCgroups(fs procfs.FS, root string) cgroups {
 		// only when the procfs is its own.
 		c.fs, _ = fs.CgroupMounts()
 	}
+	c.ns = findNSRoots(fs, c.fs)
 	return c
 }
 
@@ -92,7 +104,11 @@ func (s *Sampler) processCgroup(p *proc) {
 		// sample (and so live output, the exporter and a recording) holds
 		// the one cleaned path; the raw one only finds the directory.
 		p.cgroupRaw = string(path)
-		p.cgroup = sanitize.Name(p.cgroupRaw)
+		root := s.cg.ns.v2
+		if v1 {
+			root = s.cg.ns.v1
+		}
+		p.cgroup = sanitize.Name(hostPath(p.cgroupRaw, root))
 	}
 	p.cgroupV1 = v1
 }
@@ -113,7 +129,11 @@ func (s *Sampler) readCgroups(dst *model.Sample) {
 		st := c.byPath[p.cgroup]
 		if st == nil {
 			st = &cgroupState{}
-			if dir, err := c.fs.Dir(p.cgroupRaw, p.cgroupV1); err == nil {
+			root := c.ns.v2
+			if p.cgroupV1 {
+				root = c.ns.v1
+			}
+			if dir, err := c.fs.Dir(hostPath(p.cgroupRaw, root), p.cgroupV1); err == nil {
 				st.dir, st.dirOK = dir, true
 				st.statPath = cstr(nil, filepath.Join(dir, "cpu.stat"))
 			}
@@ -122,12 +142,13 @@ func (s *Sampler) readCgroups(dst *model.Sample) {
 			continue
 		}
 		st.seen = c.pass
+		c.resolve(p.cgroup, st)
 		c.paths = append(c.paths, cgroupKey{p.cgroup, p.cgroupV1, st})
 	}
 	slices.SortFunc(c.paths, func(a, b cgroupKey) int { return strings.Compare(a.path, b.path) })
 	dst.Cgroups = dst.Cgroups[:0]
 	for _, k := range c.paths {
-		cc := model.CgroupCounters{Path: k.path}
+		cc := model.CgroupCounters{Path: k.path, Container: k.st.ctr}
 		if k.st.dirOK {
 			c.readCounters(k.st, k.v1, &cc)
 		}
@@ -138,6 +159,23 @@ func (s *Sampler) readCgroups(dst *model.Sample) {
 			delete(c.byPath, p)
 		}
 	}
+}
+
+// resolve names what runs in the group when it is new, and again every
+// cgroupRereadPasses passes while some of its names are missing.
+func (c *cgroups) resolve(path string, st *cgroupState) {
+	if c.ctrs == nil {
+		return
+	}
+	if st.ctrDone {
+		return
+	}
+	if st.ctrAge > 0 {
+		st.ctrAge--
+		return
+	}
+	st.ctr = c.ctrs.Resolve(path)
+	st.ctrDone, st.ctrAge = containers.Complete(st.ctr), cgroupRereadPasses
 }
 
 // readCounters reads one group's limit (when due) and, when it has a quota,

@@ -15,12 +15,23 @@ const (
 	fixtureService = "/system.slice/app-server.service"
 	fixturePod     = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1d2e3f4a_5b6c_7d8e_9f0a_1b2c3d4e5f6a.slice/cri-containerd-3f1c2b4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b.scope"
 	fixtureDocker  = "/docker/3f1c2b4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b"
+	fixtureID      = "3f1c2b4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b"
+)
+
+// fixtureNode holds the node's files that name the fixture's pod and
+// Docker container.
+var fixtureNode = filepath.Join(testutil.RepoRoot(), "testdata", "node")
+
+var (
+	fixturePodCtr = model.Seal(model.Container{Runtime: "containerd", ID: fixtureID, Name: "nginx", Pod: "web-7d9f", Namespace: "shop",
+		PodUID: "1d2e3f4a-5b6c-7d8e-9f0a-1b2c3d4e5f6a", QoS: "burstable"})
+	fixtureDockerCtr = model.Seal(model.Container{Runtime: "docker", ID: fixtureID, Name: "redis"})
 )
 
 func fixtureCgroups(t *testing.T, cgroupRoot string) (map[int]string, []model.CgroupCounters) {
 	t.Helper()
 	root := filepath.Join(testutil.RepoRoot(), "testdata", "proc")
-	s, err := New(Config{Root: root, CgroupRoot: cgroupRoot})
+	s, err := New(Config{Root: root, CgroupRoot: cgroupRoot, HostRoot: fixtureNode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +54,8 @@ func TestCgroupsFromFixture(t *testing.T) {
 		t.Errorf("task cgroups (-want +got)\n%s", diff)
 	}
 	want := []model.CgroupCounters{
-		{Path: fixtureDocker},
-		{Path: fixturePod, HasThrottling: true, Periods: 90, Throttled: 3, ThrottledNs: 12000000, LimitCPUs: 2},
+		{Path: fixtureDocker, Container: fixtureDockerCtr},
+		{Path: fixturePod, HasThrottling: true, Periods: 90, Throttled: 3, ThrottledNs: 12000000, LimitCPUs: 2, Container: fixturePodCtr},
 		{Path: fixtureService, HasThrottling: true, Periods: 412, Throttled: 187, ThrottledNs: 9329411000, LimitCPUs: 0.5},
 	}
 	if diff := cmp.Diff(want, cgs); diff != "" {
@@ -99,12 +110,12 @@ func TestSharedCgroupOnce(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "300", "cgroup"), shared, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := newSampler(t, Config{Root: root, CgroupRoot: filepath.Join(testutil.RepoRoot(), "testdata", "cgroup")})
+	s := newSampler(t, Config{Root: root, CgroupRoot: filepath.Join(testutil.RepoRoot(), "testdata", "cgroup"), HostRoot: fixtureNode})
 	var smp model.Sample
 	for range 2 {
 		mustSample(t, s, &smp)
 		want := []model.CgroupCounters{
-			{Path: fixturePod, HasThrottling: true, Periods: 90, Throttled: 3, ThrottledNs: 12000000, LimitCPUs: 2},
+			{Path: fixturePod, HasThrottling: true, Periods: 90, Throttled: 3, ThrottledNs: 12000000, LimitCPUs: 2, Container: fixturePodCtr},
 			{Path: fixtureService, HasThrottling: true, Periods: 412, Throttled: 187, ThrottledNs: 9329411000, LimitCPUs: 0.5},
 		}
 		if diff := cmp.Diff(want, smp.Cgroups); diff != "" {

@@ -33,6 +33,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ctxtop/ctxtop/internal/containers"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/procfs"
 )
@@ -57,6 +58,13 @@ type Config struct {
 	// NoCgroups skips cgroups altogether: no /proc/PID/cgroup or cpu.stat
 	// is read, and Sample.Cgroups and TaskCounters.Cgroup stay empty.
 	NoCgroups bool
+	// HostRoot is the root of the node's file system, under which the
+	// kubelet's and the runtimes' files name containers and pods
+	// (internal/containers); "" is "/".
+	HostRoot string
+	// NoContainers leaves cgroups unnamed: CgroupCounters.Container stays
+	// nil.
+	NoContainers bool
 	// NoTaskIter keeps the /proc path even where the BPF task walk could
 	// read every thread at once (iter.go).
 	NoTaskIter bool
@@ -176,7 +184,11 @@ func New(cfg Config) (*Sampler, error) {
 	}
 	s.noCgroups = cfg.NoCgroups
 	if !s.noCgroups {
-		s.cg = newCgroups(fs, cfg.CgroupRoot)
+		var r *containers.Resolver
+		if !cfg.NoContainers {
+			r = containers.New(cfg.HostRoot)
+		}
+		s.cg = newCgroups(fs, cfg.CgroupRoot, r)
 	}
 	return s, nil
 }

@@ -223,6 +223,9 @@ func waitLines(t model.ThreadRates, th theme.Theme, width int) []string {
 	if len(raw) > 0 {
 		lines = append(lines, textutil.JoinFitting(raw, "  ", width))
 	}
+	if c := t.Container; c != nil {
+		lines = append(lines, textutil.Truncate(containerLine(c, th), width))
+	}
 	if t.Cgroup != "" {
 		name := model.CgroupName(t.Cgroup)
 		cg := th.Dim.Render("cgroup") + " " + name
@@ -232,4 +235,33 @@ func waitLines(t model.ThreadRates, th theme.Theme, width int) []string {
 		lines = append(lines, textutil.Truncate(cg, width))
 	}
 	return lines
+}
+
+// containerLine names what runs in the thread's cgroup, as kubectl and the
+// runtimes name it: "pod shop/checkout-7d9f (burstable)  container nginx
+// containerd 3f1c2b4d5e6f".
+func containerLine(c *model.Container, th theme.Theme) string {
+	var parts []string
+	if c.PodUID != "" {
+		pod := c.PodLabel()
+		if c.Namespace != "" {
+			pod = c.Namespace + "/" + pod
+		}
+		if c.QoS != "" {
+			pod += th.Dim.Render(" (" + c.QoS + ")")
+		}
+		parts = append(parts, th.Dim.Render("pod")+" "+pod)
+	}
+	if c.ID != "" {
+		ctr := th.Dim.Render("container") + " "
+		if c.Name != "" {
+			ctr += c.Name + " "
+		}
+		rt := c.Runtime
+		if rt == "" {
+			rt = "id"
+		}
+		parts = append(parts, ctr+th.Dim.Render(rt+" "+c.Short()))
+	}
+	return strings.Join(parts, "  ")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
 )
@@ -116,5 +117,28 @@ func TestViewOfExitedThread(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A pod's thread names its pod, QoS class and container.
+func TestViewContainer(t *testing.T) {
+	s := tuitest.WithContainers()
+	var th model.ThreadRates
+	for _, x := range s.Threads {
+		if x.Container != nil {
+			th = x
+			break
+		}
+	}
+	if th.Container == nil {
+		t.Fatal("no thread in a container")
+	}
+	m := New(theme.New(false, true))
+	m.SetSize(100, 21)
+	m.SetThread(th, true, nil, nil, s.Threads)
+	got := ansi.Strip(tuitest.Render(t, m.View(), colorprofile.Ascii))
+	tuitest.CheckFits(t, got, 100, 21)
+	if want := "pod shop/checkout-7d9f8c-x2bq (burstable)  container payments-api containerd 3f1c2b4d5e6f"; !strings.Contains(got, want) {
+		t.Errorf("missing %q:\n%s", want, got)
 	}
 }

@@ -41,6 +41,19 @@ type Row struct {
 	// a process's last thread, Folded a process whose threads are hidden.
 	Depth        int
 	Last, Folded bool
+	// Container is what runs in the row's cgroup, nil for none.
+	Container *model.Container
+}
+
+// podCell is the POD column's text: "namespace/pod".
+func podCell(c *model.Container) string {
+	if c == nil || c.PodUID == "" {
+		return ""
+	}
+	if c.Namespace != "" {
+		return c.Namespace + "/" + c.PodLabel()
+	}
+	return c.PodLabel()
 }
 
 // Total is voluntary plus involuntary switches per second.
@@ -61,7 +74,7 @@ func threadRows(ts []model.ThreadRates, load isLoad) []Row {
 		t := &ts[i]
 		r := Row{
 			Key: ThreadKey(t.TID), PID: t.PID, TID: t.TID, Count: 1, Comm: t.Comm, ProcessComm: t.ProcessComm,
-			CPUs: t.CPUsAllowed, Pinned: t.Pinned, Hot: t.Hot, Reason: t.Reason, Cgroup: t.Cgroup,
+			CPUs: t.CPUsAllowed, Pinned: t.Pinned, Hot: t.Hot, Reason: t.Reason, Cgroup: t.Cgroup, Container: t.Container,
 			Load: load != nil && load(t.PID, t.TID),
 		}
 		for j := range fields.Thread {
@@ -80,7 +93,7 @@ func processRows(ps []model.ProcessRates, load isLoad) []Row {
 		p := &ps[i]
 		r := Row{
 			Key: ProcessKey(p.PID), PID: p.PID, Count: p.Threads, Comm: p.Comm,
-			Hot: p.Hot, Reason: p.Reason, Cgroup: p.Cgroup,
+			Hot: p.Hot, Reason: p.Reason, Cgroup: p.Cgroup, Container: p.Container,
 			Load: load != nil && load(p.PID, 0),
 		}
 		for j := range fields.Thread {
@@ -140,6 +153,9 @@ func group(rows []Row, processes bool) []Row {
 				g.Vals[f.ID] += r.Vals[f.ID]
 			}
 		}
+		if g.Container != r.Container {
+			g.Container = nil // members in different containers
+		}
 		g.Pinned = g.Pinned || r.Pinned
 		g.Load = g.Load || r.Load
 		if r.Hot && (!g.Hot || g.Reason == "") {
@@ -169,6 +185,12 @@ func matches(r Row, filter string) bool {
 	}
 	f := strings.ToLower(filter)
 	if strings.Contains(strings.ToLower(r.Comm), f) || strings.Contains(strings.ToLower(r.ProcessComm), f) {
+		return true
+	}
+	// A pod's, a namespace's or a container's name finds its rows.
+	if c := r.Container; c != nil && (strings.Contains(strings.ToLower(c.Name), f) ||
+		strings.Contains(strings.ToLower(c.Pod), f) || strings.Contains(strings.ToLower(c.Namespace), f) ||
+		strings.HasPrefix(c.ID, f)) {
 		return true
 	}
 	return (r.PID > 0 && strings.HasPrefix(strconv.Itoa(r.PID), filter)) ||

@@ -32,6 +32,8 @@ const (
 	ColPID         = fields.PID
 	ColTID         = fields.TID
 	ColComm        = fields.Comm
+	ColContainer   = fields.Container
+	ColPod         = fields.Pod
 	ColVoluntary   = fields.Voluntary
 	ColInvoluntary = fields.Involuntary
 	ColTotal       = fields.Total
@@ -81,6 +83,9 @@ type Model struct {
 	// PIDs whose threads it hides.
 	tree   bool
 	folded map[int]bool
+	// containers and pods say whether the snapshot has a cgroup with a
+	// container, or a pod: only then do the CONTAINER and POD columns show.
+	containers, pods bool
 }
 
 // New returns an empty table; hot is the --hot threshold, used to grade
@@ -103,6 +108,12 @@ func (m *Model) SetSize(w, h int) {
 // has says whether rows of the current kind have column c: a field only
 // threads have is left out of process and cgroup rows.
 func (m Model) has(c Column) bool {
+	switch c {
+	case ColContainer:
+		return m.containers && !m.cgroups
+	case ColPod:
+		return m.pods && !m.cgroups
+	}
 	f := spec(c)
 	return f.Shown() && (!f.Numeric() || f.Process != nil || !m.processes && !m.cgroups)
 }
@@ -126,6 +137,15 @@ func (m *Model) SetUnattributedWhy(why string) { m.unattributedWhy = why }
 // SetSnapshot replaces the data, keeping the selected row selected.
 func (m *Model) SetSnapshot(s *model.Snapshot) {
 	m.snap = s
+	m.containers, m.pods = false, false
+	if s != nil {
+		for i := range s.Cgroups {
+			if c := s.Cgroups[i].Container; c != nil {
+				m.containers = true
+				m.pods = m.pods || c.PodUID != ""
+			}
+		}
+	}
 	m.rebuild()
 }
 
@@ -322,9 +342,14 @@ func (m *Model) sortRows(rows []Row) {
 	}
 	slices.SortStableFunc(rows, func(a, b Row) int {
 		var c int
-		if m.sortCol == ColComm {
+		switch m.sortCol {
+		case ColComm:
 			c = strings.Compare(a.Comm, b.Comm)
-		} else {
+		case ColContainer:
+			c = strings.Compare(a.Container.Label(), b.Container.Label())
+		case ColPod:
+			c = strings.Compare(podCell(a.Container), podCell(b.Container))
+		default:
 			c = cmp.Compare(num(a), num(b))
 		}
 		if !ascending {
@@ -380,6 +405,9 @@ func (m Model) layout() ([]Column, []int) {
 	sorts.StableFunc(order, func(a, b Column) int { return cmp.Compare(spec(a).Priority, spec(b).Priority) })
 	width := func(c Column) int {
 		switch {
+		case c == ColComm && m.cgroups && m.width >= 140:
+			// Room for "namespace/pod/container" as a node names them.
+			return 48
 		case c == ColComm && m.cgroups && m.width >= 80:
 			// Group names ("nginx.service", "pod <uid> (burstable) <id>")
 			// run longer than thread names.
@@ -572,6 +600,10 @@ func (m Model) cell(r Row, c Column, w int) string {
 			return treeComm(r)
 		}
 		return r.Comm
+	case ColContainer:
+		return r.Container.Label()
+	case ColPod:
+		return podCell(r.Container)
 	case ColCPUs:
 		if r.Pinned {
 			return r.CPUs + "*"

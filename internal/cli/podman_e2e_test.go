@@ -1,0 +1,68 @@
+package cli_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ctxtop/ctxtop/internal/containers/nodetest"
+	"github.com/ctxtop/ctxtop/internal/testutil"
+)
+
+// A real container engine: Podman runs the static ticker from a local
+// root file system (no image, no network), and ctxtop names its threads
+// after the container, from Podman's own store.
+func TestPodmanContainerNamed(t *testing.T) {
+	bin := testutil.Binary(t)
+	podman, err := exec.LookPath("podman")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("podman not installed (.ci/run installs it)")
+		}
+		t.Skip("podman not installed")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("runs a rootful container; skipped")
+	}
+	rootfs := t.TempDir()
+	b, err := os.ReadFile(nodetest.Ticker(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rootfs, "ticker"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("ctxtop-e2e-%d", os.Getpid())
+	// Limits within the test's own, which crun may not raise.
+	cmd := exec.Command(podman, "run", "-d", "--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
+		"--name", name, "--rootfs", rootfs, "/ticker")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	t.Cleanup(func() { _ = exec.Command(podman, "rm", "-f", "-t", "0", name).Run() })
+	if err := cmd.Run(); err != nil {
+		// Seen here: crun refuses a hybrid cgroup host whose unified
+		// hierarchy has a controller enabled.
+		t.Skipf("podman cannot run a container on this host: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	out, err := exec.Command(podman, "inspect", "-f", "{{.State.Pid}}", name).Output()
+	if err != nil {
+		t.Fatalf("podman inspect: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || pid <= 0 {
+		t.Fatalf("podman inspect says PID %q", out)
+	}
+	out, err = exec.Command(bin, "-b", "-o", "json", "-p", strconv.Itoa(pid), "-d", "0.3", "-n", "2").Output()
+	if err != nil {
+		t.Fatalf("ctxtop: %v\n%s", err, exitStderr(err))
+	}
+	got := titles(t, out)
+	if got[pid] != name {
+		t.Errorf("the container's process %d is in %q, want %q:\n%s", pid, got[pid], name, out)
+	}
+}
