@@ -34,7 +34,7 @@ func newHostileTerm(t *testing.T, w, h int, command string) hostileTerm {
 	}
 	x := hostileTerm{t: t, socket: fmt.Sprintf("ctxtop-hostile-%d-%d", os.Getpid(), time.Now().UnixNano())}
 	x.run("new-session", "-d", "-s", "h", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h),
-		"-e", "TERM=xterm-256color", "-e", "COLORTERM=truecolor", command)
+		"-e", "TERM=xterm-256color", "-e", "COLORTERM=truecolor", "-e", ownConfig(t), command)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
 	x.run("set-option", "-t", "h", "window-size", "manual")
 	x.run("set-option", "-t", "h", "remain-on-exit", "on")

@@ -66,7 +66,7 @@ func TestMonitorExitsWhenTerminalVanishes(t *testing.T) {
 		out, err := exec.Command("tmux", append([]string{"-L", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
 		return string(out), err
 	}
-	if out, err := tm("new-session", "-d", "-x", "80", "-y", "24", "-e", mark, "setsid -w "+bin); err != nil {
+	if out, err := tm("new-session", "-d", "-x", "80", "-y", "24", "-e", mark, "-e", ownConfig(t), "setsid -w "+bin); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
 	t.Cleanup(func() { _, _ = tm("kill-server") })

@@ -126,7 +126,7 @@ func BenchmarkMonitorSelfSwitchesUnderLoad(b *testing.B) {
 	}
 	for range b.N {
 		mark := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
-		x.run("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", "-e", "CTXTOP_QUIET_BENCH="+mark, bin)
+		x.run("new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", "-e", "CTXTOP_QUIET_BENCH="+mark, "-e", ownConfig(b), bin)
 		var pid int
 		x.waitFor("the monitor", func(p string) bool {
 			pid = findByEnv(bin, mark)

@@ -31,13 +31,18 @@ func (x tmux) run(args ...string) string {
 
 func (x tmux) pane() string { return x.run("capture-pane", "-p", "-t", "e2e") }
 
+// ownConfig is an XDG_CONFIG_HOME=... setting for a tmux session: a
+// directory of the test's own, so that the view one monitor saves on
+// quitting (a filter, the processes view) never opens the next test's.
+func ownConfig(t testing.TB) string { return "XDG_CONFIG_HOME=" + t.TempDir() }
+
 // startTmux starts a tmux server private to the test, named after name,
 // with a session "e2e" of w by h running cmd, sized by hand so that no
 // client resizes it; the server is killed when the test ends.
 func startTmux(t testing.TB, name string, w, h int, cmd string) tmux {
 	t.Helper()
 	x := tmux{t: t, socket: fmt.Sprintf("ctxtop-%s-%d", name, os.Getpid())}
-	x.run("new-session", "-d", "-s", "e2e", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), cmd)
+	x.run("new-session", "-d", "-s", "e2e", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "-e", ownConfig(t), cmd)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
 	x.run("set-option", "-t", "e2e", "window-size", "manual")
 	return x
