@@ -75,6 +75,15 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 		l.Close()
 		return nil, err
 	}
+	// The tracer, attached before, has counted since: the baseline drains
+	// what it counted so far, so that the first interval's counts cover
+	// the same time as the threads' counters.
+	if cfg.Wakeups != nil {
+		if w, _ := cfg.Wakeups.Read(); w != nil {
+			w.Pairs = nil
+			l.prev.Wakeups = w
+		}
+	}
 	if err := l.keep(l.prev); err != nil {
 		l.Close()
 		return nil, err
