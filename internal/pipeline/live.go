@@ -56,17 +56,25 @@ type Live struct {
 	// minGap is MinInterval of the current interval; the TUI changes it
 	// while a Next may be under way.
 	minGap atomic.Int64
+	// wake and wakeWhy are the wake-up tracer's read in the pass under
+	// way, taken right after the tasks' counters (readWakeups).
+	wake    *model.WakeupSample
+	wakeWhy string
 }
 
 // NewLive opens the sampler and takes the baseline sample, so the first
 // Next already has an interval to compute rates over.
 func NewLive(cfg LiveConfig) (*Live, error) {
+	l := &Live{cfg: cfg}
+	if cfg.Wakeups != nil {
+		cfg.Sampler.AfterRead = l.readWakeups
+	}
 	s, err := sampler.New(cfg.Sampler)
 	if err != nil {
 		return nil, err
 	}
 	opts := model.Options{HotThreshold: cfg.Sampler.HotThreshold, Partial: len(cfg.Sampler.PIDs) > 0}
-	l := &Live{cfg: cfg, s: s, waits: s.NewWaitLooker(), pipe: New(opts, cfg.Interval)}
+	l.s, l.waits, l.pipe = s, s.NewWaitLooker(), New(opts, cfg.Interval)
 	l.pipe.SetPIDs(cfg.Sampler.PIDs)
 	l.pipe.FoldStacks(cfg.FoldedStacks)
 	l.prev, l.cur = &l.bufs[0], &l.bufs[1]
@@ -78,11 +86,8 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 	// The tracer, attached before, has counted since: the baseline drains
 	// what it counted so far, so that the first interval's counts cover
 	// the same time as the threads' counters.
-	if cfg.Wakeups != nil {
-		if w, _ := cfg.Wakeups.Read(); w != nil {
-			w.Pairs = nil
-			l.prev.Wakeups = w
-		}
+	if l.prev.Wakeups = l.wake; l.wake != nil {
+		l.wake.Pairs = nil
 	}
 	if err := l.keep(l.prev); err != nil {
 		l.Close()
@@ -105,16 +110,14 @@ func (l *Live) Next() (model.Snapshot, error) {
 	if wait := time.Duration(l.minGap.Load()) - time.Since(l.prev.Time); wait > 0 {
 		time.Sleep(wait)
 	}
+	l.wake, l.wakeWhy = nil, ""
 	err := l.s.Sample(l.cur)
 	// The looks belong to the interval that ends now, so they go into the
 	// sample that closes it, and a recording replays them; so do the
 	// wake-up and stack tracers' counts.
 	l.cur.Waits = l.waits.Collect(l.cur.Waits[:0])
-	l.cur.Wakeups = nil
-	var wakeupsUnavailable string
-	if l.cfg.Wakeups != nil {
-		l.cur.Wakeups, wakeupsUnavailable = l.cfg.Wakeups.Read()
-	}
+	l.cur.Wakeups = l.wake
+	wakeupsUnavailable := l.wakeWhy
 	l.cur.Stacks = nil
 	if l.cfg.Stacks != nil {
 		l.cur.Stacks = l.cfg.Stacks.Drain()
@@ -144,6 +147,13 @@ func (l *Live) Next() (model.Snapshot, error) {
 	l.prev, l.cur = l.cur, l.prev
 	return snap, nil
 }
+
+// readWakeups reads the wake-up tracer within a pass, right after the
+// tasks' counters (sampler.Config.AfterRead): the tracer's interval and
+// the threads' then end at the same moment, where a read after the pass
+// ended as much later as the rest of the pass took, or the scheduler kept
+// the monitor waiting meanwhile.
+func (l *Live) readWakeups() { l.wake, l.wakeWhy = l.cfg.Wakeups.Read() }
 
 // Close stops the wait-reason looks and releases the sampler's files.
 func (l *Live) Close() error {
