@@ -92,6 +92,60 @@ func TestBatchWakeupsJSON(t *testing.T) {
 	}
 }
 
+// TestBatchWakeupsMatchVoluntarySwitches: every voluntary switch of a
+// ping-pong thread is a sleep a wake-up ended, so in each report the
+// threads' wake-ups a second, from every waker, stand beside their
+// voluntary switches a second. The first report's were 0.91-0.99 of them
+// beside two busy loops while the tracer's first interval began before the
+// baseline sample; reads after the whole pass, or a jiffy of counts left
+// in the kernel, moved single intervals by a few percent more.
+func TestBatchWakeupsMatchVoluntarySwitches(t *testing.T) {
+	needBPF(t)
+	pid, tids := testutil.StartPingPong(t)
+	out, err := exec.Command(testutil.Binary(t), "-o", "json", "--wakeups", "-n", "4", "-d", "0.5", "-p", strconv.Itoa(pid)).Output()
+	if err != nil {
+		t.Fatalf("ctxtop --wakeups: %v", err)
+	}
+	var woken, switched float64
+	for i, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var r struct {
+			Interval float64 `json:"interval_s"`
+			Threads  []struct {
+				TID       int     `json:"tid"`
+				Voluntary float64 `json:"cswch_per_s"`
+			} `json:"threads"`
+			wakeupReport
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("report %d: %v", i, err)
+		}
+		if r.Wakeups == nil {
+			t.Fatalf("report %d has no wakeups array: %s", i, l)
+		}
+		var w, v float64
+		for _, p := range *r.Wakeups {
+			if slices.Contains(tids, p.WakeeTID) {
+				w += p.PerSec
+			}
+		}
+		for _, th := range r.Threads {
+			if slices.Contains(tids, th.TID) {
+				v += th.Voluntary
+			}
+		}
+		if v < 1000 {
+			t.Fatalf("report %d: the ping-pong's threads at %.0f voluntary switches/s: %s", i, v, l)
+		}
+		t.Logf("report %d over %.3f s: %.0f wake-ups/s of the two threads, %.0f voluntary switches/s: %.4f", i, r.Interval, w, v, w/v)
+		if w < 0.98*v || w > 1.02*v {
+			t.Errorf("report %d: the ping-pong's threads woken %.0f times a second for %.0f voluntary switches (%.3f), want within 2%%", i, w, v, w/v)
+		}
+		woken += w * r.Interval
+		switched += v * r.Interval
+	}
+	t.Logf("in all: %.0f wake-ups, %.0f voluntary switches: %.4f", woken, switched, woken/switched)
+}
+
 // TestBatchWakeupsPIDFilter: with -p, only pairs the process is on.
 func TestBatchWakeupsPIDFilter(t *testing.T) {
 	needBPF(t)

@@ -165,7 +165,8 @@ type Sample struct {
 	Waits []WaitTally
 	// Wakeups is the wake-up tracer's read at the end of this interval,
 	// raw as the tracer gave it (ComputeWakeups makes the rates); nil when
-	// the tracer was off.
+	// the tracer was off. A baseline sample's read, which only starts the
+	// first interval, keeps its time and running totals but no pairs.
 	Wakeups *WakeupSample
 	// Stacks is the stack tracer's read at the end of this interval, the
 	// interval's symbolized stacks and counts (the pipeline makes the

@@ -61,17 +61,25 @@ type Live struct {
 	// minGap is MinInterval of the current interval; the TUI changes it
 	// while a Next may be under way.
 	minGap atomic.Int64
+	// wake and wakeWhy are the wake-up tracer's read in the pass under
+	// way, taken right after the tasks' counters (readWakeups).
+	wake    *model.WakeupSample
+	wakeWhy string
 }
 
 // NewLive opens the sampler and takes the baseline sample, so the first
 // Next already has an interval to compute rates over.
 func NewLive(cfg LiveConfig) (*Live, error) {
+	l := &Live{cfg: cfg}
+	if cfg.Wakeups != nil {
+		cfg.Sampler.AfterRead = l.readWakeups
+	}
 	s, err := sampler.New(cfg.Sampler)
 	if err != nil {
 		return nil, err
 	}
 	opts := model.Options{HotThreshold: cfg.Sampler.HotThreshold, Partial: len(cfg.Sampler.PIDs) > 0}
-	l := &Live{cfg: cfg, s: s, waits: s.NewWaitLooker(), pipe: New(opts, cfg.Interval)}
+	l.s, l.waits, l.pipe = s, s.NewWaitLooker(), New(opts, cfg.Interval)
 	l.pipe.SetPIDs(cfg.Sampler.PIDs)
 	l.pipe.FoldStacks(cfg.FoldedStacks)
 	l.prev, l.cur = &l.bufs[0], &l.bufs[1]
@@ -80,6 +88,7 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 		l.Close()
 		return nil, err
 	}
+	l.baselineWakeups(l.prev)
 	if cfg.TargetStacksFirst && cfg.Stacks != nil && len(cfg.Sampler.PIDs) == 0 {
 		if err := l.targetFirst(); err != nil {
 			l.Close()
@@ -105,6 +114,7 @@ func (l *Live) targetFirst() error {
 	}
 	l.cur.Waits = l.cur.Waits[:0]
 	l.cur.Stacks = nil
+	l.baselineWakeups(l.cur)
 	l.cfg.Stacks.Drain()
 	snap := l.pipe.Derive(l.prev, l.cur)
 	l.cfg.Stacks.Retarget(&snap)
@@ -126,16 +136,14 @@ func (l *Live) Next() (model.Snapshot, error) {
 	if wait := time.Duration(l.minGap.Load()) - time.Since(l.prev.Time); wait > 0 {
 		time.Sleep(wait)
 	}
+	l.wake, l.wakeWhy = nil, ""
 	err := l.s.Sample(l.cur)
 	// The looks belong to the interval that ends now, so they go into the
 	// sample that closes it, and a recording replays them; so do the
 	// wake-up and stack tracers' counts.
 	l.cur.Waits = l.waits.Collect(l.cur.Waits[:0])
-	l.cur.Wakeups = nil
-	var wakeupsUnavailable string
-	if l.cfg.Wakeups != nil {
-		l.cur.Wakeups, wakeupsUnavailable = l.cfg.Wakeups.Read()
-	}
+	l.cur.Wakeups = l.wake
+	wakeupsUnavailable := l.wakeWhy
 	l.cur.Stacks = nil
 	if l.cfg.Stacks != nil {
 		l.cur.Stacks = l.cfg.Stacks.Drain()
@@ -169,6 +177,23 @@ func (l *Live) Next() (model.Snapshot, error) {
 // Skipped lists the --pid targets that were already gone at NewLive and
 // are not sampled (sampler.Sampler.Skipped).
 func (l *Live) Skipped() []int { return l.s.Skipped() }
+
+// readWakeups reads the wake-up tracer within a pass, right after the
+// tasks' counters (sampler.Config.AfterRead): the tracer's interval and
+// the threads' then end at the same moment, where a read after the pass
+// ended as much later as the rest of the pass took, or the scheduler kept
+// the monitor waiting meanwhile.
+func (l *Live) readWakeups() { l.wake, l.wakeWhy = l.cfg.Wakeups.Read() }
+
+// baselineWakeups makes the tracer's read in the pass that took s a
+// baseline: the tracer, attached before, has counted since, and draining
+// what it counted so far makes the first interval's counts cover the same
+// time as the threads' counters.
+func (l *Live) baselineWakeups(s *model.Sample) {
+	if s.Wakeups = l.wake; l.wake != nil {
+		l.wake.Pairs = nil
+	}
+}
 
 // Close stops the wait-reason looks and releases the sampler's files.
 func (l *Live) Close() error {

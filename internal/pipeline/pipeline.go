@@ -116,6 +116,20 @@ func (p *Pipeline) Judge(s *model.Snapshot) {
 	s.Spike = p.spikes.Observe(s.Time, s.System.ContextSwitchesPerSec, s.System.CPUs)
 }
 
+// continues tells whether the tracer's read w began with the read before,
+// as every read but the first after an attach does. A recording keeps
+// these times as offsets from their samples' wall clock times, which NTP
+// may slew apart from the monotonic clock by up to 0.05% between two
+// samples, so in a replay the two may differ by that much. A read whose
+// start is unknown (zero Since) is taken to follow the one before.
+func continues(before, w *model.WakeupSample) bool {
+	if w.Since.IsZero() {
+		return true
+	}
+	d := w.Since.Sub(before.Time)
+	return d.Abs() <= time.Millisecond+w.Time.Sub(before.Time)/1000
+}
+
 // Derive is Step without the spike verdict, which depends on the history:
 // for a seek in a recording, whose verdicts were taken in order once.
 func (p *Pipeline) Derive(prev, cur *model.Sample) model.Snapshot {
@@ -125,14 +139,15 @@ func (p *Pipeline) Derive(prev, cur *model.Sample) model.Snapshot {
 		p.steppedBack = cur.Time
 	}
 	s := model.Compute(prev, cur, opts)
-	if w := cur.Wakeups; w != nil {
-		// The per-CPU totals run on from the previous read when there was
-		// one of this attachment; pairs are counted from Since anyway.
-		before := prev.Wakeups
-		if before != nil && !before.Time.Equal(w.Since) {
-			before = nil
-		}
-		g := model.ComputeWakeups(before, w.Since, w)
+	// The tracer's counts give figures only when they began with the
+	// previous sample's read, so that they cover the interval the threads'
+	// counters do: a wake-up rate stands beside the voluntary switches it
+	// ended. The first read after the tracer attached began elsewhere (at
+	// the attach, mid-interval, or before the baseline) and is only the
+	// start of the next; over a load that changed meanwhile its rates
+	// disagreed with the threads' by up to a tenth.
+	if w, before := cur.Wakeups, prev.Wakeups; w != nil && before != nil && continues(before, w) {
+		g := model.ComputeWakeups(before, before.Time, w)
 		if len(p.pids) > 0 {
 			g.Pairs = slices.DeleteFunc(g.Pairs, func(x model.WakeupPair) bool {
 				return !slices.Contains(p.pids, x.WakerPID) && !slices.Contains(p.pids, x.WakeePID)

@@ -180,6 +180,9 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 	// it is when each record was read, to within the walk's few ms.
 	s.clock.tick()
 	ip.stamp = s.clock.stamp
+	if err == nil {
+		s.tasksRead()
+	}
 	if err == nil && ip.slots == nil {
 		ip.reserve(n)
 	}

@@ -68,6 +68,14 @@ type Config struct {
 	// NoTaskIter keeps the /proc path even where the BPF task walk could
 	// read every thread at once (iter.go).
 	NoTaskIter bool
+	// AfterRead, when set, is called once a pass, right after the tasks'
+	// counters were read: right after the BPF walk, which reads them all
+	// in one call, or after the last task on the /proc path. A reading
+	// that must cover the same time as theirs (the wake-up tracer's, whose
+	// rates stand beside the threads') belongs there rather than after
+	// the pass, whose remaining work (listing /proc, the cgroups' files)
+	// a busy host can stretch by whole time slices.
+	AfterRead func()
 }
 
 // Sampler produces Samples. It is not safe for concurrent use.
@@ -118,6 +126,10 @@ type Sampler struct {
 	// (iter.go); iterNote says why not, when it was asked for.
 	it       *iterPath
 	iterNote string
+
+	// afterRead is Config.AfterRead; read is whether this pass called it.
+	afterRead func()
+	read      bool
 }
 
 var dotPath = []byte(".\x00")
@@ -138,6 +150,7 @@ func New(cfg Config) (*Sampler, error) {
 		taskDirFD: -1,
 		buf:       make([]byte, 4096),
 		dirBuf:    make([]byte, 32<<10),
+		afterRead: cfg.AfterRead,
 	}
 	for i := range s.sysFD {
 		s.sysFD[i] = -1
@@ -269,6 +282,7 @@ func (s *Sampler) Close() error {
 
 // Sample makes one pass and writes it into dst, reusing dst.Tasks.
 func (s *Sampler) Sample(dst *model.Sample) error {
+	s.read = false
 	dst.Time = time.Now()
 	s.clock.start(dst.Time)
 	s.readSystem(&dst.System)
@@ -286,6 +300,7 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 		dst.Unreadable += s.sampleProcess(s.carryProc(pid))
 	}
 	s.endPass()
+	s.tasksRead()
 	if s.targets != nil && !s.anyLive() {
 		return ErrTargetsGone
 	}
@@ -296,6 +311,15 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 		s.readCgroups(dst)
 	}
 	return nil
+}
+
+// tasksRead calls Config.AfterRead, once a pass: a walk that fails after
+// it read the tasks falls back to the /proc path, which reads them again.
+func (s *Sampler) tasksRead() {
+	if s.afterRead != nil && !s.read {
+		s.read = true
+		s.afterRead()
+	}
 }
 
 // listProcesses sets s.pids, sorted: the targets, or every process in the

@@ -305,11 +305,12 @@ func pairsOf(s *model.WakeupSample, waker, wakee int) direction {
 }
 
 // TestAccuracyAgainstLoad runs ctxtop's own ping-pong and checks the pair
-// counts against what the load and the kernel counted.
+// counts against what the load and the kernel counted, on the host as it
+// is and beside two busy loops.
 //
 // Every voluntary switch of a ping-pong thread is a sleep that the other
 // side's wake-up ended, so the two directions together must match the
-// kernel's voluntary switches. Only where the protocol makes each side sleep
+// kernel's voluntary switches, within 2%. Only where the protocol makes each side sleep
 // once per round trip (pipes on two CPUs) is each direction one wake-up per
 // round trip: pinned to one CPU, the woken side preempts the waker before
 // it sleeps, and the hand-off back finds the waker runnable, which needs no
@@ -325,6 +326,25 @@ func TestAccuracyAgainstLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Run("quiet", func(t *testing.T) { accuracyCases(t, tr, string(cpus)) })
+	t.Run("beside two busy loops", func(t *testing.T) {
+		for range 2 {
+			hog := exec.Command("sh", "-c", "while :; do :; done")
+			if err := hog.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				hog.Process.Kill()
+				hog.Wait()
+			})
+		}
+		accuracyCases(t, tr, string(cpus))
+	})
+}
+
+// accuracyCases is TestAccuracyAgainstLoad's cases; cpus is the online
+// CPUs' list.
+func accuracyCases(t *testing.T, tr *Tracer, cpus string) {
 	for _, tc := range []struct {
 		mode, cpus string
 		// perTrip: every round trip must be a wake-up each way.
@@ -339,7 +359,7 @@ func TestAccuracyAgainstLoad(t *testing.T) {
 		{"pipe", "0,1", true, 90, 100, true},
 	} {
 		t.Run(tc.mode+"/cpus="+tc.cpus, func(t *testing.T) {
-			if tc.needsTwoCPUsOn && strings.TrimSpace(string(cpus)) == "0" {
+			if tc.needsTwoCPUsOn && strings.TrimSpace(cpus) == "0" {
 				t.Skip("one CPU online")
 			}
 			// Beside CPU hogs a second of cross-CPU futex ping-pong once
@@ -375,6 +395,16 @@ func TestAccuracyAgainstLoad(t *testing.T) {
 			}
 			there := pairsOf(&s, tids[ping], tids[pong])
 			back := pairsOf(&s, tids[pong], tids[ping])
+			// Anyone's wake-ups of the two: the load's start and stop wake
+			// each side from another thread, and in pipe mode the Go
+			// runtime's preemption signal wakes a side blocked in read
+			// some tens of times a second.
+			var woken uint64
+			for _, p := range s.Pairs {
+				if p.WakeeTID == tids[ping] || p.WakeeTID == tids[pong] {
+					woken += p.Wakeups
+				}
+			}
 			t.Logf("%d round trips in %.2f s, %d voluntary switches; %s→%s %d wake-ups (%d cross-CPU, p50 %.1f µs), back %d (%d cross-CPU, p50 %.1f µs)",
 				res.RoundTrips, res.DurationS, res.SwitchesVoluntary, ping, pong,
 				there.wakeups, there.cross, model.LatencyPercentile(&there.lat, 50)/1e3,
@@ -397,7 +427,23 @@ func TestAccuracyAgainstLoad(t *testing.T) {
 				within(ping+"→"+pong+" vs round trips", there.wakeups, res.RoundTrips, 0.8, 1.1)
 				within(pong+"→"+ping+" vs round trips", back.wakeups, res.RoundTrips, 0.8, 1.1)
 			}
-			within("both directions vs voluntary switches", there.wakeups+back.wakeups, res.SwitchesVoluntary, 0.9, 1.1)
+			// Every sleep some wake-up ended: within 2%, give or take
+			// what a wakee's slot still held when its thread exited (at
+			// most 63 each) and the sleeps of the threads' start-up
+			// before the load's first reading of their counters (moved to
+			// their CPU by the migration thread, a Go thread parked until
+			// it had work), whose wake-ups are counted and their switches
+			// not: 0.998-1.002 here, and +19 of 297 on a host at a load
+			// average of 600.
+			const slack = 2*63 + 24
+			v := res.SwitchesVoluntary
+			t.Logf("all wake-ups of the two: %d vs %d voluntary switches (%+d)", woken, v, int64(woken)-int64(v))
+			if float64(woken) < 0.98*float64(v)-slack || float64(woken) > 1.02*float64(v)+slack {
+				t.Errorf("%d wake-ups of the two threads, want their %d voluntary switches within 2%% and %d", woken, v, slack)
+			}
+			// Of those the pair's own: here 0.99-1.00 but for a slow pipe
+			// run (0.93 at 297 switches, the rest the Go runtime's).
+			within("both directions vs voluntary switches", there.wakeups+back.wakeups, res.SwitchesVoluntary, 0.9, 1.02)
 			for _, d := range []direction{there, back} {
 				if d.wakeups == 0 {
 					continue

@@ -374,7 +374,7 @@ func (m Model) status() string {
 	case m.filtering:
 		return filter.Prompt(th, m.filter, m.width)
 	case m.w == nil:
-		return th.Dim.Render(textutil.Truncate("wake-ups: attaching; first figures after one refresh", m.width))
+		return th.Dim.Render(textutil.Truncate("wake-ups: attaching; first figures after a whole refresh", m.width))
 	}
 	parts := []string{th.Title.Render("wake-ups") + " " + fmt.Sprintf("%d pairs", len(m.w.Pairs))}
 	if m.filter != "" {

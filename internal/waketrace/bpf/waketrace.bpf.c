@@ -23,9 +23,9 @@
  * latencies are those of the wake-ups in that part.
  *
  * A busy wakee's counts gather in its slot while its waker stays the same
- * and reach the pair map about once a jiffy; user space drains the pair
- * map once per refresh with a batch lookup-and-delete; nothing is sent per
- * event. A slot, not task storage, because a slot is a plain array element,
+ * and reach the pair map about once a jiffy, or every FLUSH_EVERY
+ * wake-ups if sooner; user space drains the pair map once per refresh with
+ * a batch lookup-and-delete; nothing is sent per event. A slot, not task storage, because a slot is a plain array element,
  * which the verifier inlines. Two wakees sharing a slot take it from each
  * other, and the note of the one that lost it is not resolved: with n
  * wakees woken at about the same time, about n in NOTE_SLOTS of their
@@ -62,15 +62,26 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define BUSY_PER_JIFFY 8
 /* About this many of a wakee's wake-ups a jiffy are timed. */
 #define TIMED_PER_JIFFY 8
+/*
+ * A busy wakee's counts go to the map every FLUSH_EVERY wake-ups too, not
+ * only once a jiffy: a read finds at most that many of them still in its
+ * slot (they show in the next interval), where a jiffy of a pinned
+ * ping-pong is some 3,000 wake-ups, which moved an interval's rate by a
+ * few percent against the threads' own counters, and which a thread that
+ * exits takes with it. A map lookup every 64 wake-ups costs each well
+ * under a nanosecond.
+ */
+#define FLUSH_EVERY 64
 
 /*
  * A wakee's slot: the note of its latest wake-up, not yet resolved, and its
  * counts for the pair (cw_tid -> owner) not yet added to pair_map. They
  * gather here while its waker stays the same, and are added to the map
- * when another waker wakes it, at its first wake-up in a new jiffy, at
- * every wake-up when it is not busy, and when another wakee takes the
- * slot, so the map is looked up about once a jiffy per busy wakee instead
- * of at every wake-up. Four cache lines; a wake-up touches the first two
+ * when another waker wakes it, at its first wake-up in a new jiffy, every
+ * FLUSH_EVERY wake-ups, at every wake-up when it is not busy, and when
+ * another wakee takes the slot, so the map is looked up about once a
+ * jiffy or FLUSH_EVERY wake-ups per busy wakee instead of at every
+ * wake-up. Four cache lines; a wake-up touches the first two
  * and one of the latency histogram's.
  */
 struct note {
@@ -437,7 +448,7 @@ int BPF_PROG(ctxtop_waking, struct task_struct *p)
 	 * A wakee that is not busy has its counts in the map at once: a rare
 	 * wake-up should show in its own interval.
 	 */
-	if (!n->busy)
+	if (!n->busy || n->cw_wakeups >= FLUSH_EVERY)
 		flush(n);
 	return 0;
 }
