@@ -122,7 +122,7 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	spec := recordSpec{path: o.out, pids: o.pids, procRoot: o.procRoot, interval: interval, hot: o.hot,
 		rotate: o.rotate, force: o.force, writer: record.WriterOptions{MaxSize: int64(o.maxSize), FlushEvery: time.Duration(o.flush)}}
 	cfg := pipeline.LiveConfig{
-		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot},
+		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, Passes: durationPasses(time.Duration(o.duration), interval)},
 		Interval: interval,
 	}
 	if o.wakeups {
@@ -305,12 +305,34 @@ type recordSpec struct {
 	writer   record.WriterOptions
 }
 
+// plannedPasses is how many passes a run means to make, the baseline
+// included: batch mode's -n reports and the one before them; 0, as many
+// as it lasts, for the monitor and a batch run until interrupted. A run
+// that stays has the task walk's skipping program loaded at its start,
+// so that no pass after the first pays for it.
+func plannedPasses(batch bool, iterations int) int {
+	if !batch || iterations <= 0 {
+		return 0
+	}
+	return iterations + 1
+}
+
+// durationPasses is plannedPasses for a run of duration d (0: until
+// interrupted) at interval.
+func durationPasses(d, interval time.Duration) int {
+	if d <= 0 || interval <= 0 {
+		return 0
+	}
+	return int(min(d/interval, 1<<20)) + 1
+}
+
 // openLive is the live source of the monitor and batch mode, writing its
 // samples to o.recordTo when set.
 func openLive(o options, wakeups pipeline.WakeupReader, stackReader pipeline.StacksReader) (*pipeline.Live, *monitorRecorder, error) {
 	defer quietStartGC()()
 	cfg := pipeline.LiveConfig{
-		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot},
+		Sampler: sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot,
+			Passes: plannedPasses(o.batch, o.iterations)},
 		Interval: time.Duration(o.delay),
 		Wakeups:  wakeups,
 		Stacks:   stackReader,
