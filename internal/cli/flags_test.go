@@ -75,3 +75,27 @@ func TestRecordTimeFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestPlannedPasses: a run that stays (the monitor, -b until interrupted,
+// record without --duration) says 0, so the task walk's skipping program
+// loads at its start; a counted one says how many passes it makes, the
+// baseline included, so that a short one never pays for it.
+func TestPlannedPasses(t *testing.T) {
+	for _, c := range []struct {
+		batch      bool
+		iterations int
+		want       int
+	}{{false, 0, 0}, {false, 5, 0}, {true, 0, 0}, {true, 2, 3}, {true, 100, 101}} {
+		if got := plannedPasses(c.batch, c.iterations); got != c.want {
+			t.Errorf("plannedPasses(%v, %d) = %d, want %d", c.batch, c.iterations, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		d, interval time.Duration
+		want        int
+	}{{0, time.Second, 0}, {2 * time.Second, time.Second, 3}, {4 * time.Second, 500 * time.Millisecond, 9}, {time.Hour, 0, 0}, {24 * 365 * time.Hour, time.Millisecond, 1<<20 + 1}} {
+		if got := durationPasses(c.d, c.interval); got != c.want {
+			t.Errorf("durationPasses(%v, %v) = %d, want %d", c.d, c.interval, got, c.want)
+		}
+	}
+}

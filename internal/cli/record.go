@@ -152,7 +152,8 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 		spec.stream = os.Stdout
 	}
 	cfg := pipeline.LiveConfig{
-		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, HostRoot: o.hostRoot, CgroupRoot: o.cgroupRoot},
+		Sampler: sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, HostRoot: o.hostRoot, CgroupRoot: o.cgroupRoot,
+			Passes: durationPasses(time.Duration(o.duration), interval)},
 		Interval: interval,
 	}
 	if o.wakeups {
@@ -379,12 +380,34 @@ type recordSpec struct {
 	stream *os.File
 }
 
+// plannedPasses is how many passes a run means to make, the baseline
+// included: batch mode's -n reports and the one before them; 0, as many
+// as it lasts, for the monitor and a batch run until interrupted. A run
+// that stays has the task walk's skipping program loaded at its start,
+// so that no pass after the first pays for it.
+func plannedPasses(batch bool, iterations int) int {
+	if !batch || iterations <= 0 {
+		return 0
+	}
+	return iterations + 1
+}
+
+// durationPasses is plannedPasses for a run of duration d (0: until
+// interrupted) at interval.
+func durationPasses(d, interval time.Duration) int {
+	if d <= 0 || interval <= 0 {
+		return 0
+	}
+	return int(min(d/interval, 1<<20)) + 1
+}
+
 // openLive is the live source of the monitor and batch mode, writing its
 // samples to o.recordTo when set.
 func openLive(o options, wakeups pipeline.WakeupReader, stackReader pipeline.StacksReader) (*pipeline.Live, *monitorRecorder, error) {
 	defer quietStartGC()()
 	cfg := pipeline.LiveConfig{
-		Sampler:  sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot, HostRoot: o.hostRoot},
+		Sampler: sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot, HostRoot: o.hostRoot,
+			Passes: plannedPasses(o.batch, o.iterations)},
 		Interval: time.Duration(o.delay),
 		Wakeups:  wakeups,
 		Stacks:   stackReader,

@@ -96,6 +96,22 @@ func FuzzParseWchan(f *testing.F) {
 	})
 }
 
+func FuzzParseTaskStackTop(f *testing.F) {
+	f.Add([]byte("[<0>] futex_do_wait+0x46/0x90\n[<0>] __futex_wait+0x8a/0x100\n"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w, err := ParseTaskStackTop(b, "stack")
+		if err != nil {
+			return
+		}
+		for _, c := range w {
+			if c < ' ' || c > '~' {
+				t.Errorf("function %q holds a byte that is not printable", w)
+			}
+		}
+	})
+}
+
 func FuzzParseTaskSyscall(f *testing.F) {
 	f.Add([]byte("202 0x1 0x80 0x0 0x0 0x0 0x0 0x7ffd 0x46\n"))
 	f.Add([]byte("running\n"))

@@ -90,3 +90,37 @@ func TestParseFDTarget(t *testing.T) {
 		}
 	}
 }
+
+func TestParseTaskStackTop(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		wantErr        bool
+	}{
+		{"hidden address", "[<0>] futex_do_wait+0x46/0x90\n[<0>] __futex_wait+0x8a/0x100\n", "futex_do_wait", false},
+		{"address", "[<ffffffff8a1b2c3d>] anon_pipe_read+0x2f1/0x4a0\n", "anon_pipe_read", false},
+		{"module", "[<0>] nfs_wait_bit_killable+0x1a/0x80 [nfs]\n", "nfs_wait_bit_killable", false},
+		{"suffix", "[<0>] do_epoll_wait.part.0+0x4a/0x90\n", "do_epoll_wait.part.0", false},
+		{"only the first line read", "[<0>] hrtimer_nanosleep+0x74/0xf0\n[<0>] __x64_sys_nano", "hrtimer_nanosleep", false},
+		{"no frames", "", "", false},
+		{"cut in the first frame", "[<0>] futex_do_wa", "", true},
+		{"no offset", "[<0>] futex_do_wait\n", "", true},
+		{"escape sequence", "[<0>] \x1b[2J+0x1/0x2\n", "", true},
+		{"not hex", "[<zz>] f+0x1/0x2\n", "", true},
+		{"no brackets", "futex_do_wait+0x46/0x90\n", "", true},
+		{"empty name", "[<0>] +0x46/0x90\n", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseTaskStackTop([]byte(tt.in), "stack")
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if err != nil && !errors.Is(err, ErrParse) {
+				t.Errorf("err %v does not wrap ErrParse", err)
+			}
+			if diff := cmp.Diff(tt.want, string(got)); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}

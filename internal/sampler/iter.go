@@ -113,7 +113,7 @@ const initPIDNamespace = 0xEFFFFFFC
 // this process's own procfs in the initial PID namespace, and the kernel
 // and privileges allow it. Otherwise the /proc path serves, and why is
 // returned for Sampler.SourceNote.
-func openIter(fs procfs.FS, targets []int, noTaskstats bool) (*iterPath, string) {
+func openIter(fs procfs.FS, targets []int, noTaskstats bool, passes int) (*iterPath, string) {
 	if !sameNamespace(fs) {
 		return nil, "the procfs root is not this process's own"
 	}
@@ -125,7 +125,7 @@ func openIter(fs procfs.FS, targets []int, noTaskstats bool) (*iterPath, string)
 	if targets != nil {
 		pids = targets
 	}
-	it, err := taskiter.Open(taskiter.Options{PIDs: pids})
+	it, err := taskiter.Open(taskiter.Options{PIDs: pids, Passes: passes})
 	if err != nil {
 		return nil, err.Error()
 	}

@@ -74,7 +74,7 @@ func BenchmarkTaskIter10kOneBusy(b *testing.B) {
 // raised for it and restored after; skipped when they cannot be). Besides
 // the pass it reports the sampler's process RSS and open fds after the
 // passes: the walk keeps no file per thread, the /proc path one schedstat
-// file each (as many as the open-file limit allows). From the third pass
+// file each (as many as the open-file limit allows). From the second pass
 // on the walk steps over the idle threads (taskiter's skip.go), looking at
 // a 32nd of them each pass: max-ms is the dearest pass, skipped the
 // threads a pass left alone, on average.
@@ -153,9 +153,9 @@ func BenchmarkTaskIterStartup10k(b *testing.B) {
 }
 
 // warmSkipping makes passes until the walk has loaded and attached its
-// hooks (taskiter's skip.go: once the passes have spent what loading them
-// costs, some 35 at 10,000 threads), which is not the steady state the
-// benchmarks measure.
+// hooks (taskiter's skip.go: at the first pass of a sampler that stays on
+// a big host, or a few later on a loaded one), and one more, which is the
+// steady state the benchmarks measure.
 func warmSkipping(b *testing.B, s *Sampler, smp *model.Sample) {
 	b.Helper()
 	for range 100 {

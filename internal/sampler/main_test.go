@@ -28,6 +28,11 @@ func TestMain(m *testing.M) {
 		sleepers(n)
 		return
 	}
+	if v := os.Getenv("CTXTOP_WOKEN_WAITER"); v != "" {
+		cpu, _ := strconv.Atoi(v)
+		wokenWaiter(cpu)
+		return
+	}
 	if os.Getenv("CTXTOP_SPIN_THREADS") != "" {
 		spinThreads()
 		return

@@ -76,6 +76,12 @@ type Config struct {
 	// the pass, whose remaining work (listing /proc, the cgroups' files)
 	// a busy host can stretch by whole time slices.
 	AfterRead func()
+	// Passes is how many passes the caller means to make, the baseline
+	// included; 0 for as many as it lasts (the monitor, serve, a batch run
+	// until interrupted). On a big host a caller that stays has the task
+	// walk's skipping program loaded at once, in the background, rather
+	// than when its passes have paid for it (taskiter.Options.Passes).
+	Passes int
 }
 
 // Sampler produces Samples. It is not safe for concurrent use.
@@ -188,7 +194,7 @@ func New(cfg Config) (*Sampler, error) {
 	s.targets = slices.Compact(s.targets)
 	s.keepBudget = fdBudget()
 	if !cfg.NoTaskIter {
-		s.it, s.iterNote = openIter(fs, s.targets, cfg.NoTaskstats)
+		s.it, s.iterNote = openIter(fs, s.targets, cfg.NoTaskstats, cfg.Passes)
 	}
 	if s.it == nil && !cfg.NoTaskstats && sameNamespace(fs) {
 		// Unavailable without CAP_NET_ADMIN, in a container's own network

@@ -18,12 +18,12 @@ import (
 // blocking threads (at most WaitThreads of them, hot in the last snapshot
 // with mostly voluntary switches) are looked at WaitLooks times, evenly
 // spread over the interval; a thread that just became hot also gets up to
-// firstLooks looks at the refresh itself. A look reads the thread's syscall
-// file, its wchan when the thread is not running, and for a read- or
-// write-like call the target of the fd it is blocked on: at most 3 reads
-// and one readlink. So at most 10 × 8 + 5 × 8 = 120 looks per refresh. Nothing is armed
-// while no thread is hot and blocking, so an idle host sees no extra
-// wake-up.
+// firstLooks looks at the refresh itself. A look reads the thread's wchan;
+// asleep, its syscall file and for a read- or write-like call the target
+// of the fd it is blocked on; not asleep, as root, the first frame of its
+// kernel stack (see look): at most 2 reads and one readlink. So at most
+// 10 × 8 + 5 × 8 = 120 looks per refresh. Nothing is armed while no thread
+// is hot and blocking, so an idle host sees no extra wake-up.
 //
 // A thread is settled when the looks at it agree: its last asleep looks
 // (at most WaitLooks, over any number of refreshes) all found one reason,
@@ -79,6 +79,9 @@ type looker struct {
 	known map[taskKey]*threadWaits
 
 	path, buf, link, raw []byte
+	// noStack is set once reading a kernel stack was refused (not root):
+	// looks at threads not asleep read the syscall file instead.
+	noStack bool
 }
 
 type taskKey struct{ pid, tid int }
@@ -453,46 +456,104 @@ func (w *looker) lookAll() {
 	}
 }
 
+// look takes one look at t. wchan comes first: the kernel reads it under
+// the lock wake-ups take, so it names a function whenever the thread is
+// asleep at that instant. The syscall file says less often: it answers
+// only when the thread stays asleep for the whole read, and each side of
+// a busy ping-pong sleeps a microsecond or two at a time, less than that
+// read takes; beside busy loops one side was found asleep by it in none of
+// 300 looks. A thread not asleep is often just woken and not yet run
+// (runnable: wchan "0", syscall "running"), still in the function it slept
+// in; its kernel stack says which (lookAwake).
 func (w *looker) look(t *waitTarget) {
-	obs := waitreason.Observation{Syscall: waitreason.NoSyscall}
-	var raw []byte
-	if !t.noSyscall {
-		n, err := w.read(t, "syscall")
+	n, err := w.read(t, "wchan")
+	if err != nil {
+		return // gone: not a look
+	}
+	wc, err := procfs.ParseWchan(w.buf[:n], "wchan")
+	if err != nil {
+		return
+	}
+	if len(wc) == 0 {
+		w.lookAwake(t)
+		return
+	}
+	// Copied now: the reads below reuse the buffer.
+	t.wchan = append(t.wchan[:0], wc...)
+	obs := waitreason.Observation{Syscall: waitreason.NoSyscall, Wchan: string(t.wchan)}
+	raw := w.readSyscall(t, &obs)
+	w.count(t, waitreason.Reason(obs), raw)
+}
+
+// readSyscall adds to obs the call t is blocked in and the kind of the fd
+// it is blocked on, and returns the call's line, nil when there is none: a
+// thread of another user, or one that has woken since its wchan was read,
+// is known by its wchan alone.
+func (w *looker) readSyscall(t *waitTarget, obs *waitreason.Observation) []byte {
+	if t.noSyscall {
+		return nil
+	}
+	n, err := w.read(t, "syscall")
+	if err == unix.EACCES || err == unix.EPERM {
+		t.noSyscall = true
+	}
+	if err != nil {
+		return nil
+	}
+	sc, err := procfs.ParseTaskSyscall(w.buf[:n], "syscall")
+	if err != nil || sc.Running {
+		return nil
+	}
+	// Copied now: the readlink below reuses the path buffer, and a later
+	// read the buffer.
+	w.raw = append(w.raw[:0], trimSyscall(w.buf[:n])...)
+	obs.Syscall = sc.Number
+	if waitreason.TakesFD(sc.Number) && sc.Args[0] < 1<<31 {
+		obs.FD = w.fdKind(t.pid, int(sc.Args[0]))
+	}
+	return w.raw
+}
+
+// lookAwake is a look at t, which was not asleep when its wchan was read.
+// As root, the first frame of its kernel stack is the function it was
+// last switched out in: a wait of the table counts as that reason (the
+// thread was woken from it and waits for a CPU, or has just left it), any
+// other function is a preemption and counts as running. Without the right
+// to read stacks, the syscall file is read as before wchan was: a kernel
+// that hides wchan still answers there.
+func (w *looker) lookAwake(t *waitTarget) {
+	if !w.noStack {
+		fn, err := w.stackTop(t)
 		switch {
 		case err == unix.EACCES || err == unix.EPERM:
-			t.noSyscall = true
+			w.noStack = true
 		case err != nil:
 			return // gone: not a look
 		default:
-			sc, err := procfs.ParseTaskSyscall(w.buf[:n], "syscall")
-			if err != nil {
-				break
+			reason := ""
+			if len(fn) > 0 {
+				reason = waitreason.Switched(string(fn))
 			}
-			if sc.Running {
-				t.tally.Looks++
-				return
+			if reason != "" {
+				t.wchan = append(t.wchan[:0], fn...)
 			}
-			// Copied now: the wchan read below reuses the buffer.
-			raw = append(w.raw[:0], trimSyscall(w.buf[:n])...)
-			w.raw = raw
-			obs.Syscall = sc.Number
-			if waitreason.TakesFD(sc.Number) && sc.Args[0] < 1<<31 {
-				obs.FD = w.fdKind(t.pid, int(sc.Args[0]))
-			}
+			w.count(t, reason, nil)
+			return
 		}
 	}
-	n, err := w.read(t, "wchan")
-	if err != nil && !t.noSyscall {
+	obs := waitreason.Observation{Syscall: waitreason.NoSyscall}
+	raw := w.readSyscall(t, &obs)
+	if raw == nil {
+		t.tally.Looks++ // running, or nothing to say
 		return
 	}
-	if err == nil {
-		if wc, err := procfs.ParseWchan(w.buf[:n], "wchan"); err == nil && len(wc) > 0 {
-			obs.Wchan = string(wc)
-			t.wchan = append(t.wchan[:0], wc...)
-		}
-	}
+	w.count(t, waitreason.Reason(obs), raw)
+}
+
+// count adds one look to t's tally, asleep on reason unless that is "";
+// raw is its syscall line, if it has one.
+func (w *looker) count(t *waitTarget, reason string, raw []byte) {
 	t.tally.Looks++
-	reason := waitreason.Reason(obs)
 	if reason == "" {
 		return
 	}
@@ -508,6 +569,23 @@ func (w *looker) look(t *waitTarget) {
 	t.tally.Reasons = append(t.tally.Reasons, model.ReasonCount{Reason: reason, N: 1})
 }
 
+// stackTop reads the first frame of t's kernel stack. One read of the
+// buffer is enough: only the first line is wanted, and a deep stack runs
+// to kilobytes.
+func (w *looker) stackTop(t *waitTarget) ([]byte, error) {
+	w.path = appendTaskPath(w.path[:0], t.pid, t.tid, "stack")
+	fd, err := openFile(w.rootFD, w.path)
+	if err != nil {
+		return nil, err
+	}
+	n, err := preadRaw(fd, w.buf)
+	closeFD(fd)
+	if err != nil {
+		return nil, err
+	}
+	return procfs.ParseTaskStackTop(w.buf[:n], "stack")
+}
+
 // lookSettled looks at a settled thread: its wchan alone when that names
 // the function it was last found asleep in, a full look otherwise.
 func (w *looker) lookSettled(t *waitTarget, tw *threadWaits) {
@@ -520,7 +598,8 @@ func (w *looker) lookSettled(t *waitTarget, tw *threadWaits) {
 		return
 	}
 	if len(wc) == 0 {
-		t.tally.Looks++ // running
+		// Woken and waiting for a CPU, or on one: the stack says which.
+		w.lookAwake(t)
 		return
 	}
 	reason := tw.oneReason()
@@ -528,10 +607,9 @@ func (w *looker) lookSettled(t *waitTarget, tw *threadWaits) {
 		w.look(t)
 		return
 	}
-	t.tally.Looks++
 	t.wchan = append(t.wchan[:0], wc...)
 	t.syscall = append(t.syscall[:0], tw.syscall...)
-	t.tally.Reasons = append(t.tally.Reasons, model.ReasonCount{Reason: reason, N: 1})
+	w.count(t, reason, nil)
 }
 
 // trimSyscall keeps the number and the first three arguments of a syscall

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/procfs"
+	"github.com/ctxtop/ctxtop/internal/waitreason"
 )
 
 // waitWorkload is a process whose threads block on known things: "w-sleep"
@@ -255,7 +256,13 @@ func BenchmarkWaitLooks20HotThreads(b *testing.B) {
 	b.ResetTimer()
 	start := cpuTime()
 	for range b.N {
+		// Forgotten each time: once settled, a thread is not armed
+		// again, and the loop would time nothing.
+		clear(w.known)
 		w.arm(&snap)
+		if len(w.targets) != WaitThreads {
+			b.Fatalf("armed %d threads, want %d", len(w.targets), WaitThreads)
+		}
 		w.timer.Stop()
 		w.mu.Lock()
 		for range WaitLooks {
@@ -578,6 +585,27 @@ func TestReadersAgainstLiveProc(t *testing.T) {
 		t.Errorf("reading own syscall: %v", err)
 	} else if _, err := procfs.ParseTaskSyscall(w.buf[:n], "syscall"); err != nil {
 		t.Errorf("own syscall: %v", err)
+	}
+	// A sleeping thread's stack starts in the function it sleeps in, as
+	// its wchan names it (root only).
+	sleeper := waitTarget{pid: pid, tid: pipeSleeper(t)}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		// Asleep once its wchan says so: it may not have reached its read.
+		if n, err := w.read(&sleeper, "wchan"); err == nil {
+			if wc, _ := procfs.ParseWchan(w.buf[:n], "wchan"); len(wc) > 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pipe reader did not go to sleep in 20 s")
+		}
+	}
+	if fn, err := w.stackTop(&sleeper); err == unix.EACCES || err == unix.EPERM {
+		t.Logf("kernel stacks not readable here: %v", err)
+	} else if err != nil {
+		t.Errorf("a sleeping thread's stack: %v", err)
+	} else if r := waitreason.Switched(string(fn)); r != "pipe read" {
+		t.Errorf("a thread reading a pipe: stack starts in %q, reason %q, want pipe read", fn, r)
 	}
 	r, wr, err := os.Pipe()
 	if err != nil {

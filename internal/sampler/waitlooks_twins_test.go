@@ -1,11 +1,19 @@
 package sampler
 
 import (
+	"bufio"
+	"fmt"
+	"os"
 	"os/exec"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -137,5 +145,111 @@ func TestPingPongSidesSayTheSame(t *testing.T) {
 		if named[0] != named[1] {
 			t.Errorf("refresh %d: pp-ping says %q, pp-pong %q", i, why[0], why[1])
 		}
+	}
+}
+
+// wokenWaiter is a process with one thread, "w-woken", that waits in
+// FUTEX_WAIT with a timeout of 20 µs, over and over, at nice 19 on cpu,
+// which a spinner holds: each timeout makes it runnable, and it then waits
+// for that CPU for a millisecond or so, still in the kernel's futex wait
+// (about a thousand voluntary switches a second). So nearly every look
+// finds it woken and not yet run, as each side of a busy ping-pong beside
+// busy loops is most of the time it is off a CPU. It prints "ready TID"
+// and exits when stdin closes.
+func wokenWaiter(cpu int) {
+	tid := make(chan int)
+	go func() {
+		runtime.LockOSThread()
+		setName("w-woken")
+		var set unix.CPUSet
+		set.Set(cpu)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			os.Exit(2)
+		}
+		// The default slack of 50 µs would keep it asleep that long.
+		unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+		if err := unix.Setpriority(unix.PRIO_PROCESS, 0, 19); err != nil {
+			os.Exit(2)
+		}
+		tid <- unix.Gettid()
+		var word uint32
+		// Short, yet long enough to sleep: a timeout that expires
+		// before the thread is off the CPU returns without a switch.
+		ts := unix.Timespec{Nsec: 20_000}
+		for {
+			// Raw: the thread keeps its P, so the Go runtime never
+			// parks it in a futex of its own between the waits.
+			unix.RawSyscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(&word)), futexWaitPrivate, 0, uintptr(unsafe.Pointer(&ts)), 0, 0)
+		}
+	}()
+	fmt.Println("ready", <-tid)
+	bufio.NewReader(os.Stdin).ReadString('\n')
+	os.Exit(0)
+}
+
+// TestWokenThreadKeepsItsReason: a thread that blocks in futex but is
+// almost never asleep at the instant of a look (woken, waiting for its
+// CPU, for far longer than it sleeps) must still be counted as waiting on
+// futex: the first frame of its kernel stack is still the futex wait.
+// wchan reads "0" and syscall "running" for it, so with those alone every
+// look found it running, and its WHY fell back to "blocking, wait N%", as
+// both sides of the futex load did beside a busy loop.
+func TestWokenThreadKeepsItsReason(t *testing.T) {
+	if _, err := os.ReadFile("/proc/self/stack"); err != nil {
+		t.Skipf("kernel stacks not readable here (%v): looks at a thread not asleep read its syscall file", err)
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Fatal(err)
+	}
+	if set.Count() < 2 {
+		t.Skip("needs two CPUs: one for the spinner and the waiter, one for the looks")
+	}
+	cpu := -1
+	for c := range 1024 {
+		if set.IsSet(c) {
+			cpu = c
+		}
+	}
+	spin := spinner(t)
+	var one unix.CPUSet
+	one.Set(cpu)
+	if err := unix.SchedSetaffinity(spin, &one); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "CTXTOP_WOKEN_WAITER="+strconv.Itoa(cpu))
+	cmd.Stderr = os.Stderr
+	_, out := testutil.StartWorkload(t, cmd)
+	line, err := out.ReadString('\n')
+	tidText, ok := strings.CutPrefix(strings.TrimSpace(line), "ready ")
+	tid, aerr := strconv.Atoi(tidText)
+	if err != nil || !ok || aerr != nil {
+		t.Fatalf("woken waiter did not start: %q %v", line, err)
+	}
+	pid := cmd.Process.Pid
+
+	w := procLooker(t)
+	snap := &model.Snapshot{Interval: 110 * time.Millisecond, Threads: []model.ThreadRates{
+		{PID: pid, TID: tid, Hot: true, VoluntaryPerSec: 1000}}}
+	w.arm(snap)
+	if len(w.targets) != 1 {
+		t.Fatalf("armed %d targets, want the waiter", len(w.targets))
+	}
+	allLooksTaken(t, w)
+	tallies := w.collect(nil)
+	if len(tallies) != 1 {
+		t.Fatalf("tallies %+v, want the waiter's", tallies)
+	}
+	tl := tallies[0]
+	t.Logf("%d looks: %+v, wchan %q", tl.Looks, tl.Reasons, tl.Wchan)
+	// Most looks find it woken and not yet run (all ten, here): at least
+	// half, which a busy host only makes likelier, as the waiter then
+	// waits the longer for its CPU.
+	if len(tl.Reasons) != 1 || tl.Reasons[0].Reason != "futex wait" || tl.Reasons[0].N < tl.Looks/2 {
+		t.Errorf("looks at a thread woken from futex and waiting for a CPU: %d looks, reasons %+v, want futex wait in at least half", tl.Looks, tl.Reasons)
+	}
+	if !strings.Contains(tl.Wchan, "futex") {
+		t.Errorf("wchan %q, want the futex wait function its stack starts in", tl.Wchan)
 	}
 }

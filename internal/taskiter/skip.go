@@ -2,10 +2,12 @@ package taskiter
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cilium/ebpf"
 
@@ -93,17 +95,52 @@ type skipState struct {
 	// spent stepping through threads while the hooks were not loaded:
 	// they are loaded once it reaches loadNs (see steer).
 	stepped int64
+	// loading is the load of the skipping walk and its hooks under way
+	// in the background, nil when none is. preload is set from Open to
+	// the first walk on a host big enough to skip on, for a caller that
+	// stays: that walk waits for the load and attaches the hooks first.
+	loading chan skipLoad
+	preload bool
+}
+
+// skipLoad is what a background load of the skipping walk gave.
+type skipLoad struct {
+	progs skipPrograms
+	err   error
 }
 
 // loadNs is about what loading the skipping walk and its hooks costs,
 // once: the verifier's 40-50 ms over the walk's loops on the 2-vCPU
-// guest. The hooks are loaded only once the walks so far have spent as
-// much stepping through threads as that, as one rents skis until the rent
-// paid would have bought them: a monitor that stays on a big host loads
-// them within a few passes (4 at 100,000 threads, some 35 at 10,000), and
-// a start or a short batch run, which would not win the cost back, never
-// pays it.
+// guest (up to a second of wall time on a loaded one), in one system call
+// that cannot be split. It is never paid inside a walk: the load runs on a
+// goroutine of its own while the plain walk serves, and the first walk
+// after it is done attaches the hooks. When it starts is a matter of
+// what the caller means to do (Options.Passes). One that stays (a
+// monitor) on a host of SkipAbove threads or more starts it at Open, and
+// its first walk waits for it: the walks after the first then skip, as
+// they would an hour later, where a plain walk costs two to four times
+// as much (3 against 1.2 ms at 10,000 threads, 20 against 6 at 100,000).
+// A caller whose passes would not win it back, a short batch run, loads it
+// only once the walks so far have spent as much stepping through threads
+// as loadNs, as one rents skis until the rent paid would have bought
+// them; it then never pays it at all.
 const loadNs = 50_000_000
+
+// preloadWait bounds how long the first walk waits for the skipping
+// walk's load: some 50 ms on a quiet 2-vCPU guest, but up to a second on
+// a loaded one, which a start should not wait. Past it the first walk is a
+// plain one, and the first after the load is done attaches the hooks and
+// visits every process once more, as a plain walk costs.
+const preloadWait = 150 * time.Millisecond
+
+// preloads reports whether a caller that means to make passes walks
+// (0: as many as it lasts) on a host of threads threads loads the
+// skipping walk at once.
+func (it *Iter) preloads(threads, passes int) bool {
+	s := &it.skip
+	return skipArch && s.above > 0 && it.opts.PIDs == nil && threads >= s.above &&
+		(passes == 0 || int64(passes)*int64(threads)*stepNs >= loadNs)
+}
 
 // Skipping reports whether the last walk stepped over the processes
 // nobody woke since the walk before, rather than visit every thread.
@@ -125,8 +162,22 @@ func (it *Iter) steer() {
 		if s.hooks != nil {
 			limit = s.above * 3 / 4
 		}
-		want = s.last >= limit && (it.progs.Walk != nil || s.stepped >= loadNs)
+		want = s.last >= limit || s.preload
+		if want && it.progs.Walk == nil {
+			// Loaded in the background (see loadNs): until it is done,
+			// plain walks.
+			if s.loading == nil && s.stepped >= loadNs {
+				it.startLoad()
+			}
+			var wait time.Duration
+			if s.preload {
+				wait = preloadWait
+			}
+			it.collectLoad(wait)
+			want = it.progs.Walk != nil
+		}
 	}
+	s.preload = false
 	if s.retry > 0 {
 		s.retry--
 	}
@@ -220,28 +271,99 @@ func (it *Iter) attach() error {
 }
 
 // loadSkip loads the skipping walk and its hooks over the maps loaded
-// already, once for the maps' life: the verifier takes some 40 ms over
+// already, once for the maps' life, waiting for a load under way in the
+// background if there is one: the verifier takes some 40 ms over
 // ctxtop_walk's nested loops, a cost only a host big enough to skip on,
 // and a monitor that stays, pays.
 func (it *Iter) loadSkip() error {
-	if it.progs.Walk != nil {
-		return nil
+	if it.progs.Walk == nil && it.skip.loading == nil {
+		it.startLoad()
 	}
-	kernel, err := it.types.Kernel()
-	if err != nil {
+	if err := it.collectLoad(-1); err != nil {
 		return err
 	}
-	o := &it.objs
-	opts := &ebpf.CollectionOptions{
-		Programs: ebpf.ProgramOptions{KernelTypes: kernel},
-		Cache:    it.types,
-		MapReplacements: map[string]*ebpf.Map{
-			taskiterMapRecs: o.Recs, taskiterMapChanged: o.Changed, taskiterMapTargets: o.Targets,
-			taskiterMapControl: o.Control, taskiterMapDirty: o.Dirty, taskiterMapDirtyTids: o.DirtyTIDs,
-			taskiterMapSpans: o.Spans, taskiterMapWakeups: o.Wakeups, taskiterMapScratch: o.Scratch,
-		},
+	if it.progs.Walk == nil {
+		return errors.New("the skipping walk did not load")
 	}
-	return it.spec.LoadAndAssign(&it.progs, opts)
+	return nil
+}
+
+// startLoad starts loading the skipping walk and its hooks on a goroutine
+// of its own. It shares nothing with the walks made meanwhile but the maps,
+// which it only names, and the BTF cache, which is safe for concurrent use;
+// a reload of the maps (load) waits for it and throws its programs away.
+func (it *Iter) startLoad() {
+	spec, types, o := it.spec, it.types, it.objs
+	done := make(chan skipLoad, 1)
+	it.skip.loading = done
+	go func() {
+		var r skipLoad
+		kernel, err := types.Kernel()
+		if err == nil {
+			opts := &ebpf.CollectionOptions{
+				Programs: ebpf.ProgramOptions{KernelTypes: kernel},
+				Cache:    types,
+				MapReplacements: map[string]*ebpf.Map{
+					taskiterMapRecs: o.Recs, taskiterMapChanged: o.Changed, taskiterMapTargets: o.Targets,
+					taskiterMapControl: o.Control, taskiterMapDirty: o.Dirty, taskiterMapDirtyTids: o.DirtyTIDs,
+					taskiterMapSpans: o.Spans, taskiterMapWakeups: o.Wakeups, taskiterMapScratch: o.Scratch,
+				},
+			}
+			err = spec.LoadAndAssign(&r.progs, opts)
+		}
+		r.err = err
+		done <- r
+	}()
+}
+
+// collectLoad takes the background load's programs once it is done,
+// waiting for it up to wait (0: not at all; negative: as long as it takes),
+// and returns its error. A load that failed is not tried again for
+// retryPasses walks: no skipping, never a failure, as a full walk is
+// exact.
+func (it *Iter) collectLoad(wait time.Duration) error {
+	s := &it.skip
+	if s.loading == nil {
+		return nil
+	}
+	var r skipLoad
+	switch {
+	case wait < 0:
+		r = <-s.loading
+	case wait == 0:
+		select {
+		case r = <-s.loading:
+		default:
+			return nil
+		}
+	default:
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case r = <-s.loading:
+		case <-t.C:
+			return nil
+		}
+	}
+	s.loading = nil
+	if r.err != nil {
+		r.progs.Close()
+		s.retry = retryPasses
+		return r.err
+	}
+	it.progs = r.progs
+	return nil
+}
+
+// discardLoad waits for a background load under way and closes what it
+// loaded: the maps it was loaded over are about to go.
+func (it *Iter) discardLoad() {
+	if it.skip.loading == nil {
+		return
+	}
+	r := <-it.skip.loading
+	it.skip.loading = nil
+	r.progs.Close()
 }
 
 // detach detaches the hooks; the walks after it visit every process.

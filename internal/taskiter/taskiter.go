@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -66,6 +68,11 @@ type Options struct {
 	// nobody woke (see skip.go): 0 means DefaultSkipAbove, a negative
 	// number never.
 	SkipAbove int
+	// Passes is how many walks the caller means to make, 0 for as many
+	// as it lasts (a monitor): on a host of SkipAbove threads or more,
+	// one that makes enough to win back the skipping walk's load has it
+	// loaded from Open on, in the background (see loadNs).
+	Passes int
 }
 
 // Iter is the loaded walk program and the array it writes, mapped.
@@ -101,6 +108,8 @@ type Iter struct {
 	skip       skipState
 	// ranFull is whether the last walk visited every process.
 	ranFull bool
+	// walked is set once a walk has been made.
+	walked bool
 }
 
 // walkObjects is what a pass needs of the object at first: the maps and
@@ -154,16 +163,41 @@ func (o *skipPrograms) Close() error {
 // minCapacity is the array's least size in records; it grows to fit.
 const minCapacity = 4096
 
-// initialCapacity sizes the array for the threads running now, with room
-// to grow, so that a start does not load the program twice. sysinfo(2)
-// counts them in 16 bits: past 65,535 the first walk grows the array.
-func initialCapacity() int {
+// hostThreads is how many threads the host runs now, by which Open sizes
+// the array, with room to grow, so that a start does not load the program
+// twice (and throw away the skipping walk loading beside it): the
+// kernel's count in /proc/loadavg ("0.52 0.31 0.20 3/1234 5678": runnable
+// and all threads), or sysinfo(2)'s where that cannot be read, which
+// counts in 16 bits and so wraps past 65,535.
+func hostThreads() int {
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if n, ok := parseLoadavgThreads(b); ok {
+			return n
+		}
+	}
 	var si unix.Sysinfo_t
 	if unix.Sysinfo(&si) != nil {
-		return minCapacity
+		return 0
 	}
-	n := int(si.Procs)
-	return max(n+n/4+1024, minCapacity)
+	return int(si.Procs)
+}
+
+// parseLoadavgThreads is the thread count in /proc/loadavg, the number
+// after the slash of its fourth field.
+func parseLoadavgThreads(b []byte) (int, bool) {
+	f := strings.Fields(string(b))
+	if len(f) < 4 {
+		return 0, false
+	}
+	_, all, ok := strings.Cut(f[3], "/")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(all)
+	if err != nil || n < 0 || n > maxID {
+		return 0, false
+	}
+	return n, true
 }
 
 // Open loads the program and maps its array. Its errors wrap
@@ -189,14 +223,24 @@ func Open(opts Options) (*Iter, error) {
 	case opts.SkipAbove > 0:
 		it.skip.above = opts.SkipAbove
 	}
-	if err := it.load(initialCapacity()); err != nil {
+	threads := hostThreads()
+	if err := it.load(max(threads+threads/4+1024, minCapacity)); err != nil {
 		return nil, err
+	}
+	if it.preloads(threads, opts.Passes) {
+		it.startLoad()
+		// As if paid: a reload of the maps (a grown array) loads it
+		// again at once.
+		it.skip.preload, it.skip.stepped = true, loadNs
 	}
 	return it, nil
 }
 
 // load loads the program with an array of capacity records and maps it.
 func (it *Iter) load(capacity int) error {
+	// The skipping walk loading in the background is over the maps this
+	// replaces: it would have to be loaded again.
+	it.discardLoad()
 	spec, err := bpfutil.Spec(_TaskiterBytes)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -277,6 +321,7 @@ func (it *Iter) load(capacity int) error {
 
 // release unmaps the array and frees the program and maps.
 func (it *Iter) release() error {
+	it.discardLoad()
 	var errs []error
 	if it.recs != nil {
 		errs = append(errs, unix.Munmap(it.recs))
@@ -336,11 +381,23 @@ const maxGrowths = 3
 // order. Record reads them until the next walk; Changed says which of them
 // this walk wrote.
 func (it *Iter) Walk() (int, error) {
+	first := !it.walked
 	n, err := it.walk()
+	if err == nil && first && it.skip.hooks != nil {
+		// The first walk writes every record, and the skipping walk
+		// marks a thread whose record it wrote to be read again: the
+		// second pass would look every thread up by TID, dearer than
+		// visiting them (4 ms against 1 at 10,000 threads). Walked
+		// again at once, in full, it finds the records as written and
+		// clears those marks; the caller reads every record of a first
+		// walk anyway, whatever Changed lists.
+		n, err = it.again()
+	}
 	if err != nil {
 		it.skip.full = true
 		return 0, err
 	}
+	it.walked = true
 	it.account(n)
 	return n, nil
 }
@@ -423,6 +480,24 @@ func (it *Iter) walk() (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("threads are starting faster than the task array grows (%d)", it.capacity)
+}
+
+// again runs the last walk's program once more, as steer set it up (a
+// full walk, after the first); a walk that no longer fits the array is
+// made anew, growing it.
+func (it *Iter) again() (int, error) {
+	prog := it.objs.All
+	if it.skip.hooks != nil {
+		prog = it.progs.Walk
+	}
+	ret, err := prog.Run(&it.run)
+	if err != nil {
+		return 0, fmt.Errorf("running the task walk: %w", err)
+	}
+	if n := int(ret); n <= it.capacity {
+		return n, nil
+	}
+	return it.walk()
 }
 
 // clockTicks is USER_HZ, the unit of stat's time fields, from the ELF

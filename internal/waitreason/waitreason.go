@@ -102,20 +102,35 @@ func Reason(o Observation) string {
 			}
 		}
 	}
-	if o.Wchan != "" {
-		for i := range table {
-			for _, w := range table[i].wchans {
-				if strings.Contains(o.Wchan, w) {
-					return table[i].Reason
-				}
+	if o.Wchan == "" {
+		return ""
+	}
+	if r := byFunction(o.Wchan); r != "" {
+		return r
+	}
+	return otherPrefix + o.Wchan
+}
+
+// byFunction is the table's reason for kernel function fn, "" when no
+// row names it.
+func byFunction(fn string) string {
+	for i := range table {
+		for _, w := range table[i].wchans {
+			if strings.Contains(fn, w) {
+				return table[i].Reason
 			}
 		}
 	}
-	if o.Wchan != "" {
-		return otherPrefix + o.Wchan
-	}
 	return ""
 }
+
+// Switched is the reason of a thread found switched out in kernel
+// function fn (the first frame of its kernel stack) while not asleep: one
+// a wake-up has made runnable, still in the function it slept in until a
+// CPU runs it. Only a function of the table counts: any other is where
+// the thread was preempted (on its way back to user space, say), which is
+// no wait, so it gives "".
+func Switched(fn string) string { return byFunction(fn) }
 
 // Short is the WHY column's word for a reason: "futex" for "futex wait",
 // the kernel function itself for "other: <wchan>".

@@ -94,3 +94,26 @@ func TestTakesFD(t *testing.T) {
 		}
 	}
 }
+
+// TestSwitched: the first frame of a runnable thread's kernel stack names
+// its wait only where the table knows the function; preemption points
+// name none, not an "other: ..." reason.
+func TestSwitched(t *testing.T) {
+	for fn, want := range map[string]string{
+		"futex_do_wait":              "futex wait",
+		"futex_wait_queue_me":        "futex wait",
+		"anon_pipe_read":             "pipe read",
+		"unix_stream_read_generic":   "socket recv",
+		"do_epoll_wait":              "epoll wait",
+		"hrtimer_nanosleep":          "sleep",
+		"exit_to_user_mode_loop":     "",
+		"irqentry_exit_to_user_mode": "",
+		"__cond_resched":             "",
+		"msleep_interruptible":       "",
+		"":                           "",
+	} {
+		if got := Switched(fn); got != want {
+			t.Errorf("Switched(%q) = %q, want %q", fn, got, want)
+		}
+	}
+}
