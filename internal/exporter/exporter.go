@@ -17,6 +17,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/exposition"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/sampler"
 )
 
@@ -24,6 +25,11 @@ import (
 // any sane scrape interval (Prometheus allows 1 s at the least useful), long
 // enough that scrapes arriving together share one pass over /proc.
 const CacheWindow = 500 * time.Millisecond
+
+// hotNominal is the refresh interval the hot rule's minimum interval is
+// that of: the monitor's default, so a scrape never calls a thread hot over
+// a shorter interval than the monitor would.
+const hotNominal = time.Second
 
 // GroupBy selects what a process group is.
 type GroupBy string
@@ -89,7 +95,9 @@ func New(cfg Config) (*Exporter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Exporter{s: s, acc: newAccounts(cfg.GroupBy == GroupByPID, cfg.MaxGroups, cfg.HotThreshold), window: CacheWindow}, nil
+	acc := newAccounts(cfg.GroupBy == GroupByPID, cfg.MaxGroups, cfg.HotThreshold)
+	acc.minInterval = pipeline.MinInterval(hotNominal)
+	return &Exporter{s: s, acc: acc, window: CacheWindow}, nil
 }
 
 // Skipped lists the Config.PIDs already gone at New, which are not
@@ -120,11 +128,11 @@ func (e *Exporter) refresh() {
 	if err != nil {
 		return
 	}
-	seconds := 0.0
+	var interval time.Duration
 	if !prev.IsZero() {
-		seconds = e.smp.Time.Sub(prev).Seconds()
+		interval = e.smp.Time.Sub(prev)
 	}
-	e.acc.update(e.smp.Tasks, seconds)
+	e.acc.update(e.smp.Tasks, interval)
 	e.sampled = e.smp.Time
 	e.samples++
 	e.took = time.Since(start)
