@@ -3,6 +3,7 @@ package exporter
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -77,7 +78,7 @@ func TestCachedSeriesFollowEveryChange(t *testing.T) {
 	}
 	var idleLabels *string
 	for _, s := range steps {
-		a.update(s.tasks, 1)
+		a.update(s.tasks, 1*time.Second)
 		got := served(t, e)
 		if diff := cmp.Diff(fromAccounts(a), got); diff != "" {
 			t.Errorf("%s: served series (-want +got):\n%s", s.name, diff)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/exposition"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/sampler"
 )
 
@@ -24,6 +25,11 @@ import (
 // any sane scrape interval (Prometheus allows 1 s at the least useful), long
 // enough that scrapes arriving together share one pass over /proc.
 const CacheWindow = 500 * time.Millisecond
+
+// hotNominal is the refresh interval the hot rule's minimum interval is
+// that of: the monitor's default, so a scrape never calls a thread hot over
+// a shorter interval than the monitor would.
+const hotNominal = time.Second
 
 // GroupBy selects what a process group is.
 type GroupBy string
@@ -108,6 +114,7 @@ func New(cfg Config) (*Exporter, error) {
 	if !cfg.NoContainers {
 		acc.ctrs = newCtrAccounts(cfg.MaxContainers)
 	}
+	acc.minInterval = pipeline.MinInterval(hotNominal)
 	return &Exporter{s: s, acc: acc, window: CacheWindow}, nil
 }
 
@@ -139,11 +146,11 @@ func (e *Exporter) refresh() {
 	if err != nil {
 		return
 	}
-	seconds := 0.0
+	var interval time.Duration
 	if !prev.IsZero() {
-		seconds = e.smp.Time.Sub(prev).Seconds()
+		interval = e.smp.Time.Sub(prev)
 	}
-	e.acc.update(e.smp.Tasks, seconds)
+	e.acc.update(e.smp.Tasks, interval)
 	if e.acc.ctrs != nil {
 		e.acc.updateContainers(e.smp.Tasks, e.smp.Cgroups)
 	}

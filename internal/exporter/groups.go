@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ctxtop/ctxtop/internal/exposition"
@@ -95,6 +96,14 @@ type thread struct {
 	ctr     *ctrGroup
 	cbase   counts
 	ctrSeen bool
+	// judgedVol, judgedInvol and judgedAt are the switch counters and read
+	// time (model.TaskCounters.ReadAt) at the last sample the hot rule
+	// was judged at, which the next verdict's rates are over; judged is
+	// false until the thread was seen in such a sample (a thread new since
+	// has no rate yet, as in the model).
+	judgedVol, judgedInvol uint64
+	judgedAt               time.Duration
+	judged                 bool
 }
 
 type threadKey struct {
@@ -107,6 +116,16 @@ type accounts struct {
 	byPID     bool
 	maxGroups int
 	hot       float64
+	// minInterval is the shortest interval the hot rule is judged over
+	// (pipeline.MinInterval): a sample sooner than that after the last
+	// judged one updates the counters, but the hot verdicts stand and
+	// the next are over the longer interval, as the pipeline keeps its
+	// base sample when it drops one too close to it.
+	minInterval time.Duration
+	// sinceJudged is the time since the last judged sample; judge says
+	// this pass judges, over span.
+	sinceJudged, span time.Duration
+	judge             bool
 
 	procs   map[string]*group
 	threads map[threadKey]*group
@@ -203,14 +222,36 @@ func (a *accounts) leave(t *thread) {
 	}
 }
 
+// judgeHot is the thread's hot verdict in this pass, by the model's rule
+// (model.IsHot) over the thread's own span (model.ThreadSpan) since the last
+// judged sample: the verdict the monitor gives it over the same interval.
+// Counters that went back (the TID names another thread) or no time
+// between the reads give no rate, so no verdict, as in the model. A thread
+// whose switch counters did not move costs two comparisons.
+func (a *accounts) judgeHot(t *thread, tc *model.TaskCounters) bool {
+	if !a.judge {
+		return t.hot
+	}
+	vol, invol := tc.VoluntarySwitches, tc.InvoluntarySwitches
+	hot := false
+	if t.judged && (vol != t.judgedVol || invol != t.judgedInvol) && vol >= t.judgedVol && invol >= t.judgedInvol {
+		if span := model.ThreadSpan(a.span, t.judgedAt, tc.ReadAt); span > 0 {
+			secs := span.Seconds()
+			hot = model.IsHot(float64(vol-t.judgedVol)/secs, float64(invol-t.judgedInvol)/secs, a.hot)
+		}
+	}
+	t.judgedVol, t.judgedInvol, t.judgedAt, t.judged = vol, invol, tc.ReadAt, true
+	return hot
+}
+
 // advance moves a tracked thread to its counters in this sample: the change
 // goes straight into its groups' live sums, so a thread that did not run
 // costs a comparison, and groups of sleeping threads keep their sums
 // untouched. It reports whether the thread was renamed out of its groups
 // (it then needs resolving).
-func (a *accounts) advance(t *thread, tc *model.TaskCounters, seconds float64) (renamed bool) {
+func (a *accounts) advance(t *thread, tc *model.TaskCounters) (renamed bool) {
 	cur := taskCounts(tc)
-	hot := seconds > 0 && model.IsHot(float64(cur.vol-t.last.vol)/seconds, float64(cur.invol-t.last.invol)/seconds, a.hot)
+	hot := a.judgeHot(t, tc)
 	if tc.Comm != t.comm || tc.ProcessComm != t.pcomm && !a.byPID {
 		// Renamed: what it did so far stays with the old groups; the new
 		// ones count from the last sample on.
@@ -247,14 +288,19 @@ func (a *accounts) advance(t *thread, tc *model.TaskCounters, seconds float64) (
 }
 
 // update folds one Sample (tasks sorted by PID, then TID) into the groups.
-// seconds is the time since the previous sample, for the hot-thread count.
+// interval is the time since the previous sample, for the hot-thread count.
 //
 // The groups' sums and counts are kept up to date thread by thread, not
 // recomputed: while the sample lists the threads of the last one, each is
 // updated in place; from the first difference (a birth, an exit, a reused
 // TID) the rest is merged into a new list.
-func (a *accounts) update(tasks []model.TaskCounters, seconds float64) {
+func (a *accounts) update(tasks []model.TaskCounters, interval time.Duration) {
 	a.pass++
+	a.sinceJudged += interval
+	a.judge = a.pass == 1 || a.sinceJudged >= a.minInterval
+	if a.judge {
+		a.span, a.sinceJudged = a.sinceJudged, 0
+	}
 	a.unresolved = a.unresolved[:0]
 	a.emptied = a.emptied[:0]
 	old := a.tracked
@@ -264,7 +310,7 @@ func (a *accounts) update(tasks []model.TaskCounters, seconds float64) {
 		if t.pid != tc.PID || t.tid != tc.TID || t.start != tc.StartTime {
 			break
 		}
-		if a.advance(t, tc, seconds) {
+		if a.advance(t, tc) {
 			a.unresolved = append(a.unresolved, i)
 		}
 	}
@@ -282,7 +328,7 @@ func (a *accounts) update(tasks []model.TaskCounters, seconds float64) {
 				t := old[oi]
 				oi++
 				if t.start == tc.StartTime {
-					if a.advance(&t, tc, seconds) {
+					if a.advance(&t, tc) {
 						a.unresolved = append(a.unresolved, len(next))
 					}
 					next = append(next, t)
@@ -294,6 +340,8 @@ func (a *accounts) update(tasks []model.TaskCounters, seconds float64) {
 			a.unresolved = append(a.unresolved, len(next))
 			next = append(next, thread{pid: tc.PID, tid: tc.TID, start: tc.StartTime,
 				comm: tc.Comm, pcomm: tc.ProcessComm, last: taskCounts(tc)})
+			// No rate yet: only the base of the next verdict.
+			a.judgeHot(&next[len(next)-1], tc)
 		}
 		for ; oi < len(old); oi++ {
 			a.leave(&old[oi])
@@ -305,17 +353,15 @@ func (a *accounts) update(tasks []model.TaskCounters, seconds float64) {
 	a.forget()
 }
 
-// procKey is the process group a thread belongs to: its process's name, with
-// digits collapsed for kernel threads ("kworker/0:1" names one per CPU), or
-// its PID with --group-by pid.
+// procKey is the process group a thread belongs to: its process's name
+// grouped by the monitor's rule (model.ProcessGroup: runs of digits
+// collapsed, so worker-1 and worker-2 are worker-*, as g shows them), or its
+// PID with --group-by pid.
 func (a *accounts) procKey(t *thread) string {
 	if a.byPID {
 		return strconv.Itoa(t.pid)
 	}
-	if strings.IndexByte(t.pcomm, '/') >= 0 {
-		return model.ThreadGroup(t.pcomm)
-	}
-	return t.pcomm
+	return model.ProcessGroup(t.pcomm)
 }
 
 // resolve finds the groups of new and renamed threads, creating and admitting

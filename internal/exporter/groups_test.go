@@ -38,12 +38,12 @@ func TestExitedThreadKeepsItsCounts(t *testing.T) {
 		task(10, 10, "app", "app", 5, 0),
 		task(10, 11, "pool-1-thread-1", "app", 1000, 200),
 		task(10, 12, "pool-1-thread-2", "app", 500, 0),
-	}, 1)
+	}, 1*time.Second)
 	// pool-1-thread-1 exits, busy to the end; its sibling carries on.
 	a.update([]model.TaskCounters{
 		task(10, 10, "app", "app", 5, 0),
 		task(10, 12, "pool-1-thread-2", "app", 600, 0),
-	}, 1)
+	}, 1*time.Second)
 	want := map[string]uint64{"app": 5 + 1200 + 600, "app|app": 5, "app|pool-*-thread-*": 1200 + 600}
 	if diff := cmp.Diff(want, series(a)); diff != "" {
 		t.Errorf("after a busy thread exited (-want +got):\n%s", diff)
@@ -56,8 +56,8 @@ func TestExitedThreadKeepsItsCounts(t *testing.T) {
 func TestRenamedThreadMovesWithoutLosingCounts(t *testing.T) {
 	a := newAccounts(false, 200, 1000)
 	// A pool thread starts with its process's name, then names itself.
-	a.update([]model.TaskCounters{task(10, 10, "java", "java", 1, 0), task(10, 11, "java", "java", 40, 0)}, 1)
-	a.update([]model.TaskCounters{task(10, 10, "java", "java", 1, 0), task(10, 11, "pool-2-thread-9", "java", 100, 5)}, 1)
+	a.update([]model.TaskCounters{task(10, 10, "java", "java", 1, 0), task(10, 11, "java", "java", 40, 0)}, 1*time.Second)
+	a.update([]model.TaskCounters{task(10, 10, "java", "java", 1, 0), task(10, 11, "pool-2-thread-9", "java", 100, 5)}, 1*time.Second)
 	want := map[string]uint64{"java": 1 + 105, "java|java": 1 + 40, "java|pool-*-thread-*": 65}
 	if diff := cmp.Diff(want, series(a)); diff != "" {
 		t.Errorf("after a rename (-want +got):\n%s", diff)
@@ -66,10 +66,10 @@ func TestRenamedThreadMovesWithoutLosingCounts(t *testing.T) {
 
 func TestReusedTIDIsANewThread(t *testing.T) {
 	a := newAccounts(false, 200, 1000)
-	a.update([]model.TaskCounters{task(10, 11, "w", "app", 300, 0)}, 1)
+	a.update([]model.TaskCounters{task(10, 11, "w", "app", 300, 0)}, 1*time.Second)
 	reborn := task(10, 11, "w", "app", 7, 0)
 	reborn.StartTime = 99
-	a.update([]model.TaskCounters{reborn}, 1)
+	a.update([]model.TaskCounters{reborn}, 1*time.Second)
 	if diff := cmp.Diff(map[string]uint64{"app": 307, "app|w": 307}, series(a)); diff != "" {
 		t.Errorf("after TID reuse (-want +got):\n%s", diff)
 	}
@@ -81,7 +81,7 @@ func TestMaxGroupsSumsTheRestIntoOther(t *testing.T) {
 		task(10, 10, "busy", "busy", 900, 0),
 		task(20, 20, "quiet", "quiet", 3, 0),
 		task(30, 30, "mid", "mid", 50, 0),
-	}, 1)
+	}, 1*time.Second)
 	want := map[string]uint64{"busy": 900, "busy|busy": 900, "mid": 50, "mid|mid": 50, "other": 3, "other|other": 3}
 	if diff := cmp.Diff(want, series(a)); diff != "" {
 		t.Errorf("first sample: busiest two get series (-want +got):\n%s", diff)
@@ -95,14 +95,14 @@ func TestMaxGroupsSumsTheRestIntoOther(t *testing.T) {
 		task(10, 10, "busy", "busy", 910, 0),
 		task(30, 30, "mid", "mid", 50, 0),
 		task(40, 40, "new", "new", 8, 0),
-	}, 1)
+	}, 1*time.Second)
 	want = map[string]uint64{"busy": 910, "busy|busy": 910, "mid": 50, "mid|mid": 50, "other": 3 + 8, "other|other": 3 + 8}
 	if diff := cmp.Diff(want, series(a)); diff != "" {
 		t.Errorf("other keeps an exited member's counts (-want +got):\n%s", diff)
 	}
 
 	// mid exits: its series stays, constant, until another needs the slot.
-	a.update([]model.TaskCounters{task(10, 10, "busy", "busy", 920, 0), task(40, 40, "new", "new", 9, 0)}, 1)
+	a.update([]model.TaskCounters{task(10, 10, "busy", "busy", 920, 0), task(40, 40, "new", "new", 9, 0)}, 1*time.Second)
 	if got := series(a)["mid"]; got != 50 {
 		t.Errorf("mid after exit = %d, want 50 (kept)", got)
 	}
@@ -110,7 +110,7 @@ func TestMaxGroupsSumsTheRestIntoOther(t *testing.T) {
 		task(10, 10, "busy", "busy", 930, 0),
 		task(40, 40, "new", "new", 10, 0),
 		task(50, 50, "late", "late", 4, 0),
-	}, 1)
+	}, 1*time.Second)
 	want = map[string]uint64{"busy": 930, "busy|busy": 930, "late": 4, "late|late": 4, "other": 3 + 10, "other|other": 3 + 10}
 	if diff := cmp.Diff(want, series(a)); diff != "" {
 		t.Errorf("late takes the slot mid left; new stays in other (-want +got):\n%s", diff)
@@ -123,7 +123,7 @@ func TestThreadGroupsBeyondMaxGoToTheirProcessOther(t *testing.T) {
 		task(10, 10, "app", "app", 1, 0),
 		task(10, 11, "gc", "app", 50, 0),
 		task(10, 12, "io", "app", 7, 0),
-	}, 1)
+	}, 1*time.Second)
 	want := map[string]uint64{"app": 58, "app|gc": 50, "app|io": 7, "app|other": 1}
 	if diff := cmp.Diff(want, series(a)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -132,9 +132,9 @@ func TestThreadGroupsBeyondMaxGoToTheirProcessOther(t *testing.T) {
 
 func TestGroupByPID(t *testing.T) {
 	a := newAccounts(true, 200, 1000)
-	a.update([]model.TaskCounters{task(10, 10, "a", "a", 1, 0), task(20, 20, "a", "a", 2, 0)}, 1)
+	a.update([]model.TaskCounters{task(10, 10, "a", "a", 1, 0), task(20, 20, "a", "a", 2, 0)}, 1*time.Second)
 	// A process renamed by exec stays in its PID's group.
-	a.update([]model.TaskCounters{task(10, 10, "a", "a", 1, 0), task(20, 20, "a", "b", 3, 0)}, 1)
+	a.update([]model.TaskCounters{task(10, 10, "a", "a", 1, 0), task(20, 20, "a", "b", 3, 0)}, 1*time.Second)
 	if diff := cmp.Diff(map[string]uint64{"10": 1, "10|a": 1, "20": 3, "20|a": 3}, series(a)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -142,8 +142,8 @@ func TestGroupByPID(t *testing.T) {
 
 func TestHotThreads(t *testing.T) {
 	a := newAccounts(false, 200, 1000)
-	a.update([]model.TaskCounters{task(10, 10, "a", "a", 0, 0), task(10, 11, "b", "a", 0, 0)}, 0)
-	a.update([]model.TaskCounters{task(10, 10, "a", "a", 1500, 600), task(10, 11, "b", "a", 1900, 0)}, 2)
+	a.update([]model.TaskCounters{task(10, 10, "a", "a", 0, 0), task(10, 11, "b", "a", 0, 0)}, 0*time.Second)
+	a.update([]model.TaskCounters{task(10, 10, "a", "a", 1500, 600), task(10, 11, "b", "a", 1900, 0)}, 2*time.Second)
 	if got := a.procs["a"].hot; got != 1 {
 		t.Errorf("hot threads = %d, want 1 (2,100 switches in 2 s is 1,050/s; 1,900 is 950/s)", got)
 	}
@@ -212,7 +212,7 @@ func TestRandomHistoriesKeepInvariants(t *testing.T) {
 				smp = append(smp, model.TaskCounters{PID: tk.pid, TID: tk.tid, StartTime: tk.start, Comm: tk.comm, ProcessComm: tk.pcomm,
 					VoluntarySwitches: tk.vol, InvoluntarySwitches: tk.invol})
 			}
-			a.update(smp, 1)
+			a.update(smp, 1*time.Second)
 
 			got := series(a)
 			for k, v := range got {
@@ -270,7 +270,7 @@ func BenchmarkUpdate10kThreads(b *testing.B) {
 		tasks = append(tasks, task(100, 100+i, fmt.Sprintf("pool-%c%c-%d", 'a'+i/100%26, 'a'+i/2600, i%100), "app", 10, 1))
 	}
 	a := newAccounts(false, 200, 1000)
-	a.update(tasks, 1)
+	a.update(tasks, 1*time.Second)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var cpu time.Duration
@@ -279,7 +279,7 @@ func BenchmarkUpdate10kThreads(b *testing.B) {
 			tasks[j].VoluntarySwitches++
 		}
 		c0 := cpuTime()
-		a.update(tasks, 1)
+		a.update(tasks, 1*time.Second)
 		cpu += cpuTime() - c0
 	}
 	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/update")
@@ -300,7 +300,7 @@ func TestWorstCaseSeries(t *testing.T) {
 			tasks = append(tasks, task(pid, tid, fmt.Sprintf("thr%c", 'a'+th), pname, uint64(p*100+th), 0))
 		}
 	}
-	a.update(tasks, 1)
+	a.update(tasks, 1*time.Second)
 	e := &Exporter{acc: a}
 	procs, threads := 0, 0
 	for _, m := range e.collectGroups(nil) {

@@ -119,7 +119,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		// thread's counters a pass took in at the same instant; the
 		// pass's start would stretch or shrink a thread's interval by
 		// however much later into the pass it was read this time.
-		span := interval + c.ReadAt - p.ReadAt
+		span := ThreadSpan(interval, p.ReadAt, c.ReadAt)
 		if span <= 0 {
 			continue // no time between the reads (a damaged recording): no rate
 		}
@@ -326,6 +326,16 @@ func IsHot(voluntaryPerSec, involuntaryPerSec, threshold float64) bool {
 		threshold = DefaultHotThreshold
 	}
 	return voluntaryPerSec+involuntaryPerSec >= threshold
+}
+
+// ThreadSpan is the interval one thread's rates are taken over, in Compute
+// and the exporter alike: from when its counters were read in one sample
+// (prevReadAt) to when they were read in the next (curReadAt), the samples'
+// Times interval apart. A pass over 10,000 threads is long enough that the
+// samples' interval alone would stretch or shrink a thread's by however much
+// later into the pass it was read this time.
+func ThreadSpan(interval, prevReadAt, curReadAt time.Duration) time.Duration {
+	return interval + curReadAt - prevReadAt
 }
 
 // classify applies the hot rule: at or above the threshold, mostly

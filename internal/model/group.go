@@ -26,6 +26,14 @@ func ThreadGroup(name string) string {
 	return b.String()
 }
 
+// ProcessGroup is the group of a process by its name, for every view that
+// groups processes: the monitor's g in the process view and the exporter's
+// group label. It is ThreadGroup's rule, so processes started as worker-1,
+// worker-2 ... (one per shard, per CPU) are one group, worker-*, and the
+// kernel's per-CPU threads (ksoftirqd/0, kworker/1:2) one per family; a
+// name without digits is its own group.
+func ProcessGroup(name string) string { return ThreadGroup(name) }
+
 // kernelFamilies are the kernel's per-CPU and pooled thread families. Each
 // member is a process of its own, so grouping threads within a process would
 // never bring them together.

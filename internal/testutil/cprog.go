@@ -115,3 +115,17 @@ func RaiseThreadLimits(tb testing.TB, n int) {
 		})
 	}
 }
+
+// StartCWorkers runs a process named name with n threads named worker-1 ..
+// worker-n, each waking every period (cworkers.c), for the rest of the
+// test, and returns its PID.
+func StartCWorkers(tb testing.TB, name string, n int, period time.Duration) int {
+	tb.Helper()
+	cmd := exec.Command(CTool(tb, "internal/testutil/cworkers/cworkers.c"), name, strconv.Itoa(n), strconv.FormatInt(period.Microseconds(), 10))
+	cmd.Stderr = os.Stderr
+	_, out := StartWorkload(tb, cmd)
+	if line, err := out.ReadString('\n'); err != nil || line != "ready\n" {
+		tb.Fatalf("cworkers %s did not start: %q %v", name, line, err)
+	}
+	return cmd.Process.Pid
+}

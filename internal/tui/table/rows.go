@@ -121,6 +121,9 @@ func group(rows []Row, processes bool) []Row {
 	var first []Row
 	for _, r := range rows {
 		pat := model.ThreadGroup(r.Comm)
+		if processes {
+			pat = model.ProcessGroup(r.Comm)
+		}
 		across := processes || model.GroupAcrossProcesses(pat)
 		key := "g" + pat
 		if !across {
