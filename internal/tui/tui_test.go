@@ -79,6 +79,13 @@ func newRoot(t *testing.T, src Source, w, h int) Model {
 // wait on a timer, feeding their messages back, as the program would.
 func step(t *testing.T, m Model, msg tea.Msg) (Model, []tea.Msg) {
 	t.Helper()
+	return stepWithin(t, m, msg, 50*time.Millisecond)
+}
+
+// stepWithin is step taking a command that has not answered within d for
+// one that waits on a timer.
+func stepWithin(t *testing.T, m Model, msg tea.Msg, d time.Duration) (Model, []tea.Msg) {
+	t.Helper()
 	next, cmd := m.Update(msg)
 	m = next.(Model)
 	var out []tea.Msg
@@ -89,7 +96,7 @@ func step(t *testing.T, m Model, msg tea.Msg) (Model, []tea.Msg) {
 		if c == nil {
 			continue
 		}
-		r := runWithin(c, 50*time.Millisecond)
+		r := runWithin(c, d)
 		switch r := r.(type) {
 		case nil:
 		case tea.BatchMsg:
@@ -120,7 +127,10 @@ func runWithin(c tea.Cmd, d time.Duration) tea.Msg {
 
 func sampled(t *testing.T, m Model) Model {
 	t.Helper()
-	m, _ = step(t, m, tickMsg{gen: m.tickGen})
+	// The sampling command answers at once on a quiet host; beside busy
+	// loops it may wait for a CPU longer than step allows. The next tick
+	// is a second away, still later than this.
+	m, _ = stepWithin(t, m, tickMsg{gen: m.tickGen}, 500*time.Millisecond)
 	if m.snap == nil {
 		t.Fatal("no snapshot after a tick")
 	}
