@@ -38,11 +38,14 @@ type example struct{ where, line string }
 func TestExamplesRun(t *testing.T) {
 	bin := testutil.Binary(t)
 	pid := strconv.Itoa(busySelf(t))
-	readme, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	var examples []example
+	for _, doc := range docFiles(t) {
+		text, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		examples = append(examples, readmeExamples(doc, string(text))...)
 	}
-	examples := readmeExamples(string(readme))
 	examples = append(examples, helpExamples(t, bin)...)
 	if len(examples) < 20 {
 		t.Fatalf("found %d examples; the extraction is broken:\n%q", len(examples), examples)
@@ -79,25 +82,42 @@ func TestExamplesRun(t *testing.T) {
 	}
 }
 
-// readmeExamples are the lines of README.md's fenced blocks that run
-// ctxtop, with a "$ " prompt or a "# comment" taken off.
-func readmeExamples(readme string) []example {
+// docFiles are README.md and every page under docs/, whose examples a
+// user copies alike.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob(filepath.Join(testutil.RepoRoot(), "docs", "*.md"))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("no docs/*.md: %v", err)
+	}
+	out := []string{"README.md"}
+	for _, d := range docs {
+		out = append(out, filepath.Join("docs", filepath.Base(d)))
+	}
+	return out
+}
+
+// readmeExamples are the lines of a page's fenced blocks that run ctxtop,
+// with a "$ " prompt or a "# comment" taken off; doc names the page.
+func readmeExamples(doc, readme string) []example {
 	var out []example
-	fenced := false
+	fenced, shown := false, false
 	for i, line := range strings.Split(readme, "\n") {
 		l := strings.TrimSpace(line)
 		if strings.HasPrefix(l, "```") {
-			fenced = !fenced
+			// A ```text block is what a screen or a report showed,
+			// whose header line starts with "ctxtop" too.
+			fenced, shown = !fenced, !fenced && strings.TrimPrefix(l, "```") == "text"
 			continue
 		}
 		l = strings.TrimPrefix(l, "$ ")
-		if !fenced || (l != "ctxtop" && !strings.HasPrefix(l, "ctxtop ") && !strings.HasPrefix(l, "sudo ctxtop ")) {
+		if !fenced || shown || (l != "ctxtop" && !strings.HasPrefix(l, "ctxtop ") && !strings.HasPrefix(l, "sudo ctxtop ")) {
 			continue
 		}
 		if j := unquoted(l, " #"); j >= 0 {
 			l = l[:j]
 		}
-		out = append(out, example{"README.md:" + strconv.Itoa(i+1), strings.TrimSpace(l)})
+		out = append(out, example{doc + ":" + strconv.Itoa(i+1), strings.TrimSpace(l)})
 	}
 	return out
 }
@@ -211,6 +231,10 @@ func bound(line, bin, pid, fixture string) string {
 	if i := unquoted(line, "|"); i >= 0 {
 		head, tail = strings.TrimSpace(line[:i]), " "+line[i:]
 	}
+	if strings.HasSuffix(head, " &") && !strings.HasSuffix(head, "&&") {
+		// Started in the background, as a load beside a recorder is.
+		head, tail = strings.TrimSpace(strings.TrimSuffix(head, "&")), " &"+tail
+	}
 	args := strings.Fields(head)[1:]
 	sub := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -273,18 +297,19 @@ func incidentRecording(path string) error {
 	return f.Close()
 }
 
-// TestReadmeBadInputIsRefused runs the flags README.md's bad-input sentence
-// names, in code, and checks each is refused in one line with exit 1: the
-// sentence once listed -n 0, which is "until interrupted" and ran on.
+// TestReadmeBadInputIsRefused runs the flags the docs' bad-input sentence
+// names (docs/batch.md), in code, and checks each is refused in one line
+// with exit 1: the sentence once listed -n 0, which is "until interrupted"
+// and ran on.
 func TestReadmeBadInputIsRefused(t *testing.T) {
 	bin := testutil.Binary(t)
-	readme, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "README.md"))
+	readme, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "docs", "batch.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, para, ok := strings.Cut(string(readme), "\nBad input (")
 	if !ok {
-		t.Fatal("README.md has no \"Bad input (\" sentence")
+		t.Fatal("docs/batch.md has no \"Bad input (\" sentence")
 	}
 	para, _, _ = strings.Cut(para, ")")
 	// A flag with its value; a flag named alone (`-p`) is not an example.
