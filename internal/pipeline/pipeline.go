@@ -119,12 +119,22 @@ func (p *Pipeline) Judge(s *model.Snapshot) {
 // Derive is Step without the spike verdict, which depends on the history:
 // for a seek in a recording, whose verdicts were taken in order once.
 func (p *Pipeline) Derive(prev, cur *model.Sample) model.Snapshot {
+	var s model.Snapshot
+	p.DeriveInto(&s, prev, cur)
+	return s
+}
+
+// DeriveInto is Derive writing into s and reusing its slices, as
+// model.ComputeInto does: for a pass over a recording that is done with
+// each Snapshot before the next, which would otherwise allocate a host's
+// worth of rows per interval.
+func (p *Pipeline) DeriveInto(s *model.Snapshot, prev, cur *model.Sample) {
 	opts := p.opts
 	opts.AfterStepBack = !p.steppedBack.IsZero() && prev.Time.Equal(p.steppedBack)
 	if model.StepsBack(&prev.System, &cur.System) {
 		p.steppedBack = cur.Time
 	}
-	s := model.Compute(prev, cur, opts)
+	model.ComputeInto(s, prev, cur, opts)
 	if w := cur.Wakeups; w != nil {
 		// The per-CPU totals run on from the previous read when there was
 		// one of this attachment; pairs are counted from Since anyway.
@@ -143,6 +153,5 @@ func (p *Pipeline) Derive(prev, cur *model.Sample) model.Snapshot {
 	// The shares are over the last reads; deriving the same sample again
 	// counts its read once.
 	p.stacks.Observe(cur.Stacks)
-	model.AttachStacks(&s, p.stacks.Stacks(cur.Stacks, s.Threads))
-	return s
+	model.AttachStacks(s, p.stacks.Stacks(cur.Stacks, s.Threads))
 }

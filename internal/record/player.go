@@ -91,6 +91,9 @@ func NewPlayerVisit(r *Recording, opts model.Options, v Visit) (*Player, error) 
 		lo, hi = r.window(v.From, v.To)
 		p.pipe.FoldStacks(true)
 	}
+	// One snapshot's rows, reused: the marking pass is done with each
+	// before the next.
+	var snap model.Snapshot
 	for i := range r.frames {
 		if err := p.step(); err != nil {
 			return nil, err
@@ -99,7 +102,7 @@ func NewPlayerVisit(r *Recording, opts model.Options, v Visit) (*Player, error) 
 		// An interval shorter than the pipeline takes rates over (a
 		// recorder that caught up after a stall wrote such) has none.
 		if a, b := p.monoTimes(i); i > 0 && !r.frames[i].gap && !p.pipe.TooShort(&a, &b) {
-			snap := p.compute(i)
+			p.compute(&snap, i)
 			m.Rate = true
 			m.CSPerSec, m.InPerSec = snap.System.ContextSwitchesPerSec, snap.System.InterruptsPerSec
 			m.Spike = snap.Spike
@@ -204,17 +207,23 @@ func (p *Player) observeStacks() {
 // compute is the snapshot over the interval ending at sample i (= p.at).
 // Rates use the recorded monotonic clock, as live; the Snapshot's Time is
 // the recorded wall clock, as live.
-func (p *Player) compute(i int) model.Snapshot {
+func (p *Player) compute(snap *model.Snapshot, i int) {
 	a, b := p.monoTimes(i)
-	snap := p.pipe.Derive(&a, &b)
+	p.pipe.DeriveInto(snap, &a, &b)
 	// The spike verdicts are taken once, in order, while NewPlayer marks
 	// the samples (mark i is not set yet then); a seek reuses them.
 	if p.marks[i].Rate {
 		snap.Spike = p.marks[i].Spike
 	} else {
-		p.pipe.Judge(&snap)
+		p.pipe.Judge(snap)
 	}
 	snap.Time = p.cur.Time
+}
+
+// snapshot is compute into rows of its own, for a caller to keep.
+func (p *Player) snapshot(i int) model.Snapshot {
+	var snap model.Snapshot
+	p.compute(&snap, i)
 	return snap
 }
 
@@ -249,7 +258,7 @@ func (p *Player) Next() (model.Snapshot, error) {
 			return model.Snapshot{}, err
 		}
 		if p.marks[p.at].Rate {
-			return p.compute(p.at), nil
+			return p.snapshot(p.at), nil
 		}
 	}
 	return model.Snapshot{}, ErrEnd
@@ -299,5 +308,5 @@ func (p *Player) seek(i int) (model.Snapshot, error) {
 			return model.Snapshot{}, err
 		}
 	}
-	return p.compute(i), nil
+	return p.snapshot(i), nil
 }
