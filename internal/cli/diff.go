@@ -76,28 +76,22 @@ func or(s, def string) string {
 }
 
 func runDiff(stdout, stderr io.Writer, pathA, pathB string, o diffOptions) error {
-	open := func(path, from, to string) (*record.Player, error) {
-		p, err := openPlayer(path, 0, stderr)
-		if err != nil {
-			return nil, err
-		}
-		if err := applyRange(p, replayOptions{from: from, to: to}); err != nil {
-			p.Recording().Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return p, nil
+	open := func(path, from, to string) (*report.Pass, *record.Player, error) {
+		ps := report.ForDiff()
+		p, err := openWindow(path, replayOptions{from: from, to: to}, stderr, ps.Add)
+		return ps, p, err
 	}
-	a, err := open(pathA, or(o.fromA, o.from), or(o.toA, o.to))
+	sa, a, err := open(pathA, or(o.fromA, o.from), or(o.toA, o.to))
 	if err != nil {
 		return err
 	}
 	defer a.Recording().Close()
-	b, err := open(pathB, or(o.fromB, o.from), or(o.toB, o.to))
+	sb, b, err := open(pathB, or(o.fromB, o.from), or(o.toB, o.to))
 	if err != nil {
 		return err
 	}
 	defer b.Recording().Close()
-	d, err := report.Compare(a, b, pathA, pathB, o.top)
+	d, err := report.Compare(sa, sb, a.Recording(), b.Recording(), pathA, pathB, o.top)
 	if err != nil {
 		return err
 	}

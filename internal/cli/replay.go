@@ -78,6 +78,19 @@ With -b or -o json it prints the reports batch mode printed live.`,
 
 // openPlayer opens a recording and prints what went wrong reading it.
 func openPlayer(path string, hot float64, stderr io.Writer) (*record.Player, error) {
+	r, err := openRecording(path, stderr)
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPlayer(r, path, hot, record.Visit{})
+	if err != nil {
+		r.Close()
+	}
+	return p, err
+}
+
+// openRecording opens a recording and prints what went wrong reading it.
+func openRecording(path string, stderr io.Writer) (*record.Recording, error) {
 	r, err := record.Open(path)
 	if err != nil {
 		return nil, err
@@ -88,11 +101,42 @@ func openPlayer(path string, hot float64, stderr io.Writer) (*record.Player, err
 	if n := cpuNote(r.Header); n != "" {
 		fmt.Fprintf(stderr, "ctxtop: %s: %s\n", path, n)
 	}
-	p, err := record.NewPlayer(r, model.Options{HotThreshold: hot})
+	return r, nil
+}
+
+// newPlayer marks r's samples, handing v.Each its window's snapshots.
+func newPlayer(r *record.Recording, path string, hot float64, v record.Visit) (*record.Player, error) {
+	p, err := record.NewPlayerVisit(r, model.Options{HotThreshold: hot}, v)
 	if errors.Is(err, record.ErrEmpty) {
 		return nil, fmt.Errorf("%s: %w (it needs two samples for one rate)", path, err)
 	}
 	return p, err
+}
+
+// openWindow opens a recording and plays the window ro picks once,
+// handing each snapshot in it to each: a report's or a comparison's one
+// pass. The player's range is that window. Its errors name the file, as
+// a comparison of two needs.
+func openWindow(path string, ro replayOptions, stderr io.Writer, each func(*model.Snapshot)) (*record.Player, error) {
+	r, err := openRecording(path, stderr)
+	if err != nil {
+		return nil, err
+	}
+	w, err := parseWindow(r, ro)
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	p, err := newPlayer(r, path, 0, record.Visit{From: w.from, To: w.to, Each: each})
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	if err := w.apply(p); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
 }
 
 // cpuNote says when the recording's host differs from this one in a way
@@ -134,13 +178,30 @@ func runReplay(cmd *cobra.Command, path string, o options, ro replayOptions) err
 }
 
 func applyRange(p *record.Player, ro replayOptions) error {
-	if ro.from == "" && ro.to == "" {
-		return nil
+	w, err := parseWindow(p.Recording(), ro)
+	if err != nil {
+		return err
 	}
-	first, last := p.Recording().Span()
+	return w.apply(p)
+}
+
+// window is a --from/--to window of a recording; zero times leave its
+// ends open.
+type window struct {
+	from, to time.Time
+	// asked is --from as given, which may be before the recording.
+	asked time.Time
+	set   bool
+}
+
+func parseWindow(r *record.Recording, ro replayOptions) (window, error) {
+	if ro.from == "" && ro.to == "" {
+		return window{}, nil
+	}
+	first, last := r.Span()
 	from, err := parseWhen(ro.from, first, first, last)
 	if err != nil {
-		return fmt.Errorf("--from: %w", err)
+		return window{}, fmt.Errorf("--from: %w", err)
 	}
 	// --to +5m ends five minutes after the --from given, even where the
 	// recording starts later.
@@ -150,15 +211,24 @@ func applyRange(p *record.Player, ro replayOptions) error {
 	}
 	to, err := parseWhen(ro.to, base, first, last)
 	if err != nil {
-		return fmt.Errorf("--to: %w", err)
+		return window{}, fmt.Errorf("--to: %w", err)
 	}
 	// A window that opens before the recording opens with it.
-	asked := from
+	w := window{from: from, to: to, asked: from, set: true}
 	if !from.IsZero() && from.Before(first) {
-		from = first
+		w.from = first
 	}
-	if !p.SetRange(from, to) {
-		return fmt.Errorf("no samples between %s and %s; the recording spans %s to %s", when(asked, first), when(to, last),
+	return w, nil
+}
+
+// apply narrows p to w, or says why it cannot.
+func (w window) apply(p *record.Player) error {
+	if !w.set {
+		return nil
+	}
+	if !p.SetRange(w.from, w.to) {
+		first, last := p.Recording().Span()
+		return fmt.Errorf("no samples between %s and %s; the recording spans %s to %s", when(w.asked, first), when(w.to, last),
 			first.Format("15:04:05"), last.Format("15:04:05"))
 	}
 	return nil

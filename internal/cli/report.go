@@ -40,15 +40,13 @@ of the window the replay shows.`,
 			if out == "" {
 				out = strings.TrimSuffix(filepath.Base(path), ".ctxrec") + ".html"
 			}
-			p, err := openPlayer(path, 0, cmd.ErrOrStderr())
+			ps := report.ForReport()
+			p, err := openWindow(path, ro, cmd.ErrOrStderr(), ps.Add)
 			if err != nil {
 				return err
 			}
 			defer p.Recording().Close()
-			if err := applyRange(p, ro); err != nil {
-				return err
-			}
-			n, err := writeReport(p, path, out, cmd.OutOrStdout())
+			n, err := writeReport(ps, p.Recording(), path, out, cmd.OutOrStdout())
 			if err != nil {
 				return err
 			}
@@ -66,11 +64,11 @@ of the window the replay shows.`,
 	return cmd
 }
 
-// writeReport writes the report of p's range to out ("-": stdout). A file
-// is written beside its name and renamed into place, so a failure never
-// leaves half a page where a whole one was.
-func writeReport(p *record.Player, path, out string, stdout io.Writer) (int64, error) {
-	r, err := report.Build(p, path, version)
+// writeReport writes the report of the window ps was given, of rec, to
+// out ("-": stdout). A file is written beside its name and renamed into
+// place, so a failure never leaves half a page where a whole one was.
+func writeReport(ps *report.Pass, rec *record.Recording, path, out string, stdout io.Writer) (int64, error) {
+	r, err := ps.Report(rec, path, version)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
@@ -109,18 +107,23 @@ func writeReport(p *record.Player, path, out string, stdout io.Writer) (int64, e
 // report's pass does not move the replay's own player. It returns what
 // it wrote, for the status line.
 func reportFile(path string, from, to time.Time) (string, error) {
-	p, err := openPlayer(path, 0, io.Discard)
+	r, err := openRecording(path, io.Discard)
 	if err != nil {
 		return "", err
 	}
-	defer p.Recording().Close()
+	defer r.Close()
+	ps := report.ForReport()
+	p, err := newPlayer(r, path, 0, record.Visit{From: from, To: to, Each: ps.Add})
+	if err != nil {
+		return "", err
+	}
 	p.SetRange(from, to)
 	lo, hi := p.Range()
 	marks := p.Marks()
-	loc := p.Recording().Location()
+	loc := r.Location()
 	name := fmt.Sprintf("%s-%s-%s.html", strings.TrimSuffix(filepath.Base(path), ".ctxrec"),
 		marks[lo].Time.In(loc).Format("150405"), marks[hi].Time.In(loc).Format("150405"))
-	n, err := writeReport(p, path, name, nil)
+	n, err := writeReport(ps, r, path, name, nil)
 	if err != nil {
 		return "", err
 	}

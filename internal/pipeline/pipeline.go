@@ -133,12 +133,22 @@ func continues(before, w *model.WakeupSample) bool {
 // Derive is Step without the spike verdict, which depends on the history:
 // for a seek in a recording, whose verdicts were taken in order once.
 func (p *Pipeline) Derive(prev, cur *model.Sample) model.Snapshot {
+	var s model.Snapshot
+	p.DeriveInto(&s, prev, cur)
+	return s
+}
+
+// DeriveInto is Derive writing into s and reusing its slices, as
+// model.ComputeInto does: for a pass over a recording that is done with
+// each Snapshot before the next, which would otherwise allocate a host's
+// worth of rows per interval.
+func (p *Pipeline) DeriveInto(s *model.Snapshot, prev, cur *model.Sample) {
 	opts := p.opts
 	opts.AfterStepBack = !p.steppedBack.IsZero() && prev.Time.Equal(p.steppedBack)
 	if model.StepsBack(&prev.System, &cur.System) {
 		p.steppedBack = cur.Time
 	}
-	s := model.Compute(prev, cur, opts)
+	model.ComputeInto(s, prev, cur, opts)
 	// The tracer's counts give figures only when they began with the
 	// previous sample's read, so that they cover the interval the threads'
 	// counters do: a wake-up rate stands beside the voluntary switches it
@@ -158,6 +168,5 @@ func (p *Pipeline) Derive(prev, cur *model.Sample) model.Snapshot {
 	// The shares are over the last reads; deriving the same sample again
 	// counts its read once.
 	p.stacks.Observe(cur.Stacks)
-	model.AttachStacks(&s, p.stacks.Stacks(cur.Stacks, s.Threads))
-	return s
+	model.AttachStacks(s, p.stacks.Stacks(cur.Stacks, s.Threads))
 }

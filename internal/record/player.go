@@ -53,6 +53,27 @@ type Player struct {
 // spikes, and stands before the first sample. A zero HotThreshold takes
 // the recording's own.
 func NewPlayer(r *Recording, opts model.Options) (*Player, error) {
+	return NewPlayerVisit(r, opts, Visit{})
+}
+
+// Visit hands the snapshots of one window to a reader while NewPlayerVisit
+// marks the samples. A reader that wants each snapshot of a window once (a
+// report, a comparison) then pays for one pass over the recording, not the
+// marking pass and a second one through Next.
+type Visit struct {
+	// From and To bound the window as SetRange does; zero leaves an end
+	// open.
+	From, To time.Time
+	// Each is given the snapshot of every sample with a rate in the
+	// window, in order, with its stacks folded: what Next returns after
+	// SetRange(From, To) and FoldStacks(true). It must not keep the
+	// snapshot's slices.
+	Each func(*model.Snapshot)
+}
+
+// NewPlayerVisit is NewPlayer that also hands the window's snapshots to
+// v.Each as it marks them. The player's range is left whole.
+func NewPlayerVisit(r *Recording, opts model.Options, v Visit) (*Player, error) {
 	if len(r.frames) < 2 {
 		return nil, ErrEmpty
 	}
@@ -68,6 +89,14 @@ func NewPlayer(r *Recording, opts model.Options) (*Player, error) {
 	p.pipe.SetPIDs(r.Header.PIDs)
 	p.prev, p.cur = &p.slots[0], &p.slots[1]
 	p.marks = make([]Mark, len(r.frames))
+	lo, hi := 0, -1
+	if v.Each != nil {
+		lo, hi = r.window(v.From, v.To)
+		p.pipe.FoldStacks(true)
+	}
+	// One snapshot's rows, reused: the marking pass is done with each
+	// before the next.
+	var snap model.Snapshot
 	for i := range r.frames {
 		if err := p.step(); err != nil {
 			return nil, err
@@ -78,7 +107,7 @@ func NewPlayer(r *Recording, opts model.Options) (*Player, error) {
 		// An interval shorter than the pipeline takes rates over (a
 		// recorder that caught up after a stall wrote such) has none.
 		if a, b := p.monoTimes(i); i > 0 && !r.frames[i].gap && !p.pipe.TooShort(&a, &b) {
-			snap := p.compute(i)
+			p.compute(&snap, i)
 			m.Rate = true
 			m.CSPerSec, m.InPerSec = snap.System.ContextSwitchesPerSec, snap.System.InterruptsPerSec
 			m.Spike = snap.Spike
@@ -86,9 +115,13 @@ func NewPlayer(r *Recording, opts model.Options) (*Player, error) {
 				t := snap.Threads[0]
 				m.TopComm, m.TopPID, m.TopTID, m.TopPerSec = t.Comm, t.PID, t.TID, t.TotalPerSec()
 			}
+			if i >= lo && i <= hi {
+				v.Each(&snap)
+			}
 		}
 		p.marks[i] = m
 	}
+	p.pipe.FoldStacks(false)
 	p.at = -1
 	p.d = decoder{}
 	p.pipe.ResetStacks()
@@ -123,13 +156,7 @@ func (p *Player) Marks() []Mark { return p.marks }
 func (p *Player) SetRange(from, to time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.lo, p.hi = 0, len(p.marks)-1
-	if !from.IsZero() {
-		p.lo = sort.Search(len(p.marks), func(i int) bool { return !p.marks[i].Time.Before(from) })
-	}
-	if !to.IsZero() {
-		p.hi = sort.Search(len(p.marks), func(i int) bool { return p.marks[i].Time.After(to) }) - 1
-	}
+	p.lo, p.hi = p.rec.window(from, to)
 	for i := p.lo; i <= p.hi; i++ {
 		if p.marks[i].Rate {
 			return true
@@ -137,6 +164,22 @@ func (p *Player) SetRange(from, to time.Time) bool {
 	}
 	return false
 }
+
+// window is the first and last sample from..to (a zero time leaves that
+// end open); hi < lo when none is.
+func (r *Recording) window(from, to time.Time) (lo, hi int) {
+	lo, hi = 0, len(r.frames)-1
+	if !from.IsZero() {
+		lo = sort.Search(len(r.frames), func(i int) bool { return !r.frameTime(i).Before(from) })
+	}
+	if !to.IsZero() {
+		hi = sort.Search(len(r.frames), func(i int) bool { return r.frameTime(i).After(to) }) - 1
+	}
+	return lo, hi
+}
+
+// frameTime is sample i's wall-clock time, as its Mark has it.
+func (r *Recording) frameTime(i int) time.Time { return time.Unix(0, r.frames[i].wall) }
 
 // Range is the first and last sample Next and Seek reach.
 func (p *Player) Range() (lo, hi int) {
@@ -177,17 +220,23 @@ func (p *Player) observeStacks() {
 // compute is the snapshot over the interval ending at sample i (= p.at).
 // Rates use the recorded monotonic clock, as live; the Snapshot's Time is
 // the recorded wall clock, as live.
-func (p *Player) compute(i int) model.Snapshot {
+func (p *Player) compute(snap *model.Snapshot, i int) {
 	a, b := p.monoTimes(i)
-	snap := p.pipe.Derive(&a, &b)
+	p.pipe.DeriveInto(snap, &a, &b)
 	// The spike verdicts are taken once, in order, while NewPlayer marks
 	// the samples (mark i is not set yet then); a seek reuses them.
 	if p.marks[i].Rate {
 		snap.Spike = p.marks[i].Spike
 	} else {
-		p.pipe.Judge(&snap)
+		p.pipe.Judge(snap)
 	}
 	snap.Time = p.cur.Time
+}
+
+// snapshot is compute into rows of its own, for a caller to keep.
+func (p *Player) snapshot(i int) model.Snapshot {
+	var snap model.Snapshot
+	p.compute(&snap, i)
 	return snap
 }
 
@@ -222,7 +271,7 @@ func (p *Player) Next() (model.Snapshot, error) {
 			return model.Snapshot{}, err
 		}
 		if p.marks[p.at].Rate {
-			return p.compute(p.at), nil
+			return p.snapshot(p.at), nil
 		}
 	}
 	return model.Snapshot{}, ErrEnd
@@ -272,5 +321,5 @@ func (p *Player) seek(i int) (model.Snapshot, error) {
 			return model.Snapshot{}, err
 		}
 	}
-	return p.compute(i), nil
+	return p.snapshot(i), nil
 }

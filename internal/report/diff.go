@@ -124,20 +124,20 @@ const (
 	mThrottle = "throttled %"
 )
 
-// Compare reads the ranges of a and b (each narrowed by SetRange, or
-// whole) and compares them per thread group (by process name and the g
-// rule's pattern, since PIDs differ between runs) and per cgroup. top
-// bounds the groups and cgroups listed, busiest first.
-func Compare(a, b *record.Player, fileA, fileB string, top int) (*Diff, error) {
-	sa, err := scanPlayer(a, true)
+// Compare compares the windows passes a and b (ForDiff) were given, of
+// recordings ra and rb, per thread group (by process name and the g rule's
+// pattern, since PIDs differ between runs) and per cgroup. top bounds the
+// groups and cgroups listed, busiest first.
+func Compare(a, b *Pass, ra, rb *record.Recording, fileA, fileB string, top int) (*Diff, error) {
+	sa, err := a.scan()
 	if err != nil {
 		return nil, err
 	}
-	sb, err := scanPlayer(b, true)
+	sb, err := b.scan()
 	if err != nil {
 		return nil, err
 	}
-	d := &Diff{A: side(sa, a, fileA), B: side(sb, b, fileB), loc: a.Recording().Location()}
+	d := &Diff{A: side(sa, ra, fileA), B: side(sb, rb, fileB), loc: ra.Location()}
 	wake := sa.hasWakeups && sb.hasWakeups
 
 	host := DiffRow{Kind: "host", Name: "host"}
@@ -161,9 +161,9 @@ func Compare(a, b *record.Player, fileA, fileB string, top int) (*Diff, error) {
 	return d, nil
 }
 
-func side(s *scan, p *record.Player, file string) Side {
+func side(s *scan, rec *record.Recording, file string) Side {
 	first := s.intervals[0]
-	return Side{File: filepath.Base(file), Host: p.Recording().Header.Facts.Hostname,
+	return Side{File: filepath.Base(file), Host: rec.Header.Facts.Hostname,
 		From: first.time.Add(-time.Duration(first.secs * float64(time.Second))), To: s.intervals[len(s.intervals)-1].time,
 		Intervals: len(s.intervals), Wakeups: s.hasWakeups}
 }

@@ -34,15 +34,6 @@ func scaled(in []model.Sample, f float64) []model.Sample {
 	return out
 }
 
-func compareFiles(t *testing.T, a, b string) *Diff {
-	t.Helper()
-	d, err := Compare(openPlayer(t, a), openPlayer(t, b), a, b, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 func TestDiffOfARecordingWithItselfFindsNoDifference(t *testing.T) {
 	dir := t.TempDir()
 	path := writeRecording(t, dir, "a.ctxrec", testHeader(), burstSamples(60, 30, 36))

@@ -3,6 +3,7 @@ package report
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/record"
@@ -30,19 +31,44 @@ func writeRecording(t testing.TB, dir, name string, h record.Header, samples []m
 	return path
 }
 
-// openPlayer opens a recording as the CLI does.
-func openPlayer(t testing.TB, path string) *record.Player {
+// openPass opens a recording as the CLI does: the window from..to (zero:
+// open) is handed to a pass while the player marks the samples.
+func openPass(t testing.TB, path string, ps *Pass, from, to time.Time) *record.Player {
 	t.Helper()
 	r, err := record.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Close)
-	p, err := record.NewPlayer(r, model.Options{})
+	p, err := record.NewPlayerVisit(r, model.Options{}, record.Visit{From: from, To: to, Each: ps.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// build is the report of a whole recording, made as the CLI makes it.
+func build(t testing.TB, path string) *Report {
+	t.Helper()
+	ps := ForReport()
+	p := openPass(t, path, ps, time.Time{}, time.Time{})
+	r, err := ps.Report(p.Recording(), path, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// compareFiles compares two whole recordings as the CLI does.
+func compareFiles(t testing.TB, a, b string) *Diff {
+	t.Helper()
+	pa, pb := ForDiff(), ForDiff()
+	ra, rb := openPass(t, a, pa, time.Time{}, time.Time{}).Recording(), openPass(t, b, pb, time.Time{}, time.Time{}).Recording()
+	d, err := Compare(pa, pb, ra, rb, a, b, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 func modelOptions() model.Options { return model.Options{} }

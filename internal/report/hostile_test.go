@@ -34,18 +34,12 @@ func TestHostileNamesComeOutEscaped(t *testing.T) {
 		}
 	}
 	path := writeRecording(t, t.TempDir(), "hostile.ctxrec", testHeader(), in)
-	r, err := Build(openPlayer(t, path), path, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := build(t, path)
 	var page bytes.Buffer
 	if err := WriteHTML(&page, r); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Compare(openPlayer(t, path), openPlayer(t, path), path, path, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := compareFiles(t, path, path)
 	var diffPage, text bytes.Buffer
 	if err := WriteDiffHTML(&diffPage, d, "test"); err != nil {
 		t.Fatal(err)

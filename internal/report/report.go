@@ -203,14 +203,13 @@ type PairRow struct {
 	P99Max float64 `json:"latency_p99_worst_us"`
 }
 
-// Build reads p's range (all of it unless SetRange narrowed it) into a
-// Report. file names the recording in the report.
-func Build(p *record.Player, file, version string) (*Report, error) {
-	s, err := scanPlayer(p, false)
+// Report is the report of the window ps was given, from recording rec;
+// file names the recording in the report.
+func (ps *Pass) Report(rec *record.Recording, file, version string) (*Report, error) {
+	s, err := ps.scan()
 	if err != nil {
 		return nil, err
 	}
-	rec := p.Recording()
 	h := rec.Header
 	first, last := rec.Span()
 	r := &Report{

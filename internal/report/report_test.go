@@ -2,18 +2,24 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/record"
 )
 
 func TestReportNamesTheSpikeAndTheThreadThatCausedIt(t *testing.T) {
 	dir := t.TempDir()
 	path := writeRecording(t, dir, "burst.ctxrec", testHeader(), burstSamples(60, 30, 36))
-	r, err := Build(openPlayer(t, path), path, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := build(t, path)
 	var buf bytes.Buffer
 	if err := WriteHTML(&buf, r); err != nil {
 		t.Fatal(err)
@@ -30,5 +36,79 @@ func TestReportNamesTheSpikeAndTheThreadThatCausedIt(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), burstName) {
 		t.Errorf("the page does not name %s", burstName)
+	}
+}
+
+// replayPass hands a pass the window from..to as ctxtop replay plays it:
+// a player marked first, then its range stepped through Next.
+func replayPass(t *testing.T, path string, ps *Pass, from, to time.Time) *record.Recording {
+	t.Helper()
+	r, err := record.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	p, err := record.NewPlayer(r, model.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.SetRange(from, to) {
+		t.Fatalf("no sample in %v..%v", from, to)
+	}
+	p.FoldStacks(true)
+	for {
+		snap, err := p.Next()
+		if errors.Is(err, record.ErrEnd) {
+			return r
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps.Add(&snap)
+	}
+}
+
+// The report and the comparison are gathered while the player marks the
+// samples, in one pass; every figure, spike verdict and stack must be the
+// one replay shows for the same window.
+func TestOnePassIsWhatReplayShows(t *testing.T) {
+	path := writeRecording(t, t.TempDir(), "burst.ctxrec", testHeader(), burstSamples(90, 40, 46))
+	start := testHeader().Start
+	from, to := start.Add(10*time.Second), start.Add(80*time.Second)
+	all := cmp.Exporter(func(reflect.Type) bool { return true })
+	ignore := cmpopts.IgnoreFields(Report{}, "Generated")
+
+	one := ForReport()
+	rec := openPass(t, path, one, from, to).Recording()
+	got, err := one.Report(rec, path, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay := ForReport()
+	want, err := replay.Report(replayPass(t, path, replay, from, to), path, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Intervals != 70 || len(want.Spikes) != 1 || !want.HasStacks || !want.HasWakeups {
+		t.Fatalf("replay's report: %d intervals, %d spikes, stacks %v, wake-ups %v; want 70, 1, true, true",
+			want.Intervals, len(want.Spikes), want.HasStacks, want.HasWakeups)
+	}
+	if d := cmp.Diff(want, got, all, ignore, cmpopts.EquateNaNs()); d != "" {
+		t.Errorf("report (-replay +one pass):\n%s", d)
+	}
+
+	a, b := ForDiff(), ForDiff()
+	recB := openPass(t, path, b, from, to).Recording()
+	gotDiff, err := Compare(a, b, replayPass(t, path, a, time.Time{}, time.Time{}), recB, path, path, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b = ForDiff(), ForDiff()
+	wantDiff, err := Compare(a, b, replayPass(t, path, a, time.Time{}, time.Time{}), replayPass(t, path, b, from, to), path, path, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(wantDiff, gotDiff, all, cmpopts.EquateNaNs()); d != "" {
+		t.Errorf("comparison (-replay +one pass):\n%s", d)
 	}
 }

@@ -6,7 +6,6 @@
 package report
 
 import (
-	"errors"
 	"math"
 	"strconv"
 	"time"
@@ -115,30 +114,34 @@ type spikeScan struct {
 	threads     map[tidKey]*threadAgg
 }
 
-// scanPlayer steps p through its range once. byName keys thread groups by
-// process name rather than PID, for comparing two recordings.
-func scanPlayer(p *record.Player, byName bool) (*scan, error) {
-	s := &scan{byName: byName, groups: map[groupKey]*entity{}, cgroups: map[string]*entity{},
+// Pass gathers a window's figures from its snapshots, given in order to
+// Add: make Add the record.Visit of the player's marking pass, so opening
+// the recording is the report's one pass over it.
+type Pass struct{ s *scan }
+
+// ForReport is a Pass for an incident report (Pass.Report).
+func ForReport() *Pass { return &Pass{newScan(false)} }
+
+// ForDiff is a Pass for one side of a comparison (Compare): it keys thread
+// groups by process name rather than PID, since PIDs differ between runs.
+func ForDiff() *Pass { return &Pass{newScan(true)} }
+
+// Add takes in one snapshot of the window, the next in order.
+func (ps *Pass) Add(snap *model.Snapshot) { ps.s.add(snap) }
+
+// scan is the pass's figures, or record.ErrEmpty when it saw no interval.
+func (ps *Pass) scan() (*scan, error) {
+	if len(ps.s.intervals) == 0 {
+		return nil, record.ErrEmpty
+	}
+	return ps.s, nil
+}
+
+func newScan(byName bool) *scan {
+	return &scan{byName: byName, groups: map[groupKey]*entity{}, cgroups: map[string]*entity{},
 		threads: map[tidKey]*threadAgg{}, pairs: map[pairKey]*pairAgg{},
 		offCPU: newFlame("off-CPU"), woken: newFlame("woken from"),
 		tidGroup: map[int]groupKey{}, perGroup: map[groupKey]*point{}}
-	// Flame graphs need each interval's stacks, kept only when asked for.
-	p.FoldStacks(true)
-	defer p.FoldStacks(false)
-	for {
-		snap, err := p.Next()
-		if errors.Is(err, record.ErrEnd) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		s.add(&snap)
-	}
-	if len(s.intervals) == 0 {
-		return nil, record.ErrEmpty
-	}
-	return s, nil
 }
 
 func (s *scan) key(t *model.ThreadRates) groupKey {
