@@ -1,15 +1,19 @@
 package symbolize
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
 	"debug/elf"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -58,8 +62,7 @@ func DebuginfodFromEnv() *Debuginfod {
 
 // debuginfod is the fetcher behind a Symbolizer.
 type debuginfod struct {
-	cfg    Debuginfod
-	client *http.Client
+	cfg Debuginfod
 
 	mu     sync.Mutex
 	fetch  map[string]*fetchState
@@ -90,7 +93,7 @@ func newDebuginfod(cfg Debuginfod) *debuginfod {
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = 10 * time.Minute
 	}
-	return &debuginfod{cfg: cfg, client: &http.Client{}, fetch: map[string]*fetchState{}}
+	return &debuginfod{cfg: cfg, fetch: map[string]*fetchState{}}
 }
 
 func (d *debuginfod) path(buildID string) string {
@@ -174,20 +177,56 @@ func (d *debuginfod) get(buildID string) error {
 		}
 		errs = append(errs, err.Error())
 	}
-	os.Remove(filepath.Join(d.cfg.Cache, buildID))
+	os.Remove(filepath.Join(d.cfg.Cache, buildID)) // empty: nothing was kept
 	return fmt.Errorf("debuginfod %s: %s", buildID, strings.Join(errs, "; "))
 }
 
-func (d *debuginfod) getFrom(ctx context.Context, url, buildID string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// getFrom asks one server. It speaks HTTP/1.1 (over TLS for https) on a
+// connection of its own rather than through net/http's client: the
+// binary links net/http's server for the exporter, and the client's
+// transport (connection pools, HTTP/2, proxies, cookies) would add about
+// 400 KB for one GET per build id. Redirects are not followed (debuginfod
+// servers federate by proxying), proxies not used.
+func (d *debuginfod) getFrom(ctx context.Context, rawURL, buildID string) error {
+	u, err := url.Parse(rawURL)
 	if err != nil {
 		return err
 	}
-	resp, err := d.client.Do(req)
+	port := u.Port()
+	switch {
+	case u.Scheme == "http" && port == "":
+		port = "80"
+	case u.Scheme == "https" && port == "":
+		port = "443"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%s: only http and https are supported", rawURL)
+	}
+	var dialer net.Dialer
+	conn, err := dialer.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
 	if err != nil {
 		return err
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	if u.Scheme == "https" {
+		tc := tls.Client(conn, &tls.Config{ServerName: u.Hostname()})
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return fmt.Errorf("%s: %v", rawURL, err)
+		}
+		conn = tc
+	}
+	req := "GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: ctxtop\r\nConnection: close\r\n\r\n"
+	if _, err := io.WriteString(conn, req); err != nil {
+		return fmt.Errorf("%s: %v", rawURL, err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return fmt.Errorf("%s: %v", rawURL, err)
 	}
 	defer resp.Body.Close()
+	url := rawURL
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: %s", url, resp.Status)
 	}
@@ -248,9 +287,12 @@ func (d *debuginfod) prune() {
 			total += st.Size()
 		}
 	}
-	slices.SortFunc(files, func(a, b file) int { return a.used.Compare(b.used) })
+	// sort.Slice, not slices.SortFunc: a generic sort compiled for one more
+	// struct costs the binary a few KB (see refresh in symbolize.go).
+	sort.Slice(files, func(i, j int) bool { return files[i].used.Before(files[j].used) })
 	for len(files) > 1 && total > d.cfg.CacheBytes {
-		os.RemoveAll(filepath.Dir(files[0].path))
+		os.Remove(files[0].path)
+		os.Remove(filepath.Dir(files[0].path))
 		total -= files[0].size
 		files = files[1:]
 	}
