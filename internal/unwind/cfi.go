@@ -3,14 +3,21 @@ package unwind
 import (
 	"debug/elf"
 	"errors"
-	"fmt"
 	"io"
-	"slices"
+	"sort"
 	"unsafe"
 )
 
-// ErrParse wraps every malformed-CFI error.
+// ErrParse is what every malformed-CFI error is (errors.Is).
 var ErrParse = errors.New("malformed")
+
+// cfiError is a malformed-CFI error. A constant string, not fmt.Errorf with
+// the offset: each formatted error cost the binary a few hundred bytes,
+// and Stack.Object already says which file's CFI is bad.
+type cfiError string
+
+func (e cfiError) Error() string        { return "malformed CFI: " + string(e) }
+func (e cfiError) Is(target error) bool { return target == ErrParse }
 
 // errNoFDE means no FDE covers the address: not an error of the file.
 var errNoFDE = errors.New("no FDE covers the address")
@@ -81,15 +88,15 @@ func (o *cfiObject) hasCFI() bool { return len(o.eh.data) > 0 || len(o.dbg.data)
 func loadCFI(r io.ReaderAt) (obj *cfiObject, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			obj, err = nil, fmt.Errorf("%w: ELF reader failed: %v", ErrParse, p)
+			obj, err = nil, cfiError("ELF reader failed")
 		}
 	}()
 	ef, err := elf.NewFile(r)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrParse, err)
+		return nil, cfiError("not an ELF file")
 	}
 	if ef.Machine != elf.EM_X86_64 || ef.Class != elf.ELFCLASS64 {
-		return nil, fmt.Errorf("%w: %v %v: only x86-64 is unwound", ErrParse, ef.Class, ef.Machine)
+		return nil, cfiError("only x86-64 is unwound")
 	}
 	obj = &cfiObject{}
 	for _, p := range ef.Progs {
@@ -103,14 +110,14 @@ func loadCFI(r io.ReaderAt) (obj *cfiObject, err error) {
 			return nil, 0, nil
 		}
 		if sec.Size > maxSectionBytes {
-			return nil, 0, fmt.Errorf("%w: %s holds %d bytes", ErrParse, name, sec.Size)
+			return nil, 0, cfiError("a CFI section too large")
 		}
 		b, err := sec.Data()
 		if err != nil {
-			return nil, 0, fmt.Errorf("%w: %s: %v", ErrParse, name, err)
+			return nil, 0, cfiError("a CFI section unreadable")
 		}
 		if len(b) > maxSectionBytes || len(b) >= 1<<32 {
-			return nil, 0, fmt.Errorf("%w: %s holds %d bytes", ErrParse, name, len(b))
+			return nil, 0, cfiError("a CFI section too large")
 		}
 		return b, sec.Addr, nil
 	}
@@ -171,15 +178,10 @@ func scanFDEs(s *section) []fdeEntry {
 		}
 		off = next
 	}
-	slices.SortFunc(idx, func(a, b fdeEntry) int {
-		switch {
-		case a.start < b.start:
-			return -1
-		case a.start > b.start:
-			return 1
-		}
-		return 0
-	})
+	// sort.Slice and sort.Search rather than the generic slices
+	// functions: each generic instantiation for a new type costs the
+	// binary a few KB.
+	sort.Slice(idx, func(i, j int) bool { return idx[i].start < idx[j].start })
 	return idx
 }
 
@@ -200,20 +202,20 @@ func entryAt(s *section, off int) (entry, int, error) {
 		length = r.u64()
 	}
 	if r.bad {
-		return entry{}, 0, fmt.Errorf("%w: entry at %#x: truncated length", ErrParse, off)
+		return entry{}, 0, cfiError("entry: truncated length")
 	}
 	if length == 0 { // .eh_frame's terminator
 		return entry{}, len(s.data), nil
 	}
 	start := r.off
 	if length > uint64(r.left()) {
-		return entry{}, 0, fmt.Errorf("%w: entry at %#x: length %d past the section", ErrParse, off, length)
+		return entry{}, 0, cfiError("entry: length past the section")
 	}
 	end := start + int(length)
 	idAt := r.off
 	id := uint64(r.u32())
 	if r.bad {
-		return entry{}, 0, fmt.Errorf("%w: entry at %#x: truncated id", ErrParse, off)
+		return entry{}, 0, cfiError("entry: truncated id")
 	}
 	e := entry{body: reader{b: s.data[:end], off: r.off, addr: s.addr}}
 	switch {
@@ -224,7 +226,7 @@ func entryAt(s *section, off int) (entry, int, error) {
 	default:
 		// .eh_frame: the CIE pointer counts back from the field itself.
 		if id > uint64(idAt) {
-			return entry{}, 0, fmt.Errorf("%w: FDE at %#x: CIE pointer before the section", ErrParse, off)
+			return entry{}, 0, cfiError("FDE: CIE pointer before the section")
 		}
 		e.fde, e.cieOff = true, idAt-int(id)
 	}
@@ -249,18 +251,18 @@ func parseCIE(s *section, off int) (cie, error) {
 		return cie{}, err
 	}
 	if e.fde {
-		return cie{}, fmt.Errorf("%w: %#x is an FDE, not a CIE", ErrParse, off)
+		return cie{}, cfiError("is an FDE, not a CIE")
 	}
 	r := &e.body
 	c := cie{fdeEnc: peAbsptr, lsdaEnc: peOmit}
 	version := r.u8()
 	if version != 1 && version != 3 && version != 4 {
-		return cie{}, fmt.Errorf("%w: CIE at %#x: version %d", ErrParse, off, version)
+		return cie{}, cfiError("CIE: version")
 	}
 	augStr := r.cstring()
 	if version == 4 {
 		if addrSize, segSize := r.u8(), r.u8(); addrSize != 8 || segSize != 0 {
-			return cie{}, fmt.Errorf("%w: CIE at %#x: address size %d", ErrParse, off, addrSize)
+			return cie{}, cfiError("CIE: address size")
 		}
 	}
 	c.codeAlign = r.uleb()
@@ -274,7 +276,7 @@ func parseCIE(s *section, off int) (cie, error) {
 		c.aug = true
 		n := r.uleb()
 		if n > uint64(r.left()) {
-			return cie{}, fmt.Errorf("%w: CIE at %#x: augmentation data past the entry", ErrParse, off)
+			return cie{}, cfiError("CIE: augmentation data past the entry")
 		}
 		data := reader{b: r.b[:r.off+int(n)], off: r.off, addr: r.addr}
 		r.off += int(n)
@@ -290,17 +292,17 @@ func parseCIE(s *section, off int) (cie, error) {
 				c.signal = true
 			case 'B', 'G': // AArch64 pointer auth, memory tagging: no data
 			default:
-				return cie{}, fmt.Errorf("%w: CIE at %#x: augmentation %q", ErrParse, off, augStr)
+				return cie{}, cfiError("CIE: augmentation")
 			}
 		}
 		if data.bad {
-			return cie{}, fmt.Errorf("%w: CIE at %#x: augmentation data", ErrParse, off)
+			return cie{}, cfiError("CIE: augmentation data")
 		}
 	} else if len(augStr) > 0 && string(augStr) != "eh" {
-		return cie{}, fmt.Errorf("%w: CIE at %#x: augmentation %q", ErrParse, off, augStr)
+		return cie{}, cfiError("CIE: augmentation")
 	}
 	if r.bad || c.codeAlign == 0 {
-		return cie{}, fmt.Errorf("%w: CIE at %#x: truncated", ErrParse, off)
+		return cie{}, cfiError("CIE: truncated")
 	}
 	c.initial = r.b[r.off:]
 	return c, nil
@@ -320,10 +322,10 @@ func parseFDE(s *section, off int) (fde, error) {
 		return fde{}, err
 	}
 	if !e.fde {
-		return fde{}, fmt.Errorf("%w: %#x is a CIE, not an FDE", ErrParse, off)
+		return fde{}, cfiError("is a CIE, not an FDE")
 	}
 	if e.cieOff < 0 || e.cieOff >= len(s.data) {
-		return fde{}, fmt.Errorf("%w: FDE at %#x: CIE pointer outside the section", ErrParse, off)
+		return fde{}, cfiError("FDE: CIE pointer outside the section")
 	}
 	c, err := parseCIE(s, e.cieOff)
 	if err != nil {
@@ -340,18 +342,18 @@ func parseFDE(s *section, off int) (fde, error) {
 	// The range is a length: the encoding's size, never its base.
 	n, _ := r.ptr(enc&0x0f, 0)
 	if r.bad || !ok {
-		return fde{}, fmt.Errorf("%w: FDE at %#x: address", ErrParse, off)
+		return fde{}, cfiError("FDE: address")
 	}
 	f.end = f.start + n
 	if f.end < f.start {
-		return fde{}, fmt.Errorf("%w: FDE at %#x: range wraps", ErrParse, off)
+		return fde{}, cfiError("FDE: range wraps")
 	}
 	if c.aug {
 		n := r.uleb()
 		r.take(int(min(n, uint64(len(r.b)+1))))
 	}
 	if r.bad {
-		return fde{}, fmt.Errorf("%w: FDE at %#x: truncated", ErrParse, off)
+		return fde{}, cfiError("FDE: truncated")
 	}
 	f.instructions = r.b[r.off:]
 	f.instrAddr = r.addr + uint64(r.off)
@@ -407,12 +409,7 @@ func (o *cfiObject) searchHdr(pc uint64) (int, bool) {
 }
 
 func searchIndex(s *section, pc uint64) (fde, error) {
-	i, _ := slices.BinarySearchFunc(s.index, pc, func(e fdeEntry, pc uint64) int {
-		if e.start > pc {
-			return 1
-		}
-		return -1
-	})
+	i := sort.Search(len(s.index), func(i int) bool { return s.index[i].start > pc })
 	// Nested or overlapping FDEs are rare; look back a few entries.
 	for j := i - 1; j >= 0 && j >= i-4; j-- {
 		f, err := parseFDE(s, int(s.index[j].off))

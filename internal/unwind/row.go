@@ -1,7 +1,5 @@
 package unwind
 
-import "fmt"
-
 // x86-64 DWARF register numbers (System V psABI, figure 3.36).
 const (
 	regRBP = 6
@@ -97,7 +95,7 @@ func computeRow(f *fde, s *section, pc uint64) (row, error) {
 		return row{}, err
 	}
 	if cur.cfa.kind != ruleCFAReg && cur.cfa.kind != ruleCFAExpr {
-		return row{}, fmt.Errorf("%w: FDE for %#x defines no CFA", ErrParse, f.start)
+		return row{}, cfiError("FDE defines no CFA")
 	}
 	return cur, nil
 }
@@ -163,7 +161,7 @@ func (p *program) run(cur, init *row, ins []byte, insAddr, loc, pc uint64) error
 			}
 			v, ok := r.ptr(enc, 0)
 			if !ok {
-				return fmt.Errorf("%w: DW_CFA_set_loc", ErrParse)
+				return cfiError("DW_CFA_set_loc")
 			}
 			loc = v
 		case cfaAdvanceLoc1:
@@ -202,13 +200,13 @@ func (p *program) run(cur, init *row, ins []byte, insAddr, loc, pc uint64) error
 			}
 		case cfaRememberState:
 			if depth == maxStateStack {
-				return fmt.Errorf("%w: DW_CFA_remember_state nested over %d", ErrParse, maxStateStack)
+				return cfiError("DW_CFA_remember_state nested over")
 			}
 			stack[depth] = *cur
 			depth++
 		case cfaRestoreState:
 			if depth == 0 {
-				return fmt.Errorf("%w: DW_CFA_restore_state without remember_state", ErrParse)
+				return cfiError("DW_CFA_restore_state without remember_state")
 			}
 			depth--
 			// The CFA comes back too, as in libgcc, LLVM's libunwind and
@@ -224,30 +222,30 @@ func (p *program) run(cur, init *row, ins []byte, insAddr, loc, pc uint64) error
 		case cfaDefCFARegister:
 			reg := r.uleb()
 			if cur.cfa.kind != ruleCFAReg {
-				return fmt.Errorf("%w: DW_CFA_def_cfa_register without a register CFA", ErrParse)
+				return cfiError("DW_CFA_def_cfa_register without a register CFA")
 			}
 			cur.cfa = cfaReg(reg, cur.cfa.off)
 		case cfaDefCFAOffset:
 			if cur.cfa.kind != ruleCFAReg {
-				return fmt.Errorf("%w: DW_CFA_def_cfa_offset without a register CFA", ErrParse)
+				return cfiError("DW_CFA_def_cfa_offset without a register CFA")
 			}
 			cur.cfa.off = int64(r.uleb())
 		case cfaDefCFAOffsetSF:
 			if cur.cfa.kind != ruleCFAReg {
-				return fmt.Errorf("%w: DW_CFA_def_cfa_offset_sf without a register CFA", ErrParse)
+				return cfiError("DW_CFA_def_cfa_offset_sf without a register CFA")
 			}
 			cur.cfa.off = r.sleb() * p.c.dataAlign
 		case cfaDefCFAExpression:
 			off, n, ok := expr()
 			if !ok {
-				return fmt.Errorf("%w: DW_CFA_def_cfa_expression", ErrParse)
+				return cfiError("DW_CFA_def_cfa_expression")
 			}
 			cur.cfa = rule{kind: ruleCFAExpr, off: off, n: n}
 		case cfaExpression, cfaValExpression:
 			reg := r.uleb()
 			off, n, ok := expr()
 			if !ok {
-				return fmt.Errorf("%w: DW_CFA_expression", ErrParse)
+				return cfiError("DW_CFA_expression")
 			}
 			k := ruleExpr
 			if op == cfaValExpression {
@@ -257,10 +255,10 @@ func (p *program) run(cur, init *row, ins []byte, insAddr, loc, pc uint64) error
 		case cfaGNUArgsSize:
 			r.uleb()
 		default:
-			return fmt.Errorf("%w: unknown CFA instruction %#x", ErrParse, op)
+			return cfiError("unknown CFA instruction")
 		}
 		if r.bad {
-			return fmt.Errorf("%w: truncated CFA instruction %#x", ErrParse, op)
+			return cfiError("truncated CFA instruction")
 		}
 		if loc > pc {
 			return nil

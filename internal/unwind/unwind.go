@@ -33,7 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -233,12 +233,7 @@ type mapping struct {
 }
 
 func (p *process) find(addr uint64) *mapping {
-	i, _ := slices.BinarySearchFunc(p.maps, addr, func(m mapping, a uint64) int {
-		if m.Start > a {
-			return 1
-		}
-		return -1
-	})
+	i := sort.Search(len(p.maps), func(i int) bool { return p.maps[i].Start > addr })
 	if i--; i < 0 || addr >= p.maps[i].End {
 		return nil
 	}
@@ -672,15 +667,7 @@ func (u *Unwinder) refresh(p *process, now time.Time) error {
 			maps[i] = *old
 		}
 	}
-	slices.SortFunc(maps, func(a, b mapping) int {
-		switch {
-		case a.Start < b.Start:
-			return -1
-		case a.Start > b.Start:
-			return 1
-		}
-		return 0
-	})
+	sort.Slice(maps, func(i, j int) bool { return maps[i].Start < maps[j].Start })
 	p.maps, p.readAt = maps, now
 	return nil
 }
