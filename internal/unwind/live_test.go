@@ -149,7 +149,7 @@ int main() {
 `
 
 // buildProg compiles src with the given compiler and flags.
-func buildProg(t *testing.T, name, ext, src string, cmd ...string) string {
+func buildProg(t testing.TB, name, ext, src string, cmd ...string) string {
 	t.Helper()
 	if _, err := exec.LookPath(cmd[0]); err != nil {
 		t.Fatalf("%s is not installed; the test builds real programs with it: %v", cmd[0], err)
@@ -168,7 +168,7 @@ func buildProg(t *testing.T, name, ext, src string, cmd ...string) string {
 }
 
 // startProg runs bin until it prints "ready"; closing its stdin ends it.
-func startProg(t *testing.T, bin string) int {
+func startProg(t testing.TB, bin string) int {
 	t.Helper()
 	c := exec.Command(bin)
 	stdin, err := c.StdinPipe()
@@ -197,7 +197,7 @@ func startProg(t *testing.T, bin string) int {
 
 // threadIn returns the thread of pid named comm once it blocks in system
 // call nr.
-func threadIn(t *testing.T, pid int, comm string, nr int) int {
+func threadIn(t testing.TB, pid int, comm string, nr int) int {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
@@ -223,7 +223,7 @@ func threadIn(t *testing.T, pid int, comm string, nr int) int {
 // capture stops thread tid (PTRACE_SEIZE, PTRACE_INTERRUPT), takes its
 // registers and up to max bytes of its stack from the stack pointer up,
 // and lets it go: what the BPF capture will take at a switch.
-func capture(t *testing.T, pid, tid, max int) (Regs, []byte) {
+func capture(t testing.TB, pid, tid, max int) (Regs, []byte) {
 	t.Helper()
 	runtime.LockOSThread() // ptrace requests must come from the tracer thread
 	defer runtime.UnlockOSThread()
@@ -349,6 +349,9 @@ func checkLive(t *testing.T, bin string, cases []liveCase) {
 			full := u.Unwind(pid, regs, stack)
 			frames := names(t, pid, full)
 			t.Logf("%s: %s (%s, %d by frame pointer)", c.name, chain(frames), full.Why(), full.ByFramePointer)
+			for _, f := range frames {
+				t.Logf("  %#x %s %s+%#x", f.Addr, f, f.Object, f.ObjectAddr)
+			}
 			if full.Reason != End {
 				t.Errorf("stack ends with %q, want the outermost frame reached", full.Why())
 			}
@@ -531,5 +534,46 @@ func TestMixedMode(t *testing.T) {
 	st, frames = unwind("nodata")
 	if len(st.PCs) != 1 || st.Reason != NoUnwindInfo || st.Object != "mixed" {
 		t.Errorf("nodata: %s (%s), want only asm_nodata, ended for no unwind info in mixed", chain(frames), st.Why())
+	}
+}
+
+// BenchmarkUnwind walks the blocked worker's stack of the ledger program
+// (six frames through libc without frame pointers), warm: the rows are
+// cached, as they are after the first sample of a thread.
+func BenchmarkUnwind(b *testing.B) {
+	bin := buildProg(b, "ledger", ".c", ledgerC, "cc", "-O2", "-fomit-frame-pointer")
+	pid := startProg(b, bin)
+	u, err := New(Options{Proc: "/proc"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tid := threadIn(b, pid, "worker", unix.SYS_FUTEX)
+	regs, stack := capture(b, pid, tid, 512)
+	if st := u.Unwind(pid, regs, stack); st.Reason != End || len(st.PCs) != 6 {
+		b.Fatalf("%d frames, %s", len(st.PCs), st.Why())
+	}
+	var st Stack
+	b.ReportAllocs()
+	for b.Loop() {
+		u.UnwindInto(&st, pid, regs, stack)
+	}
+}
+
+// BenchmarkUnwindCold is the first sample of a process: its maps read,
+// the CFI of the program and libc loaded, every row computed.
+func BenchmarkUnwindCold(b *testing.B) {
+	bin := buildProg(b, "ledger", ".c", ledgerC, "cc", "-O2", "-fomit-frame-pointer")
+	pid := startProg(b, bin)
+	tid := threadIn(b, pid, "worker", unix.SYS_FUTEX)
+	regs, stack := capture(b, pid, tid, 512)
+	b.ReportAllocs()
+	for b.Loop() {
+		u, err := New(Options{Proc: "/proc"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st := u.Unwind(pid, regs, stack); st.Reason != End {
+			b.Fatal(st.Why())
+		}
 	}
 }

@@ -244,12 +244,23 @@ func (p *process) find(addr uint64) *mapping {
 // stack, a copy of the bytes from regs.SP up. It never fails: a stack that
 // cannot be walked further ends with its Reason.
 func (u *Unwinder) Unwind(pid int, regs Regs, stack []byte) Stack {
+	var st Stack
+	u.UnwindInto(&st, pid, regs, stack)
+	return st
+}
+
+// UnwindInto is Unwind into st, reusing st.PCs' memory: a capture that
+// unwinds every sample allocates nothing once the rows are cached.
+func (u *Unwinder) UnwindInto(st *Stack, pid int, regs Regs, stack []byte) {
+	*st = Stack{PCs: st.PCs[:0]}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	now := time.Now()
 	p := u.process(pid, now)
 	if p == nil {
-		return Stack{PCs: []uint64{regs.IP}, Reason: NoMaps}
+		st.PCs = append(st.PCs, regs.IP)
+		st.Reason = NoMaps
+		return
 	}
 	w := walker{u: u, p: p, now: now, mem: memory{base: regs.SP, b: stack}}
 	if m := p.find(regs.SP); m != nil {
@@ -257,7 +268,7 @@ func (u *Unwinder) Unwind(pid int, regs Regs, stack []byte) Stack {
 	} else {
 		w.mem.lo, w.mem.hi = regs.SP, regs.SP+uint64(len(stack))
 	}
-	return w.walk(regs)
+	w.walk(st, regs)
 }
 
 func objectName(m *mapping) string {
@@ -333,8 +344,7 @@ func (w *walker) execMapping(addr uint64) *mapping {
 	return m
 }
 
-func (w *walker) walk(start Regs) Stack {
-	var st Stack
+func (w *walker) walk(st *Stack, start Regs) {
 	var regs regState
 	regs.set(regRA, start.IP)
 	regs.set(regRSP, start.SP)
@@ -347,7 +357,7 @@ func (w *walker) walk(start Regs) Stack {
 			// The CFA or frame-pointer step before gave an address no
 			// executable mapping holds: the stack ends without it.
 			st.Reason, st.Addr = OutsideMapping, pc
-			return st
+			return
 		}
 		st.PCs = append(st.PCs, pc)
 		if exact {
@@ -355,11 +365,11 @@ func (w *walker) walk(start Regs) Stack {
 		}
 		if m == nil {
 			st.Reason, st.Addr = OutsideMapping, pc
-			return st
+			return
 		}
 		if len(st.PCs) >= w.u.opt.MaxFrames {
 			st.Reason = TooDeep
-			return st
+			return
 		}
 		look := pc
 		if !exact {
@@ -387,15 +397,15 @@ func (w *walker) walk(start Regs) Stack {
 				st.Object = objectName(m)
 			}
 			st.Reason = reason
-			return st
+			return
 		}
 		if next.v[regRA] == 0 {
 			st.Reason = End
-			return st
+			return
 		}
 		if next.v[regRSP] <= regs.v[regRSP] {
 			st.Reason = BadCFA
-			return st
+			return
 		}
 		regs = next
 	}
