@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"context"
+	"crypto/x509"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -146,4 +147,52 @@ func TestDebuginfodMissesAndHangs(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestDebuginfodHTTPS fetches over TLS, as from debuginfod.debian.net,
+// from a server that answers as debuginfod does, and refuses a server
+// whose certificate the host does not trust, and a file of another build.
+func TestDebuginfodHTTPS(t *testing.T) {
+	dir := t.TempDir()
+	bin, debug := strippedProg(t, dir)
+	body, err := os.ReadFile(debug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.ReadFile(otherDebug(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := buildID(t, bin)
+	var serve atomic.Pointer[[]byte]
+	serve.Store(&other)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/buildid/"+id+"/debuginfo" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(*serve.Load())
+	}))
+	defer srv.Close()
+	p := start(t, bin)
+	fetch := func(trusted bool) *Symbolizer {
+		s := newSymbolizer(t, Options{DebugRoot: t.TempDir(), Debuginfod: &Debuginfod{URLs: []string{srv.URL}, Cache: t.TempDir()}})
+		if trusted {
+			s.debuginfod.roots = x509.NewCertPool()
+			s.debuginfod.roots.AddCert(srv.Certificate())
+		}
+		checkNamed(t, s, p, false) // starts the fetch
+		deadline := time.Now().Add(20 * time.Second)
+		for !s.debuginfod.ready(id) {
+			if time.Now().After(deadline) {
+				t.Fatal("the fetch never finished")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return s
+	}
+	checkNamed(t, fetch(true), p, false)  // another build's file: refused
+	checkNamed(t, fetch(false), p, false) // an untrusted server
+	serve.Store(&body)
+	checkNamed(t, fetch(true), p, true)
 }
