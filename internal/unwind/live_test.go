@@ -413,6 +413,26 @@ func TestLedgerFramePointers(t *testing.T) {
 	checkLive(t, bin, ledgerCases())
 }
 
+// TestLedgerDebugFrame: the program's own code with .debug_frame only (no
+// unwind tables, as some embedded and kernel-style builds), found by the
+// scanned index when .eh_frame_hdr (of the C runtime's objects) has none.
+func TestLedgerDebugFrame(t *testing.T) {
+	bin := buildProg(t, "ledger", ".c", ledgerC, "cc", "-O2", "-g", "-fomit-frame-pointer", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables")
+	f, err := os.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := loadCFI(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obj.dbg.index) == 0 {
+		t.Fatalf("%s has no .debug_frame FDEs: the flags did not do what this test needs", bin)
+	}
+	checkLive(t, bin, ledgerCases()[:1])
+}
+
 // TestQueueCxx unwinds a C++ worker through libstdc++'s
 // condition_variable::wait into the class methods.
 func TestQueueCxx(t *testing.T) {
