@@ -597,3 +597,34 @@ func BenchmarkUnwindCold(b *testing.B) {
 		}
 	}
 }
+
+// TestCacheBounds: with room for two rows and one file's CFI, walks
+// through the program and libc evict and reload, and still give the same
+// stack.
+func TestCacheBounds(t *testing.T) {
+	bin := buildProg(t, "ledger", ".c", ledgerC, "cc", "-O2", "-fomit-frame-pointer")
+	pid := startProg(t, bin)
+	tid := threadIn(t, pid, "worker", unix.SYS_FUTEX)
+	regs, stack := capture(t, pid, tid, 4096)
+	roomy, err := New(Options{Proc: "/proc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := roomy.Unwind(pid, regs, stack)
+	tight, err := New(Options{Proc: "/proc", Rows: 2, CacheBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		got := tight.Unwind(pid, regs, stack)
+		if fmt.Sprint(got.PCs, got.Reason) != fmt.Sprint(want.PCs, want.Reason) {
+			t.Errorf("walk %d with tight caches: %#x (%s), want %#x (%s)", i, got.PCs, got.Why(), want.PCs, want.Why())
+		}
+		if st := tight.Stats(); st.Rows > 2 || st.Objects > 1 {
+			t.Errorf("walk %d: %+v kept, want at most 2 rows and 1 file", i, st)
+		}
+	}
+	if st := roomy.Stats(); st.Rows < len(want.PCs)-1 || st.Objects != 2 {
+		t.Errorf("roomy caches hold %+v, want a row per frame and the two files", st)
+	}
+}
