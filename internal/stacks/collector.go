@@ -191,7 +191,9 @@ func (c *Collector) Apply() {
 		}
 	}
 	if c.sym == nil {
-		c.sym, c.symErr = symbolize.New(symbolize.Options{Proc: c.opt.Proc})
+		// DEBUGINFOD_URLS, as GDB and perf read it: names of stripped
+		// libraries fetched in the background, never waited for.
+		c.sym, c.symErr = symbolize.New(symbolize.Options{Proc: c.opt.Proc, Debuginfod: symbolize.DebuginfodFromEnv()})
 	}
 	c.cache, c.used, c.goPIDs = map[resolveKey]*resolved{}, map[int32]int{}, map[int]error{}
 	c.lastRaw = Raw{}

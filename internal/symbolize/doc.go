@@ -29,7 +29,11 @@
 // /proc/PID/map_files (the very file mapped, in any mount namespace), else
 // inside /proc/PID/root through openat2 RESOLVE_IN_ROOT (Linux 5.6), so a
 // container's symlink never leads to a host file, and only if its inode is
-// the one maps names. Functions come from the ELF .symtab, then .dynsym, and for
+// the one maps names. Functions come from the ELF .symtab, then .dynsym
+// plus, for a stripped file, the .symtab of its separate debug file (by
+// build id or .gnu_debuglink, inside the process's root then under
+// Options.DebugRoot), its MiniDebugInfo, or a debuginfod server
+// (Options.Debuginfod, fetched in the background: see debugfile.go), and for
 // Go binaries from the runtime's pclntab through debug/gosym, which names
 // Go functions even in binaries linked with -s -w. C++ and Rust names are
 // demangled (github.com/ianlancetaylor/demangle) to a short form,

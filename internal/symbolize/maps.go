@@ -42,6 +42,10 @@ func (m Mapping) FileBacked() bool {
 // kernel's escaping of a newline as "\012" can at most quadruple a name.
 const maxMapsPath = 4 * 4096
 
+// ParseMaps parses the contents of /proc/PID/maps, as parseMaps below,
+// for the unwinder, which needs every mapping (the stack's among them).
+func ParseMaps(b []byte) ([]Mapping, error) { return parseMaps(b) }
+
 // parseMaps parses the contents of /proc/PID/maps. An empty file (a kernel
 // thread, a zombie) is no mappings and no error. A line that does not have
 // the shape above is an error naming the line, so junk never becomes a

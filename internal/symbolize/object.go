@@ -29,6 +29,11 @@ type object struct {
 	// symErr says why the file has no usable function table (too large,
 	// malformed), for callers that want to tell "stripped" from "refused".
 	symErr error
+	// debugSource says where local names came from besides the file:
+	// "" (nowhere), "build-id", "debuglink", "minidebuginfo",
+	// "debuginfod"; debugPending that a debuginfod fetch is under way.
+	debugSource  string
+	debugPending bool
 }
 
 // bytes is what the object costs the cache.
@@ -67,6 +72,9 @@ type objectLimits struct {
 	symtabBytes  uint64 // one .symtab or .dynsym section (and its strings)
 	pclntabBytes uint64 // .gopclntab
 	fullNames    bool   // C++ names with argument lists
+	// debug finds a separate debug file for a file without .symtab (nil:
+	// none is looked for); see debugfile.go.
+	debug func(want debugWant) debugFile
 }
 
 // maxNoteBytes caps a PT_NOTE segment read for the build id; real ones
@@ -118,6 +126,17 @@ func loadObject(r io.ReaderAt, lim objectLimits) (obj *object, err error) {
 		errs = append(errs, err)
 	}
 	raw = appendFuncs(raw, symtab, rankSymtab)
+	if symtab == nil && lim.debug != nil {
+		// Stripped, as distributions ship: the local functions (libc's
+		// start_thread, __futex_abstimed_wait_common) are in a separate
+		// debug file, or in the MiniDebugInfo the file carries.
+		dsyms, src, err := debugSymbols(ef, obj.buildID, lim)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		raw = appendFuncs(raw, dsyms, rankSymtab)
+		obj.debugSource, obj.debugPending = src.source, src.pending
+	}
 	dynsym, err := elfSymbols(ef, elf.SHT_DYNSYM, lim.symtabBytes)
 	if err != nil {
 		errs = append(errs, err)
@@ -174,7 +193,14 @@ func appendFuncs(raw []rawSym, syms []elf.Symbol, rank int) []rawSym {
 		if (t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC) || s.Section == elf.SHN_UNDEF || s.Value == 0 || s.Name == "" {
 			continue
 		}
-		underscores := len(s.Name) - len(strings.TrimLeft(s.Name, "_"))
+		name := s.Name
+		// A debug file's .symtab spells versioned symbols as the
+		// assembler saw them, "pthread_cond_wait@@GLIBC_2.3.2"; the
+		// version is not part of the function's name.
+		if at := strings.IndexByte(name, '@'); at > 0 {
+			name = name[:at]
+		}
+		underscores := len(name) - len(strings.TrimLeft(name, "_"))
 		bind := 2
 		switch elf.ST_BIND(s.Info) {
 		case elf.STB_GLOBAL:
@@ -183,8 +209,8 @@ func appendFuncs(raw []rawSym, syms []elf.Symbol, rank int) []rawSym {
 			bind = 1
 		}
 		raw = append(raw, rawSym{
-			start: s.Value, size: s.Size, name: s.Name,
-			rank: rank + min(underscores, 9)*10_000 + bind*1_000 + min(len(s.Name), 999),
+			start: s.Value, size: s.Size, name: name,
+			rank: rank + min(underscores, 9)*10_000 + bind*1_000 + min(len(name), 999),
 		})
 	}
 	return raw

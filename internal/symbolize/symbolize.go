@@ -126,6 +126,11 @@ type Options struct {
 	// 2 s); a lookup that finds no mapping re-reads them sooner, at most
 	// once per MinRefresh (default 100 ms).
 	MapsMaxAge, MinRefresh time.Duration
+	// DebugRoot is where separate debug files are looked for after the
+	// process's own root (default "/"); see debugfile.go.
+	DebugRoot string
+	// Debuginfod, when set, fetches debug files no local place has.
+	Debuginfod *Debuginfod
 }
 
 func (o Options) withDefaults() Options {
@@ -145,6 +150,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinRefresh <= 0 {
 		o.MinRefresh = 100 * time.Millisecond
+	}
+	if o.DebugRoot == "" {
+		o.DebugRoot = "/"
 	}
 	return o
 }
@@ -176,6 +184,10 @@ type Symbolizer struct {
 
 	// noMapFiles skips /proc/PID/map_files, to test the fallback.
 	noMapFiles bool
+
+	debuginfod *debuginfod // nil: no fetching
+	// noDebugFiles skips the search for debug files, to compare.
+	noDebugFiles bool
 }
 
 // New returns a Symbolizer reading the procfs at opt.Proc.
@@ -184,11 +196,15 @@ func New(opt Options) (*Symbolizer, error) {
 		return nil, errors.New("symbolize: no procfs root given")
 	}
 	opt = opt.withDefaults()
-	return &Symbolizer{
+	s := &Symbolizer{
 		opt:     opt,
 		objects: objectCache{budget: opt.CacheBytes, byKey: map[string]*list.Element{}},
 		procs:   map[int]*process{},
-	}, nil
+	}
+	if opt.Debuginfod != nil && len(opt.Debuginfod.URLs) > 0 {
+		s.debuginfod = newDebuginfod(*opt.Debuginfod)
+	}
+	return s, nil
 }
 
 // Forget drops what is kept for pid (the process exited).
@@ -237,6 +253,19 @@ func (p *process) find(addr uint64) *procMapping {
 // their addresses and no error. Other failures to read the process's
 // mappings are returned with the same unnamed frames.
 func (s *Symbolizer) User(pid int, addrs []uint64, mode Addressing) ([]Frame, error) {
+	return s.user(pid, addrs, mode, nil)
+}
+
+// UserExact is User with StackAddresses, except that the frames exact
+// reports true for are looked up as given: a stack an unwinder walked
+// through a signal frame, whose trampoline's address (a return address
+// to its very first byte) and the interrupted instruction are not
+// return addresses to be looked up one byte early.
+func (s *Symbolizer) UserExact(pid int, addrs []uint64, exact func(i int) bool) ([]Frame, error) {
+	return s.user(pid, addrs, StackAddresses, exact)
+}
+
+func (s *Symbolizer) user(pid int, addrs []uint64, mode Addressing, exact func(i int) bool) ([]Frame, error) {
 	frames := make([]Frame, len(addrs))
 	for i, a := range addrs {
 		frames[i] = Frame{Addr: a, Kind: User}
@@ -252,6 +281,9 @@ func (s *Symbolizer) User(pid int, addrs []uint64, mode Addressing) ([]Frame, er
 	for i := range frames {
 		f := &frames[i]
 		look := mode.lookupAddr(i, f.Addr)
+		if exact != nil && exact(i) {
+			look = f.Addr
+		}
 		m := p.find(look)
 		if m == nil && !refreshed && now.Sub(p.readAt) >= s.opt.MinRefresh {
 			// New code mapped since (dlopen, a JIT's new region): read again.
@@ -389,7 +421,11 @@ func (s *Symbolizer) mappedObject(p *process, m *procMapping) *object {
 			return nil
 		}
 		if obj := s.objects.get(m.key); obj != nil {
-			return obj
+			if !obj.debugPending || !s.debuginfod.ready(obj.buildID) {
+				return obj
+			}
+			// Its debug file has arrived (or will not): read it again.
+			s.objects.remove(s.objects.byKey[m.key])
 		}
 	}
 	m.tried = true
@@ -408,10 +444,49 @@ func (s *Symbolizer) mappedObject(p *process, m *procMapping) *object {
 // match the one in maps (only the inode: btrfs and overlayfs report another
 // st_dev than maps prints).
 func (s *Symbolizer) openObject(pid int, m *procMapping) (*object, string, error) {
-	pidDir := filepath.Join(s.opt.Proc, strconv.Itoa(pid))
+	f, statKey, err := openMapped(s.opt.Proc, pid, m.Mapping, s.noMapFiles)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	if obj := s.objects.get(statKey); obj != nil {
+		return obj, statKey, nil
+	}
+	lim := objectLimits{symtabBytes: uint64(s.opt.SymtabBytes), pclntabBytes: uint64(s.opt.PclntabBytes), fullNames: s.opt.FullNames}
+	if !s.noDebugFiles {
+		lim.debug = s.findDebug(pid, m)
+	}
+	obj, err := loadObject(f, lim)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", sanitize.Name(m.Path), err)
+	}
+	if obj.buildID != "" {
+		// The same file seen through another inode (another container's
+		// copy of a library): reuse what is kept.
+		if kept := s.objects.get("b:" + obj.buildID); kept != nil && !kept.debugPending {
+			s.objects.alias(statKey, kept)
+			return kept, statKey, nil
+		}
+		obj.keys = append(obj.keys, "b:"+obj.buildID)
+	}
+	obj.keys = append(obj.keys, statKey)
+	s.objects.put(obj)
+	return obj, statKey, nil
+}
+
+// OpenMapped opens the file mapping m of process pid maps, the way the
+// Symbolizer does (see openObject), and returns it with a key that tells
+// the file from another and from its own older versions, for callers that
+// keep their own tables per file (the unwinder's CFI).
+func OpenMapped(proc string, pid int, m Mapping) (*os.File, string, error) {
+	return openMapped(proc, pid, m, false)
+}
+
+func openMapped(proc string, pid int, m Mapping, noMapFiles bool) (*os.File, string, error) {
+	pidDir := filepath.Join(proc, strconv.Itoa(pid))
 	var f *os.File
 	var err error
-	if !s.noMapFiles {
+	if !noMapFiles {
 		// A failure here is not the error: the root path below is tried.
 		f, _ = openRegular(filepath.Join(pidDir, "map_files", strconv.FormatUint(m.Start, 16)+"-"+strconv.FormatUint(m.End, 16)))
 	}
@@ -421,34 +496,16 @@ func (s *Symbolizer) openObject(pid int, m *procMapping) (*object, string, error
 			return nil, "", err
 		}
 	}
-	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
 		return nil, "", err
 	}
 	if st.Ino != m.Inode {
+		f.Close()
 		return nil, "", fmt.Errorf("%s: inode %d, not the mapped %d: the file was replaced", sanitize.Name(m.Path), st.Ino, m.Inode)
 	}
-	statKey := fileKey(&st)
-	if obj := s.objects.get(statKey); obj != nil {
-		return obj, statKey, nil
-	}
-	obj, err := loadObject(f, objectLimits{symtabBytes: uint64(s.opt.SymtabBytes), pclntabBytes: uint64(s.opt.PclntabBytes), fullNames: s.opt.FullNames})
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", sanitize.Name(m.Path), err)
-	}
-	if obj.buildID != "" {
-		// The same file seen through another inode (another container's
-		// copy of a library): reuse what is kept.
-		if kept := s.objects.get("b:" + obj.buildID); kept != nil {
-			s.objects.alias(statKey, kept)
-			return kept, statKey, nil
-		}
-		obj.keys = append(obj.keys, "b:"+obj.buildID)
-	}
-	obj.keys = append(obj.keys, statKey)
-	s.objects.put(obj)
-	return obj, statKey, nil
+	return f, fileKey(&st), nil
 }
 
 // openFlags never block on a FIFO and never make a terminal ours.
