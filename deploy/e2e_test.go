@@ -41,7 +41,6 @@ type promSample struct {
 func startPrometheus(t *testing.T, target string) *prom {
 	t.Helper()
 	bin := needTool(t, "prometheus")
-	dir := t.TempDir()
 	rules := filepath.Join(deployDir(), "prometheus")
 	cfg := fmt.Sprintf(`global:
   scrape_interval: 1s
@@ -55,6 +54,14 @@ scrape_configs:
     static_configs:
       - targets: [%q]
 `, filepath.Join(rules, "ctxtop.rules.yml"), filepath.Join(rules, "ctxtop.alerts.yml"), target)
+	return runPrometheus(t, bin, cfg)
+}
+
+// runPrometheus runs Debian's prometheus (bin) with the configuration cfg
+// on a free loopback port, until the test ends.
+func runPrometheus(t *testing.T, bin, cfg string) *prom {
+	t.Helper()
+	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

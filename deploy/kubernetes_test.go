@@ -29,14 +29,20 @@ type serviceMonitor struct {
 			MatchNames []string `json:"matchNames"`
 		} `json:"namespaceSelector"`
 		Endpoints []struct {
-			Port        string `json:"port"`
-			Interval    string `json:"interval"`
-			Relabelings []struct {
-				SourceLabels []string `json:"sourceLabels"`
-				TargetLabel  string   `json:"targetLabel"`
-			} `json:"relabelings"`
+			Port        string       `json:"port"`
+			Interval    string       `json:"interval"`
+			Relabelings []relabeling `json:"relabelings"`
 		} `json:"endpoints"`
 	} `json:"spec"`
+}
+
+// relabeling is a ServiceMonitor's RelabelConfig, the fields the manifest
+// uses.
+type relabeling struct {
+	SourceLabels []string `json:"sourceLabels,omitempty"`
+	TargetLabel  string   `json:"targetLabel,omitempty"`
+	Action       string   `json:"action,omitempty"`
+	Regex        string   `json:"regex,omitempty"`
 }
 
 // strict decodes one YAML document into v as the API server's strict

@@ -110,7 +110,7 @@ func (m *Model) handleHtopKey(k tea.KeyPressMsg) bool {
 		m.syncHeader()
 		return true
 	case key.Matches(k, km.Fold, km.Unfold):
-		if m.view != viewTable || !m.table.TreeShown() {
+		if m.view != viewTable || !m.table.Foldable() {
 			return false
 		}
 		m.table.Fold(key.Matches(k, km.Unfold))

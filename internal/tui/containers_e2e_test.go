@@ -11,8 +11,8 @@ import (
 )
 
 // On a node the live monitor names each hot thread's container and pod,
-// the filter finds a pod's rows by its name, and the cgroup view names
-// the groups "namespace/pod/container".
+// the filter finds a pod's rows by its name, and the cgroup view is the
+// tree namespace → pod → container, folded with ← and →.
 func TestContainersInTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed; this end-to-end test drives the real terminal UI through it")
@@ -47,7 +47,34 @@ func TestContainersInTmux(t *testing.T) {
 	x.waitFor("the filter to clear", contains("redis", "builder"))
 
 	x.run("send-keys", "-t", "e2e", "H", "H")
-	x.waitFor("the cgroup view, by name", contains("CGROUP", "ns-burstable/web-burstable/nginx", "ns-besteffort/web-besteffort/envoy", "redis"))
+	// The tree: each namespace above its pod, the pod above its two
+	// containers (one per kubelet driver); Docker's and Podman's
+	// containers at the top level, unmarked.
+	p = x.waitFor("the cgroup view's tree", contains("CGROUP", "▾ ns-burstable", "└▾ web-burstable", "▾ ns-guaranteed", "└▾ web-guaranteed",
+		"▾ ns-besteffort", "└▾ web-besteffort", "  ├ nginx", "  └ nginx", "  ├ envoy", "  └ envoy", "redis", "builder"))
+	checkFits(t, p, 160, 40)
+	for _, r := range tableRows(p) {
+		if (strings.Contains(r, "redis") || strings.Contains(r, "builder")) && strings.ContainsAny(r, "▾▸├└") {
+			t.Errorf("a container outside any pod is in the tree: %q", r)
+		}
+	}
+	x.run("send-keys", "-t", "e2e", "/", "web-burstable", "Enter")
+	x.waitFor("the pod's branch alone", func(p string) bool {
+		rows := tableRows(p)
+		return len(rows) == 4 && strings.Contains(rows[0], "▾ ns-burstable")
+	})
+	// ← on the selected namespace folds it away, → opens it again.
+	x.run("send-keys", "-t", "e2e", "Left")
+	x.waitFor("the namespace folded", func(p string) bool {
+		rows := tableRows(p)
+		return len(rows) == 1 && strings.Contains(rows[0], "▸ ns-burstable")
+	})
+	x.run("send-keys", "-t", "e2e", "Right")
+	x.waitFor("the namespace unfolded", func(p string) bool {
+		return len(tableRows(p)) == 4 && strings.Contains(p, "nginx") && strings.Contains(p, "envoy")
+	})
+	x.run("send-keys", "-t", "e2e", "Escape")
+	x.waitFor("the filter to clear", contains("redis", "builder"))
 
 	x.run("send-keys", "-t", "e2e", "q")
 	x.waitFor("ctxtop to exit", contains("EXITED 0"))

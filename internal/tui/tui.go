@@ -520,6 +520,11 @@ func (m *Model) openDetail() {
 	if !ok {
 		return
 	}
+	if m.table.Cgroups() && r.Branch {
+		// A namespace or a pod is many cgroups: it opens or closes.
+		m.table.Fold(r.Folded)
+		return
+	}
 	if m.table.Cgroups() {
 		// A cgroup row opens its threads.
 		m.table.SetProcesses(false)

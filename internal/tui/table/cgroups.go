@@ -1,7 +1,9 @@
 package table
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/ctxtop/ctxtop/internal/fields"
@@ -128,4 +130,146 @@ func cgroupCell(r Row, c Column) (string, bool) {
 		return r.CPUs, true
 	}
 	return "", false
+}
+
+// groupKey is the selection key of a namespace's or a pod's row in the
+// cgroup view; no cgroup path (they start with "/") makes it.
+func groupKey(ns, podUID string) string {
+	if podUID != "" {
+		return "cpod:" + podUID
+	}
+	return "cns:" + ns
+}
+
+func groupRow(g model.CgroupGroup) Row {
+	r := Row{
+		Key: groupKey(g.Namespace, g.PodUID), PID: g.Processes, TID: g.Threads, Count: g.Members, Comm: g.Name,
+		NoWait: !g.HasThrottling, Hot: g.Hot, Reason: g.Reason,
+	}
+	for i := range r.Vals {
+		r.Vals[i] = math.NaN()
+	}
+	r.Vals[fields.Voluntary], r.Vals[fields.Involuntary] = g.VoluntaryPerSec, g.InvoluntaryPerSec
+	r.Vals[fields.Total], r.Vals[fields.CPU] = g.TotalPerSec(), g.CPUPercent
+	r.Vals[fields.Wait] = g.ThrottledPercent
+	return r
+}
+
+// cgroupTree lays out cgroup rows (already filtered) as the tree
+// namespace → pod → container, with the sums the model made for the
+// upper levels (groups). A namespace or pod shows when one of its
+// containers does; cgroups outside any pod stay at the top level among
+// the namespaces. Each level sorts by the sort column on its own, as the
+// process tree does. Under a pod a container goes by its own name: the
+// rows above name the pod and namespace.
+func (m *Model) cgroupTree(leaves []Row, groups []model.CgroupGroup) []Row {
+	if len(groups) == 0 {
+		m.sortRows(leaves)
+		return leaves
+	}
+	under := map[string][]Row{}
+	var top []Row
+	for _, r := range leaves {
+		c := r.Container
+		if c == nil || c.PodUID == "" {
+			top = append(top, r)
+			continue
+		}
+		r.Parent = groupKey(c.Namespace, c.PodUID)
+		if r.Comm = c.Label(); r.Comm == "" {
+			r.Comm = "(pod)" // the pod's own cgroup
+		}
+		under[r.Parent] = append(under[r.Parent], r)
+	}
+	// Pods first: a namespace shows when one of its pods does.
+	for _, g := range groups {
+		if g.PodUID == "" || len(under[groupKey(g.Namespace, g.PodUID)]) == 0 {
+			continue
+		}
+		r := groupRow(g)
+		if g.Namespace == "" {
+			top = append(top, r)
+			continue
+		}
+		r.Parent = groupKey(g.Namespace, "")
+		under[r.Parent] = append(under[r.Parent], r)
+	}
+	for _, g := range groups {
+		if g.PodUID == "" && len(under[groupKey(g.Namespace, "")]) > 0 {
+			top = append(top, groupRow(g))
+		}
+	}
+	out := make([]Row, 0, len(leaves)+len(groups))
+	var lay func(rows []Row, depth int, indent string)
+	lay = func(rows []Row, depth int, indent string) {
+		m.sortRows(rows)
+		for i, r := range rows {
+			r.Depth, r.Last = depth, i == len(rows)-1
+			r.Branch = len(under[r.Key]) > 0
+			r.Folded = r.Branch && m.foldedGroups[r.Key]
+			switch {
+			case depth > 0 && r.Last:
+				r.Mark = indent + "└"
+			case depth > 0:
+				r.Mark = indent + "├"
+			}
+			switch {
+			case r.Folded:
+				r.Mark += "▸ "
+			case r.Branch:
+				r.Mark += "▾ "
+			case depth > 0:
+				r.Mark += " "
+			}
+			out = append(out, r)
+			if r.Branch && !r.Folded {
+				next := indent + "│ "
+				if depth == 0 {
+					next = ""
+				} else if r.Last {
+					next = indent + "  "
+				}
+				lay(under[r.Key], depth+1, next)
+			}
+		}
+	}
+	lay(top, 0, "")
+	return out
+}
+
+// foldGroup folds (open false) or unfolds the selected namespace or pod
+// in the cgroup view. On a row under one, folding selects the row above,
+// which then stands for it. It reports whether anything changed.
+func (m *Model) foldGroup(open bool) bool {
+	r, ok := m.Selected()
+	if !ok {
+		return false
+	}
+	if !r.Branch || m.foldedGroups[r.Key] == !open {
+		if !open && r.Parent != "" {
+			m.Select(r.Parent)
+			return true
+		}
+		return false
+	}
+	// Copied, not changed in place: earlier copies of the model share the
+	// map and must keep what they showed.
+	f := maps.Clone(m.foldedGroups)
+	if f == nil {
+		f = map[string]bool{}
+	}
+	if open {
+		delete(f, r.Key)
+	} else {
+		f[r.Key] = true
+	}
+	m.foldedGroups = f
+	m.rebuild()
+	return true
+}
+
+// Foldable says whether ← and → fold rows now: the process tree, or the
+// cgroup view when it has namespaces and pods.
+func (m Model) Foldable() bool {
+	return m.treeShown() || m.cgroups && slices.ContainsFunc(m.rows, func(r Row) bool { return r.Branch })
 }

@@ -41,6 +41,12 @@ type Row struct {
 	// a process's last thread, Folded a process whose threads are hidden.
 	Depth        int
 	Last, Folded bool
+	// In the cgroup view's tree (namespace → pod → container): Branch
+	// marks a row with rows under it, Parent is the key of the row above
+	// it, and Mark is the tree drawn before its name.
+	Branch bool
+	Parent string
+	Mark   string
 	// Container is what runs in the row's cgroup, nil for none.
 	Container *model.Container
 }

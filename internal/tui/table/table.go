@@ -83,6 +83,9 @@ type Model struct {
 	// PIDs whose threads it hides.
 	tree   bool
 	folded map[int]bool
+	// foldedGroups are the keys of the namespaces and pods whose rows the
+	// cgroup view's tree hides.
+	foldedGroups map[string]bool
 	// containers and pods say whether the snapshot has a cgroup with a
 	// container, or a pod: only then do the CONTAINER and POD columns show.
 	containers, pods bool
@@ -296,9 +299,12 @@ func (m *Model) rebuild() {
 	if m.filter != "" {
 		rows = slices.DeleteFunc(rows, func(r Row) bool { return !matches(r, m.filter) })
 	}
-	if m.treeShown() {
+	switch {
+	case m.cgroups:
+		rows = m.cgroupTree(rows, model.CgroupGroups(m.snap.Cgroups))
+	case m.treeShown():
 		rows = m.treeRows(rows, m.snap.Processes)
-	} else {
+	default:
 		m.sortRows(rows)
 	}
 	m.rows = rows
@@ -599,7 +605,7 @@ func (m Model) cell(r Row, c Column, w int) string {
 		if m.treeShown() {
 			return treeComm(r)
 		}
-		return r.Comm
+		return r.Mark + r.Comm
 	case ColContainer:
 		return r.Container.Label()
 	case ColPod:

@@ -38,6 +38,9 @@ func (m Model) treeShown() bool { return m.tree && !m.processes && !m.cgroups &&
 // tree. On a thread row, folding selects its process, whose row then
 // stands for it. It reports whether anything changed.
 func (m *Model) Fold(open bool) bool {
+	if m.cgroups {
+		return m.foldGroup(open)
+	}
 	r, ok := m.Selected()
 	if !m.treeShown() || !ok || r.PID <= 0 {
 		return false
