@@ -26,6 +26,7 @@ package webconfig
 // nanoseconds. Unknown and repeated keys are errors.
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"reflect"
@@ -86,11 +87,25 @@ func (p *yamlParser) unsupported(what string) {
 
 // parseYAML returns the document's root node, or nil when the source has
 // no document (empty, or comments only).
-func parseYAML(src []byte) (root *node, err error) {
-	lines, err := splitLines(src)
+func parseYAML(src []byte) (*node, error) {
+	lines, bad, err := splitLines(src)
 	if err != nil {
 		return nil, err
 	}
+	root, perr := parseLines(lines)
+	// yaml.v2 reads no further than its parse needs: a bad character
+	// past the root node may go unseen, so refusing what lies there as
+	// unsupported comes first.
+	if bad != nil && (perr == nil || perr.line > bad.line || perr.line == bad.line && !perr.unsupported) {
+		return nil, bad
+	}
+	if perr != nil {
+		return nil, perr
+	}
+	return root, nil
+}
+
+func parseLines(lines []string) (root *node, err *yamlError) {
 	p := &yamlParser{lines: lines}
 	defer func() {
 		if r := recover(); r != nil {
@@ -104,34 +119,35 @@ func parseYAML(src []byte) (root *node, err error) {
 	return p.document(), nil
 }
 
-// splitLines checks the characters as yaml.v2's reader does and splits
-// the source at its line breaks; the last line is empty when the source
-// ends with a break.
-func splitLines(src []byte) ([]string, error) {
+// splitLines splits the source at its line breaks (the last line is
+// empty when the source ends with one). It checks the characters as
+// yaml.v2's reader does: bad is the first that it refuses, err the first
+// that is not supported here.
+func splitLines(src []byte) (lines []string, bad *yamlError, err error) {
 	s := string(src)
 	if strings.HasPrefix(s, "\xfe\xff") || strings.HasPrefix(s, "\xff\xfe") {
-		return nil, &yamlError{msg: "UTF-16 not supported in web config files", unsupported: true}
+		return nil, nil, &yamlError{msg: "UTF-16 not supported in web config files", unsupported: true}
 	}
 	s = strings.TrimPrefix(s, "\ufeff")
 	line := 1
 	for i, r := range s {
 		switch {
 		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\ufffd"):
-			return nil, &yamlError{line: line, msg: "invalid UTF-8"}
+			bad = cmp.Or(bad, &yamlError{line: line, msg: "invalid UTF-8"})
 		case r == '\n':
 			line++
 		case r == '\r':
 			if !strings.HasPrefix(s[i:], "\r\n") {
-				return nil, &yamlError{line: line, msg: "line breaks other than \\n and \\r\\n not supported in web config files", unsupported: true}
+				return nil, nil, &yamlError{line: line, msg: "line breaks other than \\n and \\r\\n not supported in web config files", unsupported: true}
 			}
 		case r == 0x85 || r == 0x2028 || r == 0x2029 || r == 0xfeff:
-			return nil, &yamlError{line: line, msg: fmt.Sprintf("character %U not supported in web config files", r), unsupported: true}
+			return nil, nil, &yamlError{line: line, msg: fmt.Sprintf("character %U not supported in web config files", r), unsupported: true}
 		case r == '\t', r >= 0x20 && r <= 0x7e, r >= 0xa0 && r <= 0xd7ff, r >= 0xe000 && r <= 0xfffd, r >= 0x10000:
 		default:
-			return nil, &yamlError{line: line, msg: "control characters are not allowed"}
+			bad = cmp.Or(bad, &yamlError{line: line, msg: "control characters are not allowed"})
 		}
 	}
-	return strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n"), nil
+	return strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n"), bad, nil
 }
 
 func isBlank(b byte) bool { return b == ' ' || b == '\t' }
@@ -376,6 +392,7 @@ func (p *yamlParser) blockMap(k int) *node {
 			if p.at(p.c) == '-' && p.blankz(p.c+1) {
 				p.fail("did not find expected key")
 			}
+			p.checkNodeStart(false) // anchors and the like on a key
 			p.fail("could not find expected ':'")
 		}
 		key := p.key()

@@ -87,6 +87,7 @@ var realFiles = map[string]string{
 	"CRLF":                            "tls_server_config:\r\n  cert_file: a.pem\r\n  key_file: b.pem\r\n  cert: |\r\n    line one\r\n    line two\r\n",
 	"flow over lines":                 "tls_server_config:\n  cipher_suites: [\n    TLS_AES_128_GCM_SHA256,  # first\n    \"TLS_AES_256_GCM_SHA384\",\n  ]\n  curve_preferences: [ X25519 , CurveP256 ]\n",
 	"flow mapping":                    "http_server_config: {http2: no, headers: {X-Frame-Options: sameorigin, 'X-XSS-Protection': \"1; mode=block\"}}\n",
+	"yaml 1.1 bools on":               "tls_server_config:\n  prefer_server_cipher_suites: yes\nhttp_server_config:\n  http2: On\n",
 	"yaml 1.1 bools":                  "http_server_config:\n  http2: off\ntls_server_config:\n  prefer_server_cipher_suites: No\n",
 	"nulls":                           "tls_server_config:\nhttp_server_config: ~\nrate_limit: null\nbasic_auth_users:\n",
 	"empty collections":               "basic_auth_users: {}\ntls_server_config:\n  client_allowed_sans: []\n  cipher_suites:\n",
