@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxtop/ctxtop/internal/exporter"
+	"github.com/ctxtop/ctxtop/internal/logfmt"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/webconfig"
 )
@@ -141,7 +141,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 	}
 	defer exp.Close()
 	warnSkipped(os.Stderr, exp.Skipped())
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	logger := logfmt.New(os.Stderr)
 	handler, err := exporter.Handler(exp, exporter.HandlerOptions{TelemetryPath: o.telemetryPath, Version: version, Logger: logger})
 	if err != nil {
 		return err
@@ -170,7 +170,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
+		ErrorLog:          logger.Std(),
 	}
 	done := make(chan error, 1)
 	go func() { done <- webconfig.Serve(listeners, srv, o.webConfig, logger) }()

@@ -3,7 +3,6 @@ package exporter
 import (
 	"bytes"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ctxtop/ctxtop/internal/logfmt"
 	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/sampler"
 	"github.com/ctxtop/ctxtop/internal/testutil"
@@ -74,7 +74,7 @@ func newScraper(b *testing.B, noGate bool, pids ...int) *scraper {
 	e.window = 0
 	// Judge hot threads at every scrape too: the costliest case.
 	e.acc.minInterval = 0
-	h, err := Handler(e, HandlerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h, err := Handler(e, HandlerOptions{Logger: logfmt.New(io.Discard)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,6 +21,7 @@ import (
 	pmodel "github.com/prometheus/common/model"
 
 	"github.com/ctxtop/ctxtop/internal/exposition"
+	"github.com/ctxtop/ctxtop/internal/logfmt"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
@@ -50,7 +50,7 @@ func fixtureServer(t *testing.T, cfg Config) (*Exporter, *httptest.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	h, err := Handler(e, HandlerOptions{Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h, err := Handler(e, HandlerOptions{Version: "test", Logger: logfmt.New(io.Discard)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +343,7 @@ func TestTelemetryPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	h, err := Handler(e, HandlerOptions{TelemetryPath: "/ctxtop/metrics", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h, err := Handler(e, HandlerOptions{TelemetryPath: "/ctxtop/metrics", Logger: logfmt.New(io.Discard)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"html"
 	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ctxtop/ctxtop/internal/exposition"
+	"github.com/ctxtop/ctxtop/internal/logfmt"
 )
 
 // HandlerOptions configure the HTTP side.
@@ -21,7 +21,7 @@ type HandlerOptions struct {
 	TelemetryPath string
 	// Version is shown on the landing page.
 	Version string
-	Logger  *slog.Logger
+	Logger  *logfmt.Logger
 }
 
 // maxInFlight bounds the scrapes served at once. Scrapes are serialised on
@@ -56,7 +56,7 @@ var (
 // metricsHandler serves the exposition.
 type metricsHandler struct {
 	e        *Exporter
-	logger   *slog.Logger
+	logger   *logfmt.Logger
 	inFlight chan struct{}
 	// Counted as client_golang counts them: requests by status code (the
 	// in-flight gauge and the count include scrapes refused with 503),
@@ -192,9 +192,6 @@ func httpError(w http.ResponseWriter, err error) {
 func Handler(e *Exporter, o HandlerOptions) (http.Handler, error) {
 	if o.TelemetryPath == "" {
 		o.TelemetryPath = "/metrics"
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	mux := http.NewServeMux()
 	metrics := &metricsHandler{e: e, logger: o.Logger, inFlight: make(chan struct{}, maxInFlight)}

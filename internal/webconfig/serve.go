@@ -3,7 +3,6 @@ package webconfig
 import (
 	"crypto/tls"
 	"encoding/hex"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/time/rate"
+
+	"github.com/ctxtop/ctxtop/internal/logfmt"
 )
 
 // Serve serves srv on every listener, as the file at path says: plain HTTP
@@ -19,7 +20,7 @@ import (
 // The file is read again for each request and each TLS handshake, so
 // users, headers and certificates change without a restart. It returns
 // when every listener has stopped, with the first error.
-func Serve(listeners []net.Listener, srv *http.Server, path string, logger *slog.Logger) error {
+func Serve(listeners []net.Listener, srv *http.Server, path string, logger *logfmt.Logger) error {
 	serve := func(l net.Listener) error { return srv.Serve(l) }
 	if path != "" {
 		c, err := Load(path)
@@ -84,7 +85,7 @@ const cacheSize = 100
 type handler struct {
 	path    string
 	next    http.Handler
-	logger  *slog.Logger
+	logger  *logfmt.Logger
 	limiter *rate.Limiter
 
 	mu    sync.Mutex // one bcrypt at a time: each is CPU-heavy

@@ -10,7 +10,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
-	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -22,6 +21,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/ctxtop/ctxtop/internal/logfmt"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key into dir, under
@@ -159,7 +160,7 @@ func serve(t *testing.T, dir, body string) string {
 		io.WriteString(w, "metrics "+r.Proto)
 	})}
 	done := make(chan error, 1)
-	go func() { done <- Serve([]net.Listener{l}, srv, path, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	go func() { done <- Serve([]net.Listener{l}, srv, path, logfmt.New(io.Discard)) }()
 	t.Cleanup(func() {
 		srv.Close()
 		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
