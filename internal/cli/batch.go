@@ -13,8 +13,6 @@ import (
 	"github.com/ctxtop/ctxtop/internal/output"
 	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/sampler"
-	"github.com/ctxtop/ctxtop/internal/stacks"
-	"github.com/ctxtop/ctxtop/internal/waketrace"
 )
 
 // runBatch prints a report per interval, like pidstat -w -t, until
@@ -27,27 +25,15 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	ctx, stop := stopOnSignal(ctx, passes.grace)
 	defer stop()
 
+	tr := openTracers(os.Stderr, tracerWants{wakeups: o.wakeups, stacks: o.stacks, proc: o.procRoot, pids: o.pids})
+	defer tr.Close()
 	var wakeups pipeline.WakeupReader
-	if o.wakeups {
-		col := waketrace.NewCollector()
-		defer col.Close()
-		col.SetEnabled(true)
-		if err := col.Err(); err != nil {
-			// Everything else still works: say what is missing once;
-			// each report carries the reason too (JSON's wakeups_unavailable).
-			fmt.Fprintln(os.Stderr, "ctxtop: "+err.Error())
-		}
-		wakeups = col
+	if tr.wakeups != nil {
+		wakeups = tr.wakeups
 	}
 	var stackReader pipeline.StacksReader
-	if o.stacks {
-		col := stacks.NewCollector(stacks.Options{Proc: o.procRoot, PIDs: o.pids})
-		defer col.Close()
-		col.SetEnabled(true)
-		if err := col.Err(); err != nil {
-			fmt.Fprintln(os.Stderr, "ctxtop: "+err.Error())
-		}
-		stackReader = col
+	if tr.stacks != nil {
+		stackReader = tr.stacks
 	}
 	src, rec, err := openLive(o, wakeups, stackReader)
 	if err != nil {

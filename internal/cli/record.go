@@ -18,8 +18,6 @@ import (
 	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/sampler"
-	"github.com/ctxtop/ctxtop/internal/stacks"
-	"github.com/ctxtop/ctxtop/internal/waketrace"
 )
 
 type recordOptions struct {
@@ -156,23 +154,13 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 			Passes: durationPasses(time.Duration(o.duration), interval)},
 		Interval: interval,
 	}
-	if o.wakeups {
-		col := waketrace.NewCollector()
-		defer col.Close()
-		col.SetEnabled(true)
-		if err := col.Err(); err != nil {
-			return fmt.Errorf("--wakeups: %w", err)
-		}
-		cfg.Wakeups = col
+	tr := openTracers(stderr, tracerWants{wakeups: o.wakeups, stacks: o.stacks, proc: o.procRoot, pids: o.pids})
+	defer tr.Close()
+	if tr.wakeups != nil {
+		cfg.Wakeups = tr.wakeups
 	}
-	if o.stacks {
-		col := stacks.NewCollector(stacks.Options{Proc: o.procRoot, PIDs: o.pids})
-		defer col.Close()
-		col.SetEnabled(true)
-		if err := col.Err(); err != nil {
-			return fmt.Errorf("--stacks: %w", err)
-		}
-		cfg.Stacks = col
+	if tr.stacks != nil {
+		cfg.Stacks = tr.stacks
 	}
 	src, mr, err := openRecordingLive(cfg, spec)
 	if err != nil {

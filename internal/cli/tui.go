@@ -16,21 +16,20 @@ import (
 	"github.com/ctxtop/ctxtop/internal/settings"
 	"github.com/ctxtop/ctxtop/internal/stacks"
 	"github.com/ctxtop/ctxtop/internal/tui"
-	"github.com/ctxtop/ctxtop/internal/waketrace"
 )
 
 // runTUI opens the live monitor on the terminal; demoStep > 0 runs the
 // scripted tour instead, a step every demoStep, over the same source.
 func runTUI(o options, demoStep time.Duration) error {
-	// Attached only while a view shows its figures; closed on any return.
-	col := waketrace.NewCollector()
-	defer col.Close()
-	// Attached while the detail view is open, or throughout with --stacks.
-	sc := stacks.NewCollector(stacks.Options{Proc: o.procRoot, PIDs: o.pids})
-	defer sc.Close()
+	// Wake-ups attached while a view shows their figures (--wakeups is
+	// batch's); stacks while the detail view is open, or throughout with
+	// --stacks. Closed on any return. What cannot run is said before the
+	// screen is taken: it is there again on quitting.
+	tr := openTracers(os.Stderr, tracerWants{stacks: o.stacks, lazy: true, proc: o.procRoot, pids: o.pids})
+	defer tr.Close()
+	col, sc := tr.wakeups, tr.stacks
 	var stackSwitch tui.StacksSwitch = sc
 	if o.stacks {
-		sc.SetEnabled(true)
 		stackSwitch = alwaysOn{sc}
 	}
 	// One P: the monitor's goroutines then hand off on one thread instead

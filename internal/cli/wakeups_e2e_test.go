@@ -205,6 +205,20 @@ func TestBatchWakeupsJSONWithoutPrivilege(t *testing.T) {
 // privilege for BPF, and returns its output.
 func runAsNobody(t *testing.T, args ...string) (stdout, stderr bytes.Buffer) {
 	t.Helper()
+	bin := nobodyBinary(t)
+	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ctxtop %v as nobody: %v\n%s", args, err, stderr.String())
+	}
+	return stdout, stderr
+}
+
+// nobodyBinary is a copy of the binary user nobody can run, in a
+// directory root removes at the end; the test is skipped without root.
+func nobodyBinary(t *testing.T) string {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run a command as nobody")
 	}
@@ -225,13 +239,7 @@ func runAsNobody(t *testing.T, args ...string) (stdout, stderr bytes.Buffer) {
 	if err := os.WriteFile(bin, src, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("ctxtop %v as nobody: %v\n%s", args, err, stderr.String())
-	}
-	return stdout, stderr
+	return bin
 }
 
 // bpfProgIDs are the IDs of the BPF programs a process holds, from the

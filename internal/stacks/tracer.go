@@ -13,15 +13,12 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
-	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/ctxtop/ctxtop/internal/bpfutil"
 	"github.com/ctxtop/ctxtop/internal/symbolize"
-	"github.com/ctxtop/ctxtop/internal/waketrace"
 )
 
 // Map sizes; keep in step with the BPF source.
@@ -53,12 +50,11 @@ const (
 // ErrUnavailable wraps every reason the programs cannot run here.
 var ErrUnavailable = errors.New("stacks unavailable")
 
-// Check reports, without loading anything, why the tracer cannot run: the
-// same needs as the wake-up tracer (kernel BTF; root or CAP_BPF with
-// CAP_PERFMON). Its message is one line saying what is missing.
+// Check reports, without loading anything, why the tracer cannot run (see
+// bpfutil.Needs.Check), in one line wrapping ErrUnavailable.
 func Check() error {
-	if err := waketrace.Check(); err != nil {
-		return fmt.Errorf("%w: %s", ErrUnavailable, strings.TrimPrefix(err.Error(), waketrace.ErrUnavailable.Error()+": "))
+	if err := bpfutil.Host().Check(); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return nil
 }
@@ -113,10 +109,9 @@ const batch = 256
 // Open loads the programs, detached and with no target yet: SetAttached
 // attaches them.
 func Open() (t *Tracer, err error) {
-	if err := Check(); err != nil {
-		return nil, err
+	if err := bpfutil.Host().Prepare(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	_ = rlimit.RemoveMemlock()
 	spec, err := bpfutil.Spec(_StacksBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -130,7 +125,7 @@ func Open() (t *Tracer, err error) {
 	if got := spec.Maps["stack_map"].ValueSize; got != MaxDepth*8 {
 		return nil, fmt.Errorf("%w: stack map values are %d bytes, Go expects %d", ErrUnavailable, got, MaxDepth*8)
 	}
-	pc, err := waketrace.PreemptCountFromRunQueue()
+	pc, err := bpfutil.PreemptCountFromRunQueue()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}

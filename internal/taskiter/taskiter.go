@@ -20,7 +20,6 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
-	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/bpfutil"
@@ -30,31 +29,11 @@ import (
 // message says what is missing, in one line.
 var ErrUnavailable = errors.New("BPF task iterator unavailable")
 
-// BTFPath is where the kernel publishes its own type information, which the
-// program's CO-RE relocations and iterator attachment need.
-const BTFPath = "/sys/kernel/btf/vmlinux"
-
-// Linux capability numbers golang.org/x/sys does not name on every release.
-const (
-	capSysAdmin = 21
-	capPerfmon  = 38
-	capBPF      = 39
-)
-
-// Check reports, without loading anything, why the iterator cannot run: no
-// kernel BTF, or neither root nor CAP_BPF with CAP_PERFMON.
+// Check reports, without loading anything, why the iterator cannot run
+// (see bpfutil.Needs.Check), in one line wrapping ErrUnavailable.
 func Check() error {
-	if _, err := os.Stat(BTFPath); err != nil {
-		return fmt.Errorf("%w: the kernel has no BTF (%s)", ErrUnavailable, BTFPath)
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
+	if err := bpfutil.Host().Check(); err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	has := func(c uint) bool { return data[c/32].Effective&(1<<(c%32)) != 0 }
-	if !has(capSysAdmin) && !(has(capBPF) && has(capPerfmon)) {
-		return fmt.Errorf("%w: needs root, or CAP_BPF and CAP_PERFMON", ErrUnavailable)
 	}
 	return nil
 }
@@ -203,8 +182,8 @@ func parseLoadavgThreads(b []byte) (int, bool) {
 // Open loads the program and maps its array. Its errors wrap
 // ErrUnavailable and fit on one line.
 func Open(opts Options) (*Iter, error) {
-	if err := Check(); err != nil {
-		return nil, err
+	if err := bpfutil.Host().Prepare(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	ncpu, err := ebpf.PossibleCPU()
 	if err != nil {
@@ -214,8 +193,6 @@ func Open(opts Options) (*Iter, error) {
 	if words > MaxMaskWords {
 		return nil, fmt.Errorf("%w: %d possible CPUs, the program copies affinity masks of up to %d", ErrUnavailable, ncpu, MaxMaskWords*64)
 	}
-	// Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK.
-	_ = rlimit.RemoveMemlock()
 	it := &Iter{opts: opts, maskWords: words, size: recordSize(words), ncpu: ncpu, hz: clockTicks(), types: btf.NewCache(), ranFull: true}
 	switch {
 	case opts.SkipAbove == 0:

@@ -179,28 +179,6 @@ func (c *Collector) Read() (*model.WakeupSample, string) {
 	return raw, ""
 }
 
-// Snapshot is Read turned into rates, as the pipeline turns it: for
-// callers with no Sample to carry it (tests, benchmarks). Each call
-// drains the maps as Read does.
-func (c *Collector) Snapshot() *model.Wakeups {
-	c.mu.Lock()
-	prev := c.prev
-	var prevCopy *model.WakeupSample
-	if prev != nil {
-		prevCopy = &model.WakeupSample{Time: prev.Time, Dropped: prev.Dropped, CPUs: append([]model.CPUSchedCount(nil), prev.CPUs...)}
-	}
-	c.mu.Unlock()
-	raw, why := c.Read()
-	if why != "" {
-		return &model.Wakeups{Unavailable: why}
-	}
-	if raw == nil {
-		return nil
-	}
-	w := model.ComputeWakeups(prevCopy, raw.Since, raw)
-	return &w
-}
-
 // Close detaches the programs for good.
 func (c *Collector) Close() {
 	c.mu.Lock()

@@ -10,12 +10,10 @@ package waketrace
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 	"unsafe"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/bpfutil"
@@ -50,41 +48,17 @@ const (
 // message says what is missing and how to get it, in one line.
 var ErrUnavailable = errors.New("wake-ups unavailable")
 
-// BTFPath is where the kernel publishes its own type information, which the
-// programs' CO-RE relocations and tp_btf attachment need.
-const BTFPath = "/sys/kernel/btf/vmlinux"
+// host is the host the programs need BTF and capabilities of, or what a
+// test pretends it is.
+var host = bpfutil.Host()
 
-// btfPath is BTFPath, or where a test pretends it is.
-var btfPath = BTFPath
-
-// Linux capability numbers golang.org/x/sys does not name on every release.
-const (
-	capSysAdmin = 21
-	capPerfmon  = 38
-	capBPF      = 39
-)
-
-// Check reports, without loading anything, why the tracer cannot run: no
-// kernel BTF, or neither root nor CAP_BPF with CAP_PERFMON. nil does not
-// promise Open succeeds (an old kernel may still refuse the programs).
+// Check reports, without loading anything, why the tracer cannot run (see
+// bpfutil.Needs.Check), in one line wrapping ErrUnavailable.
 func Check() error {
-	if _, err := os.Stat(btfPath); err != nil {
-		return fmt.Errorf("%w: the kernel has no BTF (%s); it needs Linux 5.5 or later built with CONFIG_DEBUG_INFO_BTF=y", ErrUnavailable, BTFPath)
-	}
-	if !privileged() {
-		return fmt.Errorf("%w: needs root, or CAP_BPF and CAP_PERFMON (sudo ctxtop, or setcap cap_bpf,cap_perfmon+ep on the binary)", ErrUnavailable)
+	if err := host.Check(); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return nil
-}
-
-func privileged() bool {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return os.Geteuid() == 0
-	}
-	has := func(c uint) bool { return data[c/32].Effective&(1<<(c%32)) != 0 }
-	return has(capSysAdmin) || (has(capBPF) && has(capPerfmon))
 }
 
 // Tracer is the loaded and attached programs and their maps.
@@ -117,11 +91,9 @@ func Open() (*Tracer, error) { return open(PairMapSize) }
 
 // open is Open with a pair map of pairs entries, so a test can fill one.
 func open(pairs uint32) (t *Tracer, err error) {
-	if err := Check(); err != nil {
-		return nil, err
+	if err := host.Prepare(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	// Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK.
-	_ = rlimit.RemoveMemlock()
 	spec, err := bpfutil.Spec(_WaketraceBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)

@@ -546,8 +546,8 @@ func TestCommIsSanitized(t *testing.T) {
 }
 
 func TestOpenWithoutBTFSaysWhatIsMissing(t *testing.T) {
-	btfPath = filepath.Join(t.TempDir(), "no-such-btf")
-	t.Cleanup(func() { btfPath = BTFPath })
+	host.BTF = filepath.Join(t.TempDir(), "no-such-btf")
+	t.Cleanup(func() { host = bpfutil.Host() })
 	before := bpfFDs(t)
 	tr, err := Open()
 	if tr != nil || !errors.Is(err, ErrUnavailable) {

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/ctxtop/ctxtop/internal/stacks"
+	"github.com/ctxtop/ctxtop/internal/waketrace"
+)
+
+// tracers are the eBPF collectors of a live mode, opened here for every
+// mode (monitor, batch, record) with one policy: a tracer asked for on
+// the command line (--wakeups, --stacks, -o folded) that cannot run here
+// is said once on stderr, one line saying what is missing, and the mode
+// goes on without it; its reports then carry the reason as data (JSON's
+// wakeups_unavailable, the views' notes). Context switch counts need no
+// privilege, and a monitor that refused to start over an extra would
+// leave the user with nothing.
+type tracers struct {
+	wakeups *waketrace.Collector
+	stacks  *stacks.Collector
+}
+
+// tracerWants is what a mode asks of the tracers: each asked for on the
+// command line is attached from the start; lazy makes the others too,
+// off, for views to switch on (the monitor).
+type tracerWants struct {
+	wakeups, stacks, lazy bool
+	proc                  string
+	pids                  []int
+}
+
+// openTracers makes the collectors w asks for and attaches those asked
+// for on the command line, saying on stderr why any of those cannot run.
+// A nil field is a tracer not asked for.
+func openTracers(stderr io.Writer, w tracerWants) *tracers {
+	var t tracers
+	if w.wakeups || w.lazy {
+		t.wakeups = waketrace.NewCollector()
+		if w.wakeups {
+			t.wakeups.SetEnabled(true)
+			sayUnavailable(stderr, t.wakeups.Err())
+		}
+	}
+	if w.stacks || w.lazy {
+		t.stacks = stacks.NewCollector(stacks.Options{Proc: w.proc, PIDs: w.pids})
+		if w.stacks {
+			t.stacks.SetEnabled(true)
+			sayUnavailable(stderr, t.stacks.Err())
+		}
+	}
+	return &t
+}
+
+func sayUnavailable(stderr io.Writer, err error) {
+	if err != nil {
+		fmt.Fprintln(stderr, "ctxtop: "+err.Error())
+	}
+}
+
+// Close detaches every tracer.
+func (t *tracers) Close() {
+	if t.wakeups != nil {
+		t.wakeups.Close()
+	}
+	if t.stacks != nil {
+		t.stacks.Close()
+	}
+}
