@@ -34,7 +34,25 @@ func (x tmux) pane() string { return x.run("capture-pane", "-p", "-t", "e2e") }
 // ownConfig is an XDG_CONFIG_HOME=... setting for a tmux session: a
 // directory of the test's own, so that the view one monitor saves on
 // quitting (a filter, the processes view) never opens the next test's.
-func ownConfig(t testing.TB) string { return "XDG_CONFIG_HOME=" + t.TempDir() }
+//
+// Not t.TempDir: a monitor that the test's kill-server hangs up on saves
+// its view as it exits, after the kill returned, and TempDir's removal
+// then fails on the new file. This removal tries again for a while.
+func ownConfig(t testing.TB) string {
+	dir, err := os.MkdirTemp("", "ctxtop-e2e-config-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 20 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return "XDG_CONFIG_HOME=" + dir
+}
 
 // startTmux starts a tmux server private to the test, named after name,
 // with a session "e2e" of w by h running cmd, sized by hand so that no
