@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"testing"
@@ -215,5 +216,142 @@ func TestFirstPassesAreNoDearer(t *testing.T) {
 	}
 	if limit := 2*steady + 10*time.Millisecond; dearest > limit {
 		t.Errorf("pass %d cost %v of CPU, the steady pass %v: want at most %v", at+1, dearest, steady, limit)
+	}
+}
+
+// olderExits is a monitor's passes, 50 ms apart, on a host where
+// processes older than a workload of threads threads (one busy when busy)
+// exit one by one: steady passes first, then exits of them, a few passes
+// apart. It returns the CPU cost of every pass and, for each exit, the
+// dearer of the two passes after it, and the records those two passes
+// read (the walk's rewritten ones and any it had to look up).
+func olderExits(tb testing.TB, threads int, busy bool, exits int) (passes []passCost, after []time.Duration, read []int) {
+	tb.Helper()
+	var older []*exec.Cmd
+	for range exits {
+		cmd := exec.Command("sleep", "1000")
+		if err := cmd.Start(); err != nil {
+			tb.Fatal(err)
+		}
+		older = append(older, cmd)
+		tb.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	}
+	settle(tb, testutil.StartCThreads(tb, threads, busy))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	s, err := New(Config{Root: "/proc"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer s.Close()
+	if s.Source() != SourceTaskIter {
+		tb.Skipf("the task walk does not serve here: %s", s.SourceNote())
+	}
+	var smp model.Sample
+	pass := func() passCost {
+		c0, o0, w0 := cpuTime(), threadCPU(), time.Now()
+		if err := s.Sample(&smp); err != nil {
+			tb.Fatal(err)
+		}
+		p := passCost{cpuTime() - c0, threadCPU() - o0, time.Since(w0)}
+		passes = append(passes, p)
+		return p
+	}
+	pass()
+	time.Sleep(time.Second) // the skipping walk's load, as in a monitor
+	for range warmPasses {
+		pass()
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, cmd := range older {
+		cmd.Process.Kill()
+		cmd.Wait()
+		a, b := pass(), 0
+		b0 := len(s.it.work)
+		time.Sleep(50 * time.Millisecond)
+		c := pass()
+		b = b0 + len(s.it.work)
+		after = append(after, max(a.cpu, c.cpu))
+		read = append(read, b)
+		for range 4 {
+			time.Sleep(50 * time.Millisecond)
+			pass()
+		}
+	}
+	return passes, after, read
+}
+
+// warmPasses is how many passes olderExits makes before the exits, the
+// last ten of them the steady ones: past the first passes' settling.
+const warmPasses = 30
+
+// BenchmarkOlderExits10kOneBusy is a monitor's passes while processes
+// older than 10,000 idle threads and one waking every ms exit, five of
+// them: steady-ms the median pass before the exits, exit-ms the median of
+// the dearer pass of the two after each exit, exit/steady their ratio (the
+// bound is 2), read the records those two passes read.
+func BenchmarkOlderExits10kOneBusy(b *testing.B) { benchOlderExits(b, 10000, true) }
+
+// BenchmarkOlderExits100kIdle is the same with 100,000 idle threads.
+func BenchmarkOlderExits100kIdle(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("100,000 threads need pid_max and threads-max raised, as root")
+	}
+	testutil.RaiseThreadLimits(b, 100000)
+	benchOlderExits(b, 100000, false)
+}
+
+func benchOlderExits(b *testing.B, threads int, busy bool) {
+	var steady, exit []time.Duration
+	var read []float64
+	for range b.N {
+		passes, after, r := olderExits(b, threads, busy, 5)
+		cpu := make([]time.Duration, 0, 10)
+		for _, p := range passes[warmPasses-9 : warmPasses+1] {
+			cpu = append(cpu, p.cpu)
+		}
+		steady = append(steady, median(cpu))
+		exit = append(exit, median(after))
+		for _, n := range r {
+			read = append(read, float64(n))
+		}
+		b.Logf("passes (process CPU, ms): %v; records read after each exit: %v", passMs(passes), r)
+	}
+	slices.Sort(read)
+	b.ReportMetric(ms(median(steady)), "steady-ms")
+	b.ReportMetric(ms(median(exit)), "exit-ms")
+	b.ReportMetric(float64(median(exit))/float64(median(steady)), "exit/steady")
+	b.ReportMetric(read[len(read)/2], "read")
+}
+
+// TestOlderExitCostsNoMore: when a process older than a workload of
+// 20,000 threads exits, the workload's records shift down in the walk, and
+// the walk moves them rather than rewriting them, so the passes after the
+// exit read only what ran and cost what a steady pass does. Visiting the
+// workload whole instead (as the walk did) cost two passes of 3-4 ms
+// each at 10,000 threads against a steady 1 ms, and read every record
+// after the exit twice. Bounds: the records read are a few hundred at most
+// (the busy thread, the host's own), not the workload's; the CPU time, the
+// median over five exits, at most twice the steady pass and 1 ms, which
+// holds beside two busy loops.
+func TestOlderExitCostsNoMore(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the walk steps over idle threads on amd64 alone")
+	}
+	const threads = 20000
+	passes, after, read := olderExits(t, threads, true, 5)
+	cpu := make([]time.Duration, 0, 10)
+	for _, p := range passes[warmPasses-9 : warmPasses+1] {
+		cpu = append(cpu, p.cpu)
+	}
+	steady, exit := median(cpu), median(after)
+	t.Logf("process CPU a pass (ms): %v; after each exit: %v; records read in the two passes after each exit: %v", passMs(passes), after, read)
+	sorted := slices.Clone(read)
+	slices.Sort(sorted)
+	if m := sorted[len(sorted)/2]; m > threads/10 {
+		t.Errorf("the two passes after an older process's exit read %d records (median of %v), want at most %d: the workload was read again", m, read, threads/10)
+	}
+	if limit := 2*steady + time.Millisecond; exit > limit {
+		t.Errorf("the passes after an older process's exit cost %v of CPU (median of %v), the steady pass %v: want at most %v", exit, after, steady, limit)
 	}
 }

@@ -55,6 +55,11 @@ type iterPath struct {
 	// workBits the same as a bitmap.
 	changed, work []int32
 	workBits      []uint64
+	// moves is the runs of records the walk moved rather than rewrote;
+	// displaced the threads the last pass had at their destinations,
+	// gone unless found elsewhere (applyMoves).
+	moves     []taskiter.Move
+	displaced []int32
 	// ranPIDs is the processes of the threads that ran in this pass,
 	// sorted; a process may repeat.
 	ranPIDs []int
@@ -191,7 +196,16 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 	}
 	var gone bool
 	if err == nil {
+		ip.moves, err = ip.it.Moves(ip.moves[:0], n, len(ip.order))
+	}
+	if err == nil && len(ip.moves) > 0 {
+		ip.applyMoves()
+	}
+	if err == nil {
 		gone, err = s.matchWalk(n)
+	}
+	if err == nil && len(ip.displaced) > 0 {
+		gone = ip.releaseDisplaced() || gone
 	}
 	if err != nil {
 		s.fallBack(err)
@@ -330,6 +344,62 @@ func (s *Sampler) matchWalk(n int) (gone bool, err error) {
 	}
 	slices.Sort(ip.ranPIDs)
 	return gone, nil
+}
+
+// applyMoves takes the last pass's order along with the records the walk
+// moved: a thread whose record moved unchanged keeps its slot at its new
+// position, unread, as if it had been there last pass. The sources left
+// behind become holes (read if the walk reaches them), and the threads
+// the destinations held are kept in displaced: gone, unless this pass
+// finds them elsewhere. It costs a copy of the order, once in a pass in
+// which threads went, against reading every record after them.
+func (ip *iterPath) applyMoves() {
+	prev := ip.order
+	ip.next = append(ip.next[:0], prev...)
+	moved := ip.next
+	ip.displaced = ip.displaced[:0]
+	for _, m := range ip.moves {
+		for j := range m.Count {
+			if k := prev[m.Dst+j]; k >= 0 {
+				ip.displaced = append(ip.displaced, k)
+			}
+			moved[m.Src+j] = -1
+		}
+	}
+	for _, m := range ip.moves {
+		for j := range m.Count {
+			k := prev[m.Src+j]
+			moved[m.Dst+j] = k
+			if k >= 0 {
+				ip.slots[k].pos = int32(m.Dst + j)
+			}
+		}
+	}
+	ip.holes = 0
+	for _, k := range moved {
+		if k < 0 {
+			ip.holes++
+		}
+	}
+	ip.order, ip.next = moved, prev
+}
+
+// releaseDisplaced releases the threads whose positions moved records
+// took, unless this pass found them or carried them along to another
+// position; it reports whether any went.
+func (ip *iterPath) releaseDisplaced() (gone bool) {
+	for _, k := range ip.displaced {
+		t := &ip.slots[k]
+		if t.seen == ip.pass || t.c.TID == 0 {
+			continue // found, or released already
+		}
+		if p := int(t.pos); p < len(ip.next) && ip.next[p] == k {
+			continue // carried
+		}
+		gone = ip.release(k) || gone
+	}
+	ip.displaced = ip.displaced[:0]
+	return gone
 }
 
 // appendHoles appends to work the positions below end, from the last one

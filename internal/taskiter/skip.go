@@ -64,7 +64,10 @@ const (
 	ctlWalked  = 4
 	ctlSkipped = 8
 	ctlPhase   = 12
-	ctlSize    = 16
+	ctlMoves   = 16
+	ctlSize    = 20
+	// moveSize is an entry of the moves list (struct move).
+	moveSize = 16
 	// wakeCountSize is a CPU's element of the wakeups map: a cache line.
 	wakeCountSize = 64
 )
@@ -216,6 +219,8 @@ func (it *Iter) steer() {
 		full = 1
 	}
 	binary.LittleEndian.PutUint32(it.ctl[ctlFull:], full)
+	// The plain walk moves nothing and does not say so.
+	binary.LittleEndian.PutUint32(it.ctl[ctlMoves:], 0)
 }
 
 // account reads what the walk that found n threads skipped, and drops
@@ -307,6 +312,7 @@ func (it *Iter) startLoad() {
 					taskiterMapRecs: o.Recs, taskiterMapChanged: o.Changed, taskiterMapTargets: o.Targets,
 					taskiterMapControl: o.Control, taskiterMapDirty: o.Dirty, taskiterMapDirtyTids: o.DirtyTIDs,
 					taskiterMapSpans: o.Spans, taskiterMapWakeups: o.Wakeups, taskiterMapScratch: o.Scratch,
+					taskiterMapMoves: o.Moves,
 				},
 			}
 			err = spec.LoadAndAssign(&r.progs, opts)

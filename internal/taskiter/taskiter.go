@@ -82,9 +82,10 @@ type Iter struct {
 	// capacity+1 words of 8 bytes, a count and then indices.
 	changed []byte
 	// ctl is the mapped control element (struct walk_ctl), wakes the
-	// hooks' per-CPU run counts, a cache line each.
-	ctl, wakes []byte
-	skip       skipState
+	// hooks' per-CPU run counts, a cache line each, moves the list of
+	// the records the last walk moved (struct move).
+	ctl, wakes, moves []byte
+	skip              skipState
 	// ranFull is whether the last walk visited every process.
 	ranFull bool
 	// walked is set once a walk has been made.
@@ -105,6 +106,7 @@ type walkObjects struct {
 	Spans     *ebpf.Map     `ebpf:"spans"`
 	Wakeups   *ebpf.Map     `ebpf:"wakeups"`
 	Scratch   *ebpf.Map     `ebpf:"scratch"`
+	Moves     *ebpf.Map     `ebpf:"moves"`
 }
 
 func (o *walkObjects) Close() error {
@@ -112,7 +114,7 @@ func (o *walkObjects) Close() error {
 	if o.All != nil {
 		errs = append(errs, o.All.Close())
 	}
-	for _, m := range []*ebpf.Map{o.Recs, o.Changed, o.Targets, o.Control, o.Dirty, o.DirtyTIDs, o.Spans, o.Wakeups, o.Scratch} {
+	for _, m := range []*ebpf.Map{o.Recs, o.Changed, o.Targets, o.Control, o.Dirty, o.DirtyTIDs, o.Spans, o.Wakeups, o.Scratch, o.Moves} {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}
@@ -235,7 +237,7 @@ func (it *Iter) load(capacity int) error {
 	spec.Maps[taskiterMapDirty].MaxEntries = uint32((pidMax() + 63) / 64)
 	spec.Maps[taskiterMapDirtyTids].MaxEntries = spec.Maps[taskiterMapDirty].MaxEntries
 	spec.Maps[taskiterMapWakeups].MaxEntries = uint32(it.ncpu)
-	if m := spec.Maps[taskiterMapControl]; m.ValueSize != ctlSize || spec.Maps[taskiterMapWakeups].ValueSize != wakeCountSize {
+	if m := spec.Maps[taskiterMapControl]; m.ValueSize != ctlSize || spec.Maps[taskiterMapWakeups].ValueSize != wakeCountSize || spec.Maps[taskiterMapMoves].ValueSize != moveSize {
 		return fmt.Errorf("%w: the program's control element is %d bytes, Go expects %d", ErrUnavailable, m.ValueSize, ctlSize)
 	}
 	if it.opts.PIDs != nil {
@@ -287,11 +289,20 @@ func (it *Iter) load(capacity int) error {
 		objs.Close()
 		return fmt.Errorf("%w: mapping the wake-up counts: %v", ErrUnavailable, err)
 	}
+	moves, err := unix.Mmap(objs.Moves.FD(), 0, int(objs.Moves.MaxEntries())*moveSize, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		unix.Munmap(recs)
+		unix.Munmap(changed)
+		unix.Munmap(ctl)
+		unix.Munmap(wakes)
+		objs.Close()
+		return fmt.Errorf("%w: mapping the moves list: %v", ErrUnavailable, err)
+	}
 	// New programs: the hooks, if any, were the old ones', and the new
 	// bitmap knows nothing yet.
 	it.release()
 	it.objs, it.recs, it.changed, it.capacity = objs, recs, changed, capacity
-	it.ctl, it.wakes = ctl, wakes
+	it.ctl, it.wakes, it.moves = ctl, wakes, moves
 	it.skip.misses, it.skip.wakes = 0, 0
 	return nil
 }
@@ -308,7 +319,7 @@ func (it *Iter) release() error {
 		errs = append(errs, unix.Munmap(it.changed))
 		it.changed = nil
 	}
-	for _, m := range []*[]byte{&it.ctl, &it.wakes} {
+	for _, m := range []*[]byte{&it.ctl, &it.wakes, &it.moves} {
 		if *m != nil {
 			errs = append(errs, unix.Munmap(*m))
 			*m = nil
@@ -381,11 +392,12 @@ func (it *Iter) Walk() (int, error) {
 
 // Changed appends to dst the indices, in increasing order, of the records
 // the last walk, which found n threads, wrote. Every other record below n
-// is as the walk before left it and stands for the same thread at the same
-// place, whose counters have not moved: a thread born or gone shifts the
-// records after it, and they are written afresh, as are all of them after
-// the array grew. The list is checked, never trusted: a count or index out
-// of order or range is ErrRecord.
+// is as the walk before left it and stands for the same thread, whose
+// counters have not moved, at the same place or at the place a Move says
+// it came from: a thread born or gone shifts the records after it, and they
+// are moved or written afresh, as are all of them after the array grew.
+// The list is checked, never trusted: a count or index out of order or
+// range is ErrRecord.
 func (it *Iter) Changed(dst []int32, n int) ([]int32, error) {
 	le := binary.LittleEndian
 	d := le.Uint64(it.changed)
@@ -400,6 +412,39 @@ func (it *Iter) Changed(dst []int32, n int) ([]int32, error) {
 		}
 		next = i + 1
 		dst = append(dst, int32(i))
+	}
+	return dst, nil
+}
+
+// Move is a run of records the last walk took from the walk before's
+// positions Src to Src+Count-1 and put, unchanged, at Dst to Dst+Count-1:
+// the same threads, shifted down because threads or processes before them
+// in the walk have gone.
+type Move struct {
+	Dst, Src, Count int
+}
+
+// Moves appends to dst the runs of records the last walk, which found n
+// threads, moved, in increasing order; the walk before found prev. The list
+// is checked, never trusted: runs that overlap, go up or out of range are
+// ErrRecord. A record both moved and listed by Changed was moved and then
+// rewritten.
+func (it *Iter) Moves(dst []Move, n, prev int) ([]Move, error) {
+	le := binary.LittleEndian
+	k := int(le.Uint32(it.ctl[ctlMoves:]))
+	if k*moveSize > len(it.moves) {
+		return dst, fmt.Errorf("%w: %d moves", ErrRecord, k)
+	}
+	end := 0 // the least Dst the next run may have
+	src := 0 // and Src
+	for j := range k {
+		b := it.moves[j*moveSize:]
+		m := Move{Dst: int(le.Uint32(b)), Src: int(le.Uint32(b[4:])), Count: int(le.Uint32(b[8:]))}
+		if m.Count <= 0 || m.Dst < end || m.Src < src || m.Dst >= m.Src || m.Dst+m.Count > n || m.Src+m.Count > prev {
+			return dst, fmt.Errorf("%w: move of %d records from %d to %d, of %d and %d", ErrRecord, m.Count, m.Src, m.Dst, prev, n)
+		}
+		end, src = m.Dst+m.Count, m.Src+m.Count
+		dst = append(dst, m)
 	}
 	return dst, nil
 }

@@ -13,6 +13,14 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type taskiterMove struct {
+	_   structs.HostLayout
+	Dst uint32
+	Src uint32
+	Cnt uint32
+	Pad uint32
+}
+
 type taskiterWakeCount struct {
 	_   structs.HostLayout
 	N   uint64
@@ -25,29 +33,37 @@ type taskiterWalkCtl struct {
 	Walked  uint32
 	Skipped uint32
 	Phase   uint32
+	Moves   uint32
 }
 
 type taskiterWalkState struct {
-	_      structs.HostLayout
-	N      uint32
-	D      uint32
-	D0     uint32
-	Looked uint32
-	First  uint32
-	Count  uint32
-	Span   uint32
-	Walked uint32
-	Full   uint32
-	Phase  uint32
-	From   uint32
-	Step   uint32
-	Cnt    uint32
-	Lost   uint8
-	Relist uint8
-	Carry  uint8
-	Marked uint8
-	Ok     uint8
-	_      [3]byte
+	_       structs.HostLayout
+	N       uint32
+	D       uint32
+	D0      uint32
+	Looked  uint32
+	First   uint32
+	Count   uint32
+	Span    uint32
+	Walked  uint32
+	Full    uint32
+	Phase   uint32
+	From    uint32
+	Step    uint32
+	Cnt     uint32
+	Old     uint32
+	At      uint32
+	Held    uint32
+	Moves   uint32
+	UndoCnt uint32
+	Lost    uint8
+	Relist  uint8
+	Carry   uint8
+	Marked  uint8
+	Ok      uint8
+	Track   uint8
+	Moved   uint8
+	_       [1]byte
 }
 
 // Names of all BPF objects in the ELF.
@@ -58,6 +74,7 @@ const (
 	taskiterMapControl          = "control"
 	taskiterMapDirty            = "dirty"
 	taskiterMapDirtyTids        = "dirty_tids"
+	taskiterMapMoves            = "moves"
 	taskiterMapRecs             = "recs"
 	taskiterMapScratch          = "scratch"
 	taskiterMapSpans            = "spans"
@@ -128,6 +145,7 @@ type taskiterMapSpecs struct {
 	Control   *ebpf.MapSpec `ebpf:"control"`
 	Dirty     *ebpf.MapSpec `ebpf:"dirty"`
 	DirtyTids *ebpf.MapSpec `ebpf:"dirty_tids"`
+	Moves     *ebpf.MapSpec `ebpf:"moves"`
 	Recs      *ebpf.MapSpec `ebpf:"recs"`
 	Scratch   *ebpf.MapSpec `ebpf:"scratch"`
 	Spans     *ebpf.MapSpec `ebpf:"spans"`
@@ -168,6 +186,7 @@ type taskiterMaps struct {
 	Control   *ebpf.Map `ebpf:"control"`
 	Dirty     *ebpf.Map `ebpf:"dirty"`
 	DirtyTids *ebpf.Map `ebpf:"dirty_tids"`
+	Moves     *ebpf.Map `ebpf:"moves"`
 	Recs      *ebpf.Map `ebpf:"recs"`
 	Scratch   *ebpf.Map `ebpf:"scratch"`
 	Spans     *ebpf.Map `ebpf:"spans"`
@@ -181,6 +200,7 @@ func (m *taskiterMaps) Close() error {
 		m.Control,
 		m.Dirty,
 		m.DirtyTids,
+		m.Moves,
 		m.Recs,
 		m.Scratch,
 		m.Spans,
