@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/tui/colpanel"
 	"github.com/ctxtop/ctxtop/internal/tui/detail"
 	"github.com/ctxtop/ctxtop/internal/tui/filter"
 	"github.com/ctxtop/ctxtop/internal/tui/header"
@@ -39,6 +40,8 @@ const (
 	viewPerCPU
 	viewHelp
 	viewWakeups
+	// viewColumns is the panel where the table's columns are chosen.
+	viewColumns
 )
 
 // Intervals are the refresh steps + and - move through.
@@ -67,6 +70,7 @@ type Model struct {
 	detail detail.Model
 	percpu percpu.Model
 	help   help.Model
+	cols   colpanel.Model
 	wake   wakeState
 	// stacksOn: the stack tracer was asked on (see syncStacks).
 	stacksOn bool
@@ -130,6 +134,7 @@ func New(o Options, host, kernel string) Model {
 		detail:   detail.New(th),
 		percpu:   percpu.New(th),
 		help:     help.New(th, km),
+		cols:     colpanel.New(th, km),
 		wake:     wakeState{view: wakegraph.New(th, km)},
 		interval: o.Interval,
 		hist:     newThreadHistory(),
@@ -315,6 +320,7 @@ func (m *Model) layout() {
 	m.detail.SetSize(m.width, body)
 	m.percpu.SetSize(m.width, body)
 	m.help.SetSize(m.width, body)
+	m.cols.SetSize(m.width, body)
 	m.wake.view.SetSize(m.width, body)
 }
 
@@ -325,6 +331,7 @@ func (m Model) setTheme(th theme.Theme) Model {
 	m.detail.SetTheme(th)
 	m.percpu.SetTheme(th)
 	m.help.SetTheme(th)
+	m.cols.SetTheme(th)
 	m.wake.view.SetTheme(th)
 	return m
 }
@@ -381,6 +388,16 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		m.view = m.prevView
 		m.layout()
+		return m, nil
+	}
+	if m.view == viewColumns {
+		m.handleColumnsKey(k)
+		return m, nil
+	}
+	if key.Matches(k, m.keys.Columns) {
+		// A view choice, not an action: a replay has it too.
+		m.view = viewColumns
+		m.cols.Top()
 		return m, nil
 	}
 	if next, cmd, ok := m.handleWakeupKey(k); ok {
@@ -634,6 +651,10 @@ func (m Model) Render() string {
 		body = m.help.View()
 	case viewWakeups:
 		body = m.wake.view.View()
+	case viewColumns:
+		p := m.cols
+		p.SetColumns(rowKindNoun(&m.table), m.table.Columns(), m.width)
+		body = p.View()
 	default:
 		body = m.table.View()
 	}
