@@ -22,8 +22,8 @@ type Model struct {
 	keys          keys.Map
 	width, height int
 	// kind names the rows the columns are of ("thread", "process").
-	kind    string
-	cols    []table.ColumnChoice
+	kind   string
+	cols   []table.ColumnChoice
 	cursor int
 	tableW int
 }
