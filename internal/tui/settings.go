@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ctxtop/ctxtop/internal/settings"
+	"github.com/ctxtop/ctxtop/internal/tui/colpanel"
 	"github.com/ctxtop/ctxtop/internal/tui/table"
 )
 
@@ -74,17 +75,28 @@ func (m *Model) Settings() settings.Settings {
 // the key that opened it close it; any other key does nothing, so that a
 // stray one does not act on the table behind.
 func (m *Model) handleColumnsKey(k tea.KeyPressMsg) {
-	m.cols.SetColumns(rowKindNoun(&m.table), m.table.Columns(), m.width)
+	p := m.columnsPanel()
 	switch {
 	case key.Matches(k, m.keys.Back, m.keys.Detail, m.keys.Columns) || k.String() == "q":
 		m.view = viewTable
 	case k.String() == "space" || k.String() == "x":
-		if c, ok := m.cols.Selected(); ok {
+		if c, ok := p.Selected(); ok {
 			m.table.ToggleColumn(c)
 		}
 	default:
-		m.cols, _ = m.cols.Update(k)
+		p, _ = p.Update(k)
+		m.colCursor = p.Cursor()
 	}
+}
+
+// columnsPanel is the columns panel as it stands: the table's columns of
+// the current row kind, at the body's size.
+func (m *Model) columnsPanel() colpanel.Model {
+	p := colpanel.New(m.th, m.keys)
+	p.SetSize(m.width, max(m.height-m.header.Height()-1-m.panelHeight()-m.replayHeight(), 0))
+	p.SetColumns(rowKindNoun(&m.table), m.table.Columns(), m.width)
+	p.SetCursor(m.colCursor)
+	return p
 }
 
 // rowKindNoun names one row of the table, for the columns panel's title.

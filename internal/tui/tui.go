@@ -12,7 +12,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ctxtop/ctxtop/internal/model"
-	"github.com/ctxtop/ctxtop/internal/tui/colpanel"
 	"github.com/ctxtop/ctxtop/internal/tui/detail"
 	"github.com/ctxtop/ctxtop/internal/tui/filter"
 	"github.com/ctxtop/ctxtop/internal/tui/header"
@@ -70,8 +69,11 @@ type Model struct {
 	detail detail.Model
 	percpu percpu.Model
 	help   help.Model
-	cols   colpanel.Model
-	wake   wakeState
+	// colCursor is the columns panel's cursor; the panel itself is built
+	// when drawn (columnsPanel): a copy of its theme and keys in this
+	// model, which every handler copies, cost 100 KB of stack maps.
+	colCursor int
+	wake      wakeState
 	// stacksOn: the stack tracer was asked on (see syncStacks).
 	stacksOn bool
 	// shown is the thread the detail view shows. It stays on that thread,
@@ -134,7 +136,6 @@ func New(o Options, host, kernel string) Model {
 		detail:   detail.New(th),
 		percpu:   percpu.New(th),
 		help:     help.New(th, km),
-		cols:     colpanel.New(th, km),
 		wake:     wakeState{view: wakegraph.New(th, km)},
 		interval: o.Interval,
 		hist:     newThreadHistory(),
@@ -320,7 +321,6 @@ func (m *Model) layout() {
 	m.detail.SetSize(m.width, body)
 	m.percpu.SetSize(m.width, body)
 	m.help.SetSize(m.width, body)
-	m.cols.SetSize(m.width, body)
 	m.wake.view.SetSize(m.width, body)
 }
 
@@ -331,7 +331,6 @@ func (m Model) setTheme(th theme.Theme) Model {
 	m.detail.SetTheme(th)
 	m.percpu.SetTheme(th)
 	m.help.SetTheme(th)
-	m.cols.SetTheme(th)
 	m.wake.view.SetTheme(th)
 	return m
 }
@@ -397,7 +396,7 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if key.Matches(k, m.keys.Columns) {
 		// A view choice, not an action: a replay has it too.
 		m.view = viewColumns
-		m.cols.Top()
+		m.colCursor = 0
 		return m, nil
 	}
 	if next, cmd, ok := m.handleWakeupKey(k); ok {
@@ -652,8 +651,7 @@ func (m Model) Render() string {
 	case viewWakeups:
 		body = m.wake.view.View()
 	case viewColumns:
-		p := m.cols
-		p.SetColumns(rowKindNoun(&m.table), m.table.Columns(), m.width)
+		p := m.columnsPanel()
 		body = p.View()
 	default:
 		body = m.table.View()

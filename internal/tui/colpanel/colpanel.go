@@ -16,7 +16,8 @@ import (
 )
 
 // Model is the columns panel. Its list is the table's, given afresh
-// before each use (SetColumns): the table is the one copy of the truth.
+// before each use (SetColumns): the table is the one copy of the truth,
+// and the root keeps only the cursor.
 type Model struct {
 	th            theme.Theme
 	keys          keys.Map
@@ -44,8 +45,11 @@ func (m *Model) SetColumns(kind string, cols []table.ColumnChoice, tableWidth in
 	m.cursor = min(max(m.cursor, 0), max(len(cols)-1, 0))
 }
 
-// Top puts the cursor on the first column, as the panel opens.
-func (m *Model) Top() { m.cursor = 0 }
+// SetCursor puts the cursor on the i-th column (from 0), within the list.
+func (m *Model) SetCursor(i int) { m.cursor = min(max(i, 0), max(len(m.cols)-1, 0)) }
+
+// Cursor is the cursor's place in the list, from 0.
+func (m Model) Cursor() int { return m.cursor }
 
 // Selected is the column under the cursor; ok is false for an empty list.
 func (m Model) Selected() (table.Column, bool) {
