@@ -75,24 +75,29 @@ func (m *Model) Settings() settings.Settings {
 // the key that opened it close it; any other key does nothing, so that a
 // stray one does not act on the table behind.
 func (m *Model) handleColumnsKey(k tea.KeyPressMsg) {
-	p := m.columnsPanel()
+	cols := m.table.Columns()
 	switch {
 	case key.Matches(k, m.keys.Back, m.keys.Detail, m.keys.Columns) || k.String() == "q":
 		m.view = viewTable
 	case k.String() == "space" || k.String() == "x":
-		if c, ok := p.Selected(); ok {
-			m.table.ToggleColumn(c)
+		if m.colCursor < len(cols) {
+			m.table.ToggleColumn(cols[m.colCursor].Col)
 		}
-	default:
-		p, _ = p.Update(k)
-		m.colCursor = p.Cursor()
+	case key.Matches(k, m.keys.Up):
+		m.colCursor = max(m.colCursor-1, 0)
+	case key.Matches(k, m.keys.Down):
+		m.colCursor = min(m.colCursor+1, len(cols)-1)
+	case key.Matches(k, m.keys.Home, m.keys.PageUp):
+		m.colCursor = 0
+	case key.Matches(k, m.keys.End, m.keys.PageDown):
+		m.colCursor = len(cols) - 1
 	}
 }
 
 // columnsPanel is the columns panel as it stands: the table's columns of
 // the current row kind, at the body's size.
 func (m *Model) columnsPanel() colpanel.Model {
-	p := colpanel.New(m.th, m.keys)
+	p := colpanel.New(m.th)
 	p.SetSize(m.width, max(m.height-m.header.Height()-1-m.panelHeight()-m.replayHeight(), 0))
 	p.SetColumns(rowKindNoun(&m.table), m.table.Columns(), m.width)
 	p.SetCursor(m.colCursor)

@@ -6,10 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
-
-	"github.com/ctxtop/ctxtop/internal/tui/keys"
 	"github.com/ctxtop/ctxtop/internal/tui/table"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
@@ -17,10 +13,9 @@ import (
 
 // Model is the columns panel. Its list is the table's, given afresh
 // before each use (SetColumns): the table is the one copy of the truth,
-// and the root keeps only the cursor.
+// and the root keeps only the cursor and moves it.
 type Model struct {
 	th            theme.Theme
-	keys          keys.Map
 	width, height int
 	// kind names the rows the columns are of ("thread", "process").
 	kind   string
@@ -30,7 +25,7 @@ type Model struct {
 }
 
 // New returns an empty panel.
-func New(th theme.Theme, km keys.Map) Model { return Model{th: th, keys: km} }
+func New(th theme.Theme) Model { return Model{th: th} }
 
 // SetSize sets the space the panel may use.
 func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
@@ -47,37 +42,6 @@ func (m *Model) SetColumns(kind string, cols []table.ColumnChoice, tableWidth in
 
 // SetCursor puts the cursor on the i-th column (from 0), within the list.
 func (m *Model) SetCursor(i int) { m.cursor = min(max(i, 0), max(len(m.cols)-1, 0)) }
-
-// Cursor is the cursor's place in the list, from 0.
-func (m Model) Cursor() int { return m.cursor }
-
-// Selected is the column under the cursor; ok is false for an empty list.
-func (m Model) Selected() (table.Column, bool) {
-	if m.cursor >= len(m.cols) {
-		return 0, false
-	}
-	return m.cols[m.cursor].Col, true
-}
-
-// Update moves the cursor on the navigation keys.
-func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
-	k, ok := msg.(tea.KeyPressMsg)
-	if !ok || len(m.cols) == 0 {
-		return m, nil
-	}
-	switch {
-	case key.Matches(k, m.keys.Up):
-		m.cursor--
-	case key.Matches(k, m.keys.Down):
-		m.cursor++
-	case key.Matches(k, m.keys.Home, m.keys.PageUp):
-		m.cursor = 0
-	case key.Matches(k, m.keys.End, m.keys.PageDown):
-		m.cursor = len(m.cols) - 1
-	}
-	m.cursor = min(max(m.cursor, 0), len(m.cols)-1)
-	return m, nil
-}
 
 // View draws the title, one line a column, and what the marks mean; the
 // list scrolls with the cursor when the screen is short.
