@@ -45,7 +45,7 @@ func TestFlagsOverrideTheSavedViewWithoutReplacingIt(t *testing.T) {
 	}
 	// --no-config: defaults, and nothing to save with.
 	ls = loadSettings(options{delay: delayValue(time.Second), noConfig: true}, true)
-	if ls.save != nil || ls.start != (settings.Settings{}) || ls.interval != time.Second {
+	if ls.save != nil || !ls.start.Equal(settings.Settings{}) || ls.interval != time.Second {
 		t.Errorf("--no-config: %+v, save set %v", ls.start, ls.save != nil)
 	}
 }

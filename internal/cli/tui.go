@@ -142,7 +142,7 @@ func loadSettings(o options, use bool) liveSettings {
 		if o.delayGiven && endD == time.Duration(o.delay) {
 			end.Interval = saved.Interval
 		}
-		if end == saved && err == nil {
+		if end.Equal(saved) && err == nil {
 			return // nothing changed: leave the file as it is
 		}
 		if serr := settings.Save(dir, end); serr != nil {

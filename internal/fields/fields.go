@@ -80,7 +80,10 @@ type Field struct {
 	// take what the other columns leave, up to that. Right aligns it right.
 	Title           string
 	Width, MaxWidth int
-	Right           bool
+	// Desc says in a few words what the column holds, for the panel
+	// where columns are shown and hidden.
+	Desc  string
+	Right bool
 	// Priority orders columns as the screen narrows: the higher, the
 	// sooner a column drops.
 	Priority int
@@ -121,55 +124,55 @@ func (f *Field) Numeric() bool { return f.Value != nil }
 // "preempted, wait 100%" and %CPU waits for a wider screen. MIGR/s is
 // detail for a wide screen and drops first.
 var Thread = [Count]Field{
-	PID: {ID: PID, Title: "PID", Width: 7, Right: true, Priority: 3, Sortable: true, Ascending: true,
+	PID: {ID: PID, Desc: "process ID", Title: "PID", Width: 7, Right: true, Priority: 3, Sortable: true, Ascending: true,
 		TextTitle: "PID", TextWidth: 8,
 		JSON: "pid", JSONValue: func(t *model.ThreadRates) any { return t.PID }},
-	TID: {ID: TID, Title: "TID", Width: 7, Right: true, Priority: 4, Sortable: true, Ascending: true,
+	TID: {ID: TID, Desc: "thread ID", Title: "TID", Width: 7, Right: true, Priority: 4, Sortable: true, Ascending: true,
 		TextTitle: "TID", TextWidth: 8,
 		JSON: "tid", JSONValue: func(t *model.ThreadRates) any { return t.TID }},
-	Comm: {ID: Comm, Title: "COMM", Width: 12, MaxWidth: 15, Priority: 2, Sortable: true, Ascending: true,
+	Comm: {ID: Comm, Desc: "thread name", Title: "COMM", Width: 12, MaxWidth: 15, Priority: 2, Sortable: true, Ascending: true,
 		TextTitle: "COMM", TextWidth: 16, TextLeft: true,
 		JSON: "comm", JSONValue: func(t *model.ThreadRates) any { return t.Comm }},
 	// The pod's column gives way before the numbers do; the container's
 	// comes right after the thread's name: on a node, which service a hot
 	// thread is is the first question.
-	Container: {ID: Container, Title: "CONTAINER", Width: 14, MaxWidth: 20, Priority: 5, Sortable: true, Ascending: true,
+	Container: {ID: Container, Desc: "container of its cgroup", Title: "CONTAINER", Width: 14, MaxWidth: 20, Priority: 5, Sortable: true, Ascending: true,
 		JSON: "container", JSONValue: func(t *model.ThreadRates) any {
 			if t.Container == nil {
 				return nil // not a nil *JSONContainer: the row leaves the key out
 			}
 			return ContainerJSON(t.Container)
 		}},
-	Pod: {ID: Pod, Title: "POD", Width: 26, Priority: 10, Sortable: true, Ascending: true},
-	Voluntary: {ID: Voluntary, Kind: Rate, Title: "CSW/s", Width: 7, Right: true, Priority: 6, Sortable: true,
+	Pod: {ID: Pod, Desc: "Kubernetes pod", Title: "POD", Width: 26, Priority: 10, Sortable: true, Ascending: true},
+	Voluntary: {ID: Voluntary, Desc: "voluntary switches/s", Kind: Rate, Title: "CSW/s", Width: 7, Right: true, Priority: 6, Sortable: true,
 		Value:     func(t *model.ThreadRates) float64 { return t.VoluntaryPerSec },
 		Process:   func(p *model.ProcessRates) float64 { return p.VoluntaryPerSec },
 		TextTitle: "CSWCH/s", TextWidth: 11, JSON: "cswch_per_s"},
-	Involuntary: {ID: Involuntary, Kind: Rate, Title: "NVCSW/s", Width: 7, Right: true, Priority: 7, Sortable: true,
+	Involuntary: {ID: Involuntary, Desc: "involuntary switches/s", Kind: Rate, Title: "NVCSW/s", Width: 7, Right: true, Priority: 7, Sortable: true,
 		Value:     func(t *model.ThreadRates) float64 { return t.InvoluntaryPerSec },
 		Process:   func(p *model.ProcessRates) float64 { return p.InvoluntaryPerSec },
 		TextTitle: "NVCSWCH/s", TextWidth: 11, JSON: "nvcswch_per_s"},
-	Total: {ID: Total, Kind: Rate, Title: "TOTAL/s", Width: 8, Right: true, Priority: 1, Sortable: true,
+	Total: {ID: Total, Desc: "all switches/s", Kind: Rate, Title: "TOTAL/s", Width: 8, Right: true, Priority: 1, Sortable: true,
 		Value:     func(t *model.ThreadRates) float64 { return t.TotalPerSec() },
 		Process:   func(p *model.ProcessRates) float64 { return p.TotalPerSec() },
 		TextTitle: "TOTAL/s", TextWidth: 11},
-	CPU: {ID: CPU, Kind: Percent, Title: "%CPU", Width: 5, Right: true, Priority: 8, Sortable: true,
+	CPU: {ID: CPU, Desc: "on a CPU (100 = one)", Kind: Percent, Title: "%CPU", Width: 5, Right: true, Priority: 8, Sortable: true,
 		Value:     func(t *model.ThreadRates) float64 { return t.CPUPercent },
 		Process:   func(p *model.ProcessRates) float64 { return p.CPUPercent },
 		TextTitle: "%CPU", TextWidth: 7, JSON: "cpu_pct"},
-	Wait: {ID: Wait, Kind: Percent, Title: "WAIT%", Width: 5, Right: true, Priority: 9, Sortable: true, Combine: Max,
+	Wait: {ID: Wait, Desc: "waiting for a CPU", Kind: Percent, Title: "WAIT%", Width: 5, Right: true, Priority: 9, Sortable: true, Combine: Max,
 		Value:     func(t *model.ThreadRates) float64 { return t.WaitPercent },
 		Process:   func(p *model.ProcessRates) float64 { return p.WaitPercent },
 		TextTitle: "WAIT%", TextWidth: 7, JSON: "wait_pct"},
 	// Threads only: ProcessRates has no sum of it.
-	Migrations: {ID: Migrations, Kind: Rate, Title: "MIGR/s", Width: 6, Right: true, Priority: 11, Sortable: true,
+	Migrations: {ID: Migrations, Desc: "moves between CPUs/s", Kind: Rate, Title: "MIGR/s", Width: 6, Right: true, Priority: 11, Sortable: true,
 		Value:     func(t *model.ThreadRates) float64 { return t.MigrationsPerSec },
 		TextTitle: "MIGR/s", TextWidth: 8, JSON: "migrations_per_s"},
-	CPUs: {ID: CPUs, Title: "CPUS", Width: 5, MaxWidth: 9, Priority: 10,
+	CPUs: {ID: CPUs, Desc: "CPUs allowed, * pinned", Title: "CPUS", Width: 5, MaxWidth: 9, Priority: 10,
 		TextTitle: "CPUS", TextWidth: 9, TextLeft: true,
 		JSON: "cpus_allowed", JSONValue: func(t *model.ThreadRates) any { return t.CPUsAllowed }},
 	Hot: {ID: Hot, JSON: "hot", JSONValue: func(t *model.ThreadRates) any { return t.Hot }},
-	Reason: {ID: Reason, Title: "WHY", Width: whyWidth, MaxWidth: 1 << 10, Priority: 5,
+	Reason: {ID: Reason, Desc: "why a hot row switches", Title: "WHY", Width: whyWidth, MaxWidth: 1 << 10, Priority: 5,
 		TextTitle: "HOT", TextLeft: true,
 		JSON: "reason", JSONValue: func(t *model.ThreadRates) any { return t.Reason }},
 	// Run-queue wait the kernel reported in this interval that began

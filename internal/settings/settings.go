@@ -1,6 +1,6 @@
 // Package settings keeps the live monitor's view between runs, as htop
 // keeps its htoprc: the row kind, tree and grouping, sort column and
-// order, refresh interval and filter, in $XDG_CONFIG_HOME/ctxtop/settings.json
+// order, refresh interval, filter and hidden columns, in $XDG_CONFIG_HOME/ctxtop/settings.json
 // (~/.config/ctxtop/ by default).
 package settings
 
@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"syscall"
 	"time"
 )
@@ -42,6 +43,32 @@ type Settings struct {
 	Interval string `json:"interval,omitempty"`
 	// Filter is the table's filter text.
 	Filter string `json:"filter,omitempty"`
+	// Hidden are the columns the user hid, by their titles as the table
+	// shows them, per row kind (a key of Views). The hidden ones are kept
+	// rather than the shown ones, so that a column a later version adds
+	// shows; a title or kind this version does not know is ignored.
+	Hidden map[string][]string `json:"hidden_columns,omitempty"`
+}
+
+// Equal says whether s and o hold the same view; an empty list of hidden
+// columns is no list.
+func (s Settings) Equal(o Settings) bool {
+	return reflect.DeepEqual(s.normal(), o.normal())
+}
+
+// normal is s with no empty list of hidden columns, and no empty map.
+func (s Settings) normal() Settings {
+	h := map[string][]string{}
+	for k, v := range s.Hidden {
+		if len(v) > 0 {
+			h[k] = v
+		}
+	}
+	s.Hidden = nil
+	if len(h) > 0 {
+		s.Hidden = h
+	}
+	return s
 }
 
 // IntervalDuration is Interval parsed; 0 when unset.

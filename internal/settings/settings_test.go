@@ -13,7 +13,8 @@ import (
 
 func TestSaveLoadRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ctxtop")
-	want := Settings{View: "processes", Tree: true, Grouped: true, Sort: "%CPU", Reverse: true, Interval: "500ms", Filter: "pp-"}
+	want := Settings{View: "processes", Tree: true, Grouped: true, Sort: "%CPU", Reverse: true, Interval: "500ms", Filter: "pp-",
+		Hidden: map[string][]string{"threads": {"MIGR/s", "CPUS"}, "cgroups": {"LIMIT"}}}
 	if err := Save(dir, want); err != nil {
 		t.Fatal(err)
 	}
@@ -44,9 +45,41 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 }
 
+// A column a later version dropped, or a row kind it does not know, is
+// not this version's to refuse: Load keeps them, the table ignores them.
+func TestLoadKeepsUnknownColumns(t *testing.T) {
+	dir := t.TempDir()
+	content := `{"hidden_columns": {"threads": ["GONE/s", "CPUS"], "sockets": ["X"]}}`
+	if err := os.WriteFile(filepath.Join(dir, File), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatalf("Load of unknown column names: %v", err)
+	}
+	if diff := cmp.Diff([]string{"GONE/s", "CPUS"}, s.Hidden["threads"]); diff != "" {
+		t.Errorf("hidden threads columns (-want +got):\n%s", diff)
+	}
+}
+
+func TestEqualTakesNoListForAnEmptyOne(t *testing.T) {
+	a := Settings{Sort: "PID"}
+	b := Settings{Sort: "PID", Hidden: map[string][]string{"threads": {}}}
+	if !a.Equal(b) {
+		t.Errorf("%+v and %+v differ, want equal", a, b)
+	}
+	b.Hidden["threads"] = []string{"CPUS"}
+	if a.Equal(b) {
+		t.Errorf("%+v and %+v equal, want different", a, b)
+	}
+	if a.Equal(Settings{Sort: "PID", Reverse: true}) {
+		t.Errorf("Equal ignores Reverse")
+	}
+}
+
 func TestLoadMissingIsDefaults(t *testing.T) {
 	s, err := Load(filepath.Join(t.TempDir(), "none"))
-	if err != nil || s != (Settings{}) {
+	if err != nil || !s.Equal(Settings{}) {
 		t.Errorf("Load of a missing file: %+v, %v; want defaults, no error", s, err)
 	}
 }
@@ -70,7 +103,7 @@ func TestLoadRefusesWhatIsNotSettings(t *testing.T) {
 			t.Errorf("%s: Load accepted %q as %+v", name, content[:min(len(content), 40)], s)
 			continue
 		}
-		if s != (Settings{}) {
+		if !s.Equal(Settings{}) {
 			t.Errorf("%s: Load returned %+v with its error; want the defaults", name, s)
 		}
 		if strings.Contains(err.Error(), "\n") {

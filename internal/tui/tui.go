@@ -39,6 +39,8 @@ const (
 	viewPerCPU
 	viewHelp
 	viewWakeups
+	// viewColumns is the panel where the table's columns are chosen.
+	viewColumns
 )
 
 // Intervals are the refresh steps + and - move through.
@@ -67,7 +69,11 @@ type Model struct {
 	detail detail.Model
 	percpu percpu.Model
 	help   help.Model
-	wake   wakeState
+	// colCursor is the columns panel's cursor; the panel itself is built
+	// when drawn (columnsPanel): a copy of its theme and keys in this
+	// model, which every handler copies, cost 100 KB of stack maps.
+	colCursor int
+	wake      wakeState
 	// stacksOn: the stack tracer was asked on (see syncStacks).
 	stacksOn bool
 	// shown is the thread the detail view shows. It stays on that thread,
@@ -383,6 +389,16 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.layout()
 		return m, nil
 	}
+	if m.view == viewColumns {
+		m.handleColumnsKey(k)
+		return m, nil
+	}
+	if key.Matches(k, m.keys.Columns) {
+		// A view choice, not an action: a replay has it too.
+		m.view = viewColumns
+		m.colCursor = 0
+		return m, nil
+	}
 	if next, cmd, ok := m.handleWakeupKey(k); ok {
 		return next, cmd
 	}
@@ -634,6 +650,9 @@ func (m Model) Render() string {
 		body = m.help.View()
 	case viewWakeups:
 		body = m.wake.view.View()
+	case viewColumns:
+		p := m.columnsPanel()
+		body = p.View()
 	default:
 		body = m.table.View()
 	}

@@ -115,8 +115,8 @@ var legend = []string{
 	"CPUS allowed (* pinned)   THR threads   ×N grouped rows   PIDS processes",
 	"WHY ≥ --hot: blocking (futex, pipe, ...) or preempted  THRT% cgroup throttled",
 	"(no thread row) header cs/s less all rows: new/exited tasks, idle",
-	"Sparklines: log scale, smallest to largest value shown. Hot rows are",
-	"highlighted, stronger at 10× and 100× --hot.",
+	// One line: the key list fills the rest of 80x24 to the last row.
+	"Sparklines on a log scale. Hot rows highlighted, stronger at 10× and 100× --hot.",
 }
 
 // Legend is the help screen's explanation of the columns and marks, one

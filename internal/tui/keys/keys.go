@@ -19,6 +19,8 @@ type Map struct {
 	Tree, Fold, Unfold key.Binding
 	Signal, Affinity   key.Binding
 	NiceDown, NiceUp   key.Binding
+	// Columns opens the panel where columns are shown and hidden.
+	Columns key.Binding
 }
 
 // New returns the default bindings.
@@ -65,6 +67,8 @@ func New() Map {
 		Affinity: b([]string{"a"}, "a", "set CPU affinity"),
 		NiceDown: b([]string{"f7"}, "F7", "nice -1 (sooner)"),
 		NiceUp:   b([]string{"f8"}, "F8", "nice +1 (later)"),
+		// htop's F2 Setup; its C too, free here.
+		Columns: b([]string{"f2", "C"}, "F2/C", "choose columns"),
 	}
 }
 
@@ -85,7 +89,7 @@ func (m Map) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{pair(m.Up, m.Down, "↑↓jk", "move"), m.PageUp, m.PageDown, m.Home, m.End, m.Detail, m.Back, m.Filter, m.ToggleProcesses},
 		{m.Group, m.Tree, pair(m.Fold, m.Unfold, "← →", "tree: fold/unfold"), pair(m.SortLeft, m.SortRight, "< >", "sort column ← / →"), m.Reverse, m.PerCPU, m.Wakeups, m.Signal, m.Affinity},
-		{pair(m.NiceDown, m.NiceUp, "F7 F8", "nice -1 / +1"), m.Pause, pair(m.Faster, m.Slower, "- +", "refresh interval"), m.Load, m.LoadMode, m.LoadStart, m.Pin, m.Help, m.Quit},
+		{pair(m.NiceDown, m.NiceUp, "F7 F8", "nice -1 / +1"), m.Pause, pair(m.Faster, m.Slower, "- +", "refresh interval"), m.Load, m.LoadMode, m.LoadStart, m.Pin, m.Columns, m.Help, m.Quit},
 	}
 }
 

@@ -89,6 +89,8 @@ type Model struct {
 	// containers and pods say whether the snapshot has a cgroup with a
 	// container, or a pod: only then do the CONTAINER and POD columns show.
 	containers, pods bool
+	// hiddenCols are the columns the user hid, per row kind (columns.go).
+	hiddenCols [ModeCgroups + 1][numColumns]bool
 }
 
 // New returns an empty table; hot is the --hot threshold, used to grade
@@ -108,9 +110,13 @@ func (m *Model) SetSize(w, h int) {
 	m.scroll()
 }
 
-// has says whether rows of the current kind have column c: a field only
+// has says whether rows of the current kind have column c and the user
+// did not hide it: a field only
 // threads have is left out of process and cgroup rows.
 func (m Model) has(c Column) bool {
+	if m.hiddenCols[m.Mode()][c] {
+		return false
+	}
 	switch c {
 	case ColContainer:
 		return m.containers && !m.cgroups
@@ -277,6 +283,11 @@ func (m *Model) moveTo(i int) {
 }
 
 func (m *Model) rebuild() {
+	if m.hiddenCols[m.Mode()][m.sortCol] {
+		// The user hid the sort column (here, or in the row kind just
+		// switched to): TOTAL/s, which cannot be hidden, takes over.
+		m.sortCol, m.reverse = ColTotal, false
+	}
 	if m.snap == nil {
 		m.rows = nil
 		return
