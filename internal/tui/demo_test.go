@@ -74,7 +74,7 @@ func tourScreens(t *testing.T, w, h int, cs float64) []demoScreen {
 	for i := range len(demoSteps) + 1 {
 		m = sampled(t, m)
 		if m.load.running() {
-			m.load.wake = &loadpanel.Wake{PerSec: 196_810, CrossCPUPercent: 48.2, LatencyP50Micros: 6.1, LatencyP99Micros: 31, ReschedIPIsPerSec: 94_100}
+			m.load.wake = &loadpanel.Wake{WakeFigures: model.WakeFigures{PerSec: 196_810, CrossCPUPercent: 48.2, LatencyP50Micros: 6.1, LatencyP99Micros: 31}, ReschedIPIsPerSec: 94_100}
 		}
 		name := fmt.Sprintf("%dx%d-step%d", w, h, i+1)
 		if i == len(demoSteps) {
