@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,10 @@ type Options struct {
 	// processes from this user: the text says so once, JSON in every line
 	// as "hidepid", and the remainder row is labelled as theirs.
 	HidePID string
+	// PIDs are the processes the report is limited to (--pid), none for
+	// all: JSON then sums their wake-ups among themselves, as the load
+	// panel does for the load ("wakeups_within").
+	PIDs []int
 }
 
 // Text writes pidstat-style reports.
@@ -366,9 +371,10 @@ type jsonReport struct {
 	Cgroups   []jsonCgroup  `json:"cgroups"`
 	Host      *jsonHost     `json:"host,omitempty"`
 	// Present only with --wakeups.
-	Wakeups            *[]jsonWakeup `json:"wakeups,omitempty"`
-	WakeupsDropped     *uint64       `json:"wakeups_dropped,omitempty"`
-	WakeupsUnavailable string        `json:"wakeups_unavailable,omitempty"`
+	Wakeups            *[]jsonWakeup    `json:"wakeups,omitempty"`
+	WakeupsDropped     *uint64          `json:"wakeups_dropped,omitempty"`
+	WakeupsUnavailable string           `json:"wakeups_unavailable,omitempty"`
+	WakeupsWithin      *jsonWakeFigures `json:"wakeups_within,omitempty"`
 	// Present only with --stacks.
 	StacksUnavailable string  `json:"stacks_unavailable,omitempty"`
 	StacksDropped     *uint64 `json:"stacks_dropped,omitempty"`
@@ -402,6 +408,15 @@ type jsonHost struct {
 	CPUs     int     `json:"cpus"`
 	MemTotal uint64  `json:"mem_total_bytes"`
 	Uptime   float64 `json:"uptime_s"`
+}
+
+// jsonWakeFigures are the wake-ups among the --pid processes' threads
+// (model.WakeFigures).
+type jsonWakeFigures struct {
+	PerSec   float64 `json:"per_s"`
+	CrossCPU float64 `json:"cross_cpu_pct"`
+	P50      float64 `json:"latency_p50_us"`
+	P99      float64 `json:"latency_p99_us"`
 }
 
 type jsonWakeup struct {
@@ -750,6 +765,11 @@ func (j *JSON) Write(s *model.Snapshot) error {
 			pairs = append(pairs, jp)
 		}
 		r.Wakeups, r.WakeupsUnavailable = &pairs, wk.Unavailable
+		if len(j.opts.PIDs) > 0 {
+			if f, ok := wk.Among(func(pid, _ int) bool { return slices.Contains(j.opts.PIDs, pid) }); ok {
+				r.WakeupsWithin = &jsonWakeFigures{round2(f.PerSec), round2(f.CrossCPUPercent), round2(f.LatencyP50Micros), round2(f.LatencyP99Micros)}
+			}
+		}
 		// Without the tracer there is no count of dropped wake-ups either.
 		if wk.Unavailable == "" {
 			dropped := wk.Dropped
