@@ -105,6 +105,8 @@ func waitReason(k WhyKind, wait float32) string {
 // waitMinShare after the first: "blocking: futex 80%, pipe 20%".
 func (w Why) onText() string {
 	var b strings.Builder
+	// One allocation: the words are short ("futex 80%, ").
+	b.Grow(len("blocking: ") + waitShown*16 + len(" in ") + len(w.Own))
 	b.WriteString("blocking: ")
 	for i, s := range w.On {
 		if i == waitShown || i > 0 && s.Share < waitMinShare {
