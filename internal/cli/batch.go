@@ -63,7 +63,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 // reportWriter prints batch reports, live or replayed, as o asks: text,
 // or JSON lines naming the host facts returns, read only for JSON.
 func reportWriter(w io.Writer, o options, facts func() hostinfo.Facts) func(*model.Snapshot) error {
-	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups, HidePID: o.hidepid}
+	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups, HidePID: o.hidepid, PIDs: o.pids}
 	if o.output == "folded" {
 		return output.NewFolded(w, o.processes).Write
 	}

@@ -244,14 +244,15 @@ func TestBatchJSONKeys(t *testing.T) {
 	}
 	// earlier_wait_ms is there only when a wait began before the interval.
 	delete(th0, "earlier_wait_ms")
-	if diff := cmp.Diff([]string{"comm", "cpu_pct", "cpus_allowed", "cswch_per_s", "hot", "migrations_per_s", "nvcswch_per_s", "pid", "reason", "tid", "wait_pct"}, keys(th0)); diff != "" {
+	if diff := cmp.Diff([]string{"comm", "cpu_pct", "cpus_allowed", "cswch_per_s", "hot", "migrations_per_s", "nvcswch_per_s", "pid", "reason", "tid", "wait_pct", "why"}, keys(th0)); diff != "" {
 		t.Errorf("thread keys (-want +got)\n%s", diff)
 	}
 	// Ping-pong at thousands of switches/s is over the default --hot 1000,
 	// and every hand-off is a block on a pipe: "blocking".
 	top := threads[0].(map[string]any)
-	if top["hot"] != true || !strings.HasPrefix(top["reason"].(string), "blocking") {
-		t.Errorf("busiest workload thread: hot=%v reason=%q, want hot and blocking", top["hot"], top["reason"])
+	why, _ := top["why"].(map[string]any)
+	if top["hot"] != true || why["kind"] != "blocking" {
+		t.Errorf("busiest workload thread: hot=%v reason=%q why=%v, want hot and blocking", top["hot"], top["reason"], top["why"])
 	}
 }
 

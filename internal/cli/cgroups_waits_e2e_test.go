@@ -132,6 +132,13 @@ func checkThrottledAndFutex(t *testing.T, line, name string, spinners []*exec.Cm
 			Comm   string             `json:"comm"`
 			Reason string             `json:"reason"`
 			WaitOn map[string]float64 `json:"wait_on"`
+			Why    struct {
+				Kind      string `json:"kind"`
+				Throttled *int   `json:"cgroup_throttled_pct"`
+				On        []struct {
+					Reason string `json:"reason"`
+				} `json:"on"`
+			} `json:"why"`
 		} `json:"threads"`
 		Cgroups []struct {
 			Cgroup       string   `json:"cgroup"`
@@ -162,13 +169,13 @@ func checkThrottledAndFutex(t *testing.T, line, name string, spinners []*exec.Cm
 	futex := 0
 	for _, th := range r.Threads {
 		if th.Comm == "ping-futex" || th.Comm == "pong-futex" {
-			if th.WaitOn["futex wait"] >= 0.5 && strings.HasPrefix(th.Reason, "blocking: futex") {
+			if th.WaitOn["futex wait"] >= 0.5 && th.Why.Kind == "blocking" && len(th.Why.On) > 0 && th.Why.On[0].Reason == "futex" {
 				futex++
 			} else {
 				t.Logf("%s: %q %v", th.Comm, th.Reason, th.WaitOn)
 			}
 		}
-		if throttled && spinning[th.PID] && !strings.HasPrefix(th.Reason, "preempted (cgroup throttled ") {
+		if throttled && spinning[th.PID] && (th.Why.Kind != "preempted" || th.Why.Throttled == nil) {
 			t.Errorf("spinner in the throttled cgroup says %q", th.Reason)
 		}
 	}

@@ -293,7 +293,8 @@ func replayBatch(w io.Writer, p *record.Player, o options, facts hostinfo.Facts)
 	return err
 }
 
-// spikeEvent is a run of consecutive samples the model marked as spikes.
+// spikeEvent is a run of consecutive samples the model marked as spikes
+// (model.SpikeRuns), with its peak.
 type spikeEvent struct {
 	start, peakAt time.Time
 	samples       int
@@ -301,22 +302,16 @@ type spikeEvent struct {
 }
 
 func spikeEvents(marks []record.Mark) []spikeEvent {
-	var ev []spikeEvent
-	open := false
-	for _, m := range marks {
-		if !m.Rate || !m.Spike.Active {
-			open = false
-			continue
+	runs := model.SpikeRuns(len(marks), func(i int) bool { return marks[i].Rate && marks[i].Spike.Active })
+	ev := make([]spikeEvent, 0, len(runs))
+	for _, r := range runs {
+		e := spikeEvent{start: marks[r.First].Time, samples: r.Last - r.First + 1}
+		for i := r.First; i <= r.Last; i++ {
+			if m := marks[i]; i == r.First || m.CSPerSec > e.peak.CSPerSec {
+				e.peak, e.peakAt = m, m.Time
+			}
 		}
-		if !open {
-			ev = append(ev, spikeEvent{start: m.Time})
-			open = true
-		}
-		e := &ev[len(ev)-1]
-		e.samples++
-		if m.CSPerSec > e.peak.CSPerSec || e.samples == 1 {
-			e.peak, e.peakAt = m, m.Time
-		}
+		ev = append(ev, e)
 	}
 	sort.SliceStable(ev, func(i, j int) bool { return ev[i].peak.CSPerSec > ev[j].peak.CSPerSec })
 	return ev

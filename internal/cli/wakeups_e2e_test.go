@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,10 +162,26 @@ func TestBatchWakeupsPIDFilter(t *testing.T) {
 	if len(*r.Wakeups) < 2 {
 		t.Errorf("%d pairs, want at least the ping-pong's two", len(*r.Wakeups))
 	}
+	var own float64
 	for _, p := range *r.Wakeups {
 		if p.WakerPID != pid && p.WakeePID != pid {
 			t.Errorf("pair %d/%s → %d/%s does not involve process %d", p.WakerTID, p.WakerComm, p.WakeeTID, p.WakeeComm, pid)
 		}
+		if p.WakerPID == pid && p.WakeePID == pid {
+			own += p.PerSec
+		}
+	}
+	// The ping-pong's own wake-ups, summed as the load panel sums a load's.
+	var within struct {
+		W *struct {
+			PerSec float64 `json:"per_s"`
+		} `json:"wakeups_within"`
+	}
+	if err := json.Unmarshal(out, &within); err != nil {
+		t.Fatal(err)
+	}
+	if within.W == nil || own == 0 || math.Abs(within.W.PerSec-own) > 0.01*float64(len(*r.Wakeups)+1) {
+		t.Errorf("wakeups_within %+v, want per_s %.2f, the sum of the process's own pairs", within.W, own)
 	}
 }
 

@@ -43,6 +43,8 @@ const (
 	Reason
 	EarlierWait
 	WaitOn
+	// WhyData is WHY as data (model.Why), for JSON only.
+	WhyData
 	// Count is the number of fields.
 	Count
 )
@@ -174,7 +176,7 @@ var Thread = [Count]Field{
 	Hot: {ID: Hot, JSON: "hot", JSONValue: func(t *model.ThreadRates) any { return t.Hot }},
 	Reason: {ID: Reason, Desc: "why a hot row switches", Title: "WHY", Width: whyWidth, MaxWidth: 1 << 10, Priority: 5,
 		TextTitle: "HOT", TextLeft: true,
-		JSON: "reason", JSONValue: func(t *model.ThreadRates) any { return t.Reason }},
+		JSON: "reason", JSONValue: func(t *model.ThreadRates) any { return t.Why.String() }},
 	// Run-queue wait the kernel reported in this interval that began
 	// before it (model.ThreadRates.EarlierWait), in ms.
 	EarlierWait: {ID: EarlierWait, JSON: "earlier_wait_ms", OmitZero: true,
@@ -182,6 +184,15 @@ var Thread = [Count]Field{
 	// Reason → share of the looks that found the thread asleep; only for
 	// threads that were looked at (the hottest blocking ones).
 	WaitOn: {ID: WaitOn, JSON: "wait_on", JSONValue: waitOn},
+	// The reason's parts, for programs that would otherwise take the
+	// "reason" text apart; only on hot rows. A pointer, so that handing it
+	// over boxes nothing.
+	WhyData: {ID: WhyData, JSON: "why", JSONValue: func(t *model.ThreadRates) any {
+		if !t.Why.Hot() {
+			return nil
+		}
+		return &t.Why
+	}},
 }
 
 // whyWidth holds the longest reason a thread row can have, and the

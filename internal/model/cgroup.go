@@ -89,12 +89,12 @@ func cgroupRates(dst []CgroupRates, prev, cur *Sample, threads []ThreadRates, se
 		r := &dst[k]
 		switch {
 		case r.HasThrottling && r.ThrottledPercent >= ThrottledHot:
-			r.Hot, r.Reason = true, throttledReasons[pct(r.ThrottledPercent)]
+			r.Hot, r.Why = true, Why{Kind: Throttled, Throttled: uint8(pct(r.ThrottledPercent))}
 		case r.TotalPerSec() >= hot:
 			r.Hot = true
-			r.Reason = reasonWords[0]
+			r.Why = Why{Kind: Blocking}
 			if r.InvoluntaryPerSec > r.VoluntaryPerSec {
-				r.Reason = reasonWords[1]
+				r.Why.Kind = Preempted
 			}
 		}
 	}
@@ -109,7 +109,8 @@ func cgroupRates(dst []CgroupRates, prev, cur *Sample, threads []ThreadRates, se
 			// A throttled group's threads are taken off the CPU at the end
 			// of each period: whatever their rate, that is the trouble.
 			if t.InvoluntaryPerSec > 0 && t.InvoluntaryPerSec >= t.VoluntaryPerSec {
-				t.Hot, t.Reason = true, preemptedThrottled[pct(dst[k].ThrottledPercent)]
+				t.Hot = true
+				t.Why = Why{Kind: Preempted, HasWait: t.Why.HasWait, Wait: t.Why.Wait, Throttled: uint8(pct(dst[k].ThrottledPercent)), InThrottled: true}
 			}
 		}
 	}

@@ -70,8 +70,8 @@ func TestComputeCgroupRollupAndThrottling(t *testing.T) {
 	s := Compute(prev, cur, Options{HotThreshold: 1000, ShortReason: waitreason.Short})
 	want := []CgroupRates{
 		{Path: "/a", Name: "/a", Processes: 2, Threads: 3, VoluntaryPerSec: 1, InvoluntaryPerSec: 100, CPUPercent: 50,
-			HasThrottling: true, ThrottledPercent: 45, ThrottledMsPerSec: 400, LimitCPUs: 0.5, Hot: true, Reason: "throttled 45%"},
-		{Path: "/b", Name: "/b", Processes: 1, Threads: 2, VoluntaryPerSec: 1500, CPUPercent: 5, HasThrottling: true, Hot: true, Reason: "blocking"},
+			HasThrottling: true, ThrottledPercent: 45, ThrottledMsPerSec: 400, LimitCPUs: 0.5, Hot: true, Why: Why{Kind: Throttled, Throttled: 45}},
+		{Path: "/b", Name: "/b", Processes: 1, Threads: 2, VoluntaryPerSec: 1500, CPUPercent: 5, HasThrottling: true, Hot: true, Why: Why{Kind: Blocking}},
 	}
 	if diff := cmp.Diff(want, s.Cgroups); diff != "" {
 		t.Errorf("cgroups (-want +got)\n%s", diff)
@@ -79,7 +79,7 @@ func TestComputeCgroupRollupAndThrottling(t *testing.T) {
 	reasons := map[int]string{}
 	for _, th := range s.Threads {
 		if th.Hot {
-			reasons[th.TID] = th.Reason
+			reasons[th.TID] = th.Why.String()
 		}
 	}
 	wantReasons := map[int]string{

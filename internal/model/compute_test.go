@@ -113,17 +113,17 @@ func TestComputeHotReasons(t *testing.T) {
 	got := map[int]string{}
 	for _, th := range s.Threads {
 		if th.Hot {
-			got[th.TID] = th.Reason
-		} else if th.Reason != "" {
-			t.Errorf("cold thread %d has reason %q", th.TID, th.Reason)
+			got[th.TID] = th.Why.String()
+		} else if th.Why.Hot() {
+			t.Errorf("cold thread %d has reason %q", th.TID, th.Why)
 		}
 	}
 	want := map[int]string{1: "blocking, wait 1%", 2: "preempted, wait 35%"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
-	if !s.Processes[0].Hot || s.Processes[0].Reason != "blocking, wait 36%" {
-		t.Errorf("process = hot %v %q", s.Processes[0].Hot, s.Processes[0].Reason)
+	if !s.Processes[0].Hot || s.Processes[0].Why.String() != "blocking, wait 36%" {
+		t.Errorf("process = hot %v %q", s.Processes[0].Hot, s.Processes[0].Why)
 	}
 	// The threshold is configurable.
 	if s := Compute(prev, cur, Options{HotThreshold: 1e6}); s.Threads[0].Hot {
@@ -328,19 +328,33 @@ func TestComputeIntoMatchesComputeAndReuses(t *testing.T) {
 	}
 }
 
-func TestSortThreadsMatchesPlainSort(t *testing.T) {
+func compareThreads(a, b *ThreadRates) int {
+	return byRate(a.TotalPerSec(), b.TotalPerSec(), a.CPUPercent, b.CPUPercent, a.PID, b.PID, a.TID, b.TID)
+}
+
+func TestSortByRateMatchesPlainSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{0, 1, sortIndexFrom - 1, sortIndexFrom, 300, 5000} {
+	for _, n := range []int{0, 1, 2, 63, 64, 300, 5000} {
 		rows := make([]ThreadRates, n)
+		procs := make([]ProcessRates, n)
 		for i := range rows {
 			// Few distinct rates, so ties on total and CPU are common.
 			rows[i] = ThreadRates{PID: i / 7, TID: i, VoluntaryPerSec: float64(rng.IntN(20)), InvoluntaryPerSec: float64(rng.IntN(3)), CPUPercent: float64(rng.IntN(4))}
+			procs[i] = ProcessRates{PID: i, VoluntaryPerSec: float64(rng.IntN(20)), InvoluntaryPerSec: float64(rng.IntN(3)), CPUPercent: float64(rng.IntN(4))}
 		}
 		want := slices.Clone(rows)
 		slices.SortFunc(want, func(a, b ThreadRates) int { return compareThreads(&a, &b) })
-		sortThreads(rows)
+		sortByRate(rows, func(t *ThreadRates) (float64, float64) { return t.TotalPerSec(), t.CPUPercent })
 		if diff := cmp.Diff(want, rows); diff != "" {
 			t.Errorf("%d rows (-want +got)\n%s", n, diff)
+		}
+		wantProcs := slices.Clone(procs)
+		slices.SortFunc(wantProcs, func(a, b ProcessRates) int {
+			return byRate(a.TotalPerSec(), b.TotalPerSec(), a.CPUPercent, b.CPUPercent, a.PID, b.PID, 0, 0)
+		})
+		sortByRate(procs, func(p *ProcessRates) (float64, float64) { return p.TotalPerSec(), p.CPUPercent })
+		if diff := cmp.Diff(wantProcs, procs); diff != "" {
+			t.Errorf("%d processes (-want +got)\n%s", n, diff)
 		}
 	}
 }

@@ -58,8 +58,8 @@ type ThreadRates struct {
 	State   byte
 	LastCPU int
 	Hot     bool
-	// Reason says why a hot thread is hot; empty when not hot.
-	Reason string
+	// Why says why a hot thread is hot; the zero Why when not hot.
+	Why Why
 	// Cgroup is the thread's process's cgroup path, "" when unknown.
 	Cgroup string
 	// Container is what runs in that cgroup, nil for none or unknown.
@@ -100,7 +100,7 @@ type ProcessRates struct {
 	// EarlierWait is the sum of the threads' (see ThreadRates).
 	EarlierWait time.Duration
 	Hot         bool
-	Reason      string
+	Why         Why
 	// Cgroup is the process's cgroup path, "" when unknown.
 	Cgroup string
 	// Container is what runs in that cgroup, nil for none or unknown.
@@ -136,7 +136,7 @@ type CgroupRates struct {
 	// is then its title ("namespace/pod/container").
 	Container *Container
 	Hot       bool
-	Reason    string
+	Why       Why
 }
 
 // TotalPerSec is voluntary plus involuntary switches per second.

@@ -140,3 +140,28 @@ func mad(sorted []float64, med float64) float64 {
 	}
 	return (prev + cur) / 2
 }
+
+// SpikeRun is a run of consecutive spike samples of a series, by index,
+// First and Last included: one storm, however many samples it lasted.
+type SpikeRun struct{ First, Last int }
+
+// SpikeRuns finds the runs of consecutive samples 0..n-1 for which spike
+// holds, in order. Every view that speaks of spikes as events (replay
+// --info's "top spikes", the replay's [ and ] keys) takes them from here,
+// so they count the same storms.
+func SpikeRuns(n int, spike func(i int) bool) []SpikeRun {
+	var runs []SpikeRun
+	open := false
+	for i := range n {
+		if !spike(i) {
+			open = false
+			continue
+		}
+		if !open {
+			runs = append(runs, SpikeRun{First: i})
+			open = true
+		}
+		runs[len(runs)-1].Last = i
+	}
+	return runs
+}

@@ -242,3 +242,21 @@ func BenchmarkSpikeObserve(b *testing.B) {
 		f.obs(120_000 * (1 + 0.05*(2*rng.Float64()-1)))
 	}
 }
+
+func TestSpikeRuns(t *testing.T) {
+	for _, tc := range []struct {
+		marks string
+		want  []SpikeRun
+	}{
+		{"", nil},
+		{"....", nil},
+		{"S", []SpikeRun{{0, 0}}},
+		{"SS..S.SSS", []SpikeRun{{0, 1}, {4, 4}, {6, 8}}},
+		{".SSS.", []SpikeRun{{1, 3}}},
+	} {
+		got := SpikeRuns(len(tc.marks), func(i int) bool { return tc.marks[i] == 'S' })
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%q (-want +got)\n%s", tc.marks, diff)
+		}
+	}
+}

@@ -1,7 +1,5 @@
 package model
 
-import "strings"
-
 // StackShare is one stack's part of a thread's voluntary switches (where it
 // blocked) or of its wake-ups by tasks (where its waker was).
 type StackShare struct {
@@ -81,8 +79,8 @@ func AttachStacks(s *Snapshot, st *Stacks) {
 			continue
 		}
 		t.BlockedAt, t.WokenFrom = ts.BlockedAt, ts.WokenFrom
-		if t.HotBlocking() && len(ts.BlockedAt) > 0 && ts.BlockedAt[0].Own != "" && strings.HasPrefix(t.Reason, "blocking") {
-			t.Reason += " in " + ts.BlockedAt[0].Own
+		if t.HotBlocking() && len(ts.BlockedAt) > 0 && t.Why.Kind == Blocking {
+			t.Why.Own = ts.BlockedAt[0].Own
 		}
 	}
 }

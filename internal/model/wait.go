@@ -2,7 +2,6 @@ package model
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ctxtop/ctxtop/internal/sorts"
@@ -41,52 +40,35 @@ func attachWaits(t *ThreadRates, w *WaitTally, short func(string) string) {
 		}
 		return strings.Compare(a.Reason, b.Reason)
 	})
-	if t.HotBlocking() {
-		t.Reason = blockingReason(t.WaitOn, short)
+	if t.HotBlocking() && t.Why.Kind == Blocking {
+		t.Why.On = blockingShares(t.WaitOn, short)
 	}
 }
 
-// blockingReason formats shares in the WHY column's short words, adding up
-// reasons that share one ("pipe read" and "pipe write" are both "pipe").
-func blockingReason(shares []WaitShare, short func(string) string) string {
-	type word struct {
-		w string
-		s float64
-	}
-	var words []word
+// blockingShares are shares in the WHY column's short words, adding up
+// reasons that share one ("pipe read" and "pipe write" are both "pipe"),
+// biggest first.
+func blockingShares(shares []WaitShare, short func(string) string) []WaitShare {
+	words := make([]WaitShare, 0, len(shares))
 	for _, s := range shares {
 		w := s.Reason
 		if short != nil {
 			w = short(s.Reason)
 		}
-		if i := slices.IndexFunc(words, func(x word) bool { return x.w == w }); i >= 0 {
-			words[i].s += s.Share
+		if i := slices.IndexFunc(words, func(x WaitShare) bool { return x.Reason == w }); i >= 0 {
+			words[i].Share += s.Share
 			continue
 		}
-		words = append(words, word{w, s.Share})
+		words = append(words, WaitShare{w, s.Share})
 	}
-	sorts.StableFunc(words, func(a, b word) int {
+	sorts.StableFunc(words, func(a, b WaitShare) int {
 		switch {
-		case a.s > b.s:
+		case a.Share > b.Share:
 			return -1
-		case a.s < b.s:
+		case a.Share < b.Share:
 			return 1
 		}
 		return 0
 	})
-	var b strings.Builder
-	b.WriteString("blocking: ")
-	for i, w := range words {
-		if i == waitShown || i > 0 && w.s < waitMinShare {
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(w.w)
-		b.WriteByte(' ')
-		b.WriteString(strconv.Itoa(int(w.s*100 + 0.5)))
-		b.WriteByte('%')
-	}
-	return b.String()
+	return words
 }

@@ -28,26 +28,26 @@ func TestComputeWaitShares(t *testing.T) {
 	if diff := cmp.Diff([]WaitShare{{"futex wait", 0.75}, {"pipe read", 0.125}, {"pipe write", 0.125}}, got[2].WaitOn); diff != "" {
 		t.Errorf("TID 2 shares (-want +got)\n%s", diff)
 	}
-	if want := "blocking: futex 75%, pipe 25%"; got[2].Reason != want {
-		t.Errorf("TID 2 reason %q, want %q", got[2].Reason, want)
+	if want := "blocking: futex 75%, pipe 25%"; got[2].Why.String() != want {
+		t.Errorf("TID 2 reason %q, want %q", got[2].Why.String(), want)
 	}
 	if got[2].Wchan != "futex_do_wait" || got[2].Syscall != "202 0x1 0x80" {
 		t.Errorf("TID 2 raw looks %q %q", got[2].Wchan, got[2].Syscall)
 	}
-	if want := "preempted, wait 0%"; got[3].Reason != want || len(got[3].WaitOn) != 1 {
-		t.Errorf("TID 3 = %q %v, want %q with its share", got[3].Reason, got[3].WaitOn, want)
+	if want := "preempted, wait 0%"; got[3].Why.String() != want || len(got[3].WaitOn) != 1 {
+		t.Errorf("TID 3 = %q %v, want %q with its share", got[3].Why.String(), got[3].WaitOn, want)
 	}
-	if want := "blocking, wait 0%"; got[4].Reason != want || got[4].WaitOn != nil {
-		t.Errorf("TID 4 = %q %v, want %q and no shares", got[4].Reason, got[4].WaitOn, want)
+	if want := "blocking, wait 0%"; got[4].Why.String() != want || got[4].WaitOn != nil {
+		t.Errorf("TID 4 = %q %v, want %q and no shares", got[4].Why.String(), got[4].WaitOn, want)
 	}
 }
 
 func TestBlockingReasonCutsSmallShares(t *testing.T) {
-	got := blockingReason([]WaitShare{{"futex wait", 0.6}, {"sleep", 0.2}, {"epoll wait", 0.12}, {"poll", 0.05}, {"I/O", 0.03}}, waitreason.Short)
+	got := Why{Kind: Blocking, On: blockingShares([]WaitShare{{"futex wait", 0.6}, {"sleep", 0.2}, {"epoll wait", 0.12}, {"poll", 0.05}, {"I/O", 0.03}}, waitreason.Short)}.String()
 	if want := "blocking: futex 60%, sleep 20%, epoll 12%"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	got = blockingReason([]WaitShare{{"other: msleep", 1}}, waitreason.Short)
+	got = Why{Kind: Blocking, On: blockingShares([]WaitShare{{"other: msleep", 1}}, waitreason.Short)}.String()
 	if want := "blocking: msleep 100%"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

@@ -251,3 +251,42 @@ func (w *Wakeups) top(n int, keep func(*WakeupPair) bool) []WakeupPair {
 	}
 	return out
 }
+
+// WakeFigures sum the wake-ups among a set of threads (a load's, a
+// process's): how many a second, the share that crossed CPUs and how long
+// the wakees waited to run. Each share weighs its pair's rate, over the
+// pairs it is known for; LatencyP50Micros is so a weighted mean of the
+// pairs' medians, LatencyP99Micros the worst pair's p99.
+type WakeFigures struct {
+	PerSec           float64
+	CrossCPUPercent  float64
+	LatencyP50Micros float64
+	LatencyP99Micros float64
+}
+
+// Among is the figures of the pairs whose waker and wakee are both in the
+// set; false when no such pair has its CPUs and its latency known, so
+// there is nothing to show.
+func (w *Wakeups) Among(in func(pid, tid int) bool) (WakeFigures, bool) {
+	var n, cross, nCross, p50, nTimed, p99 float64
+	for i := range w.Pairs {
+		p := &w.Pairs[i]
+		if !in(p.WakerPID, p.WakerTID) || !in(p.WakeePID, p.WakeeTID) {
+			continue
+		}
+		n += p.PerSec
+		if p.CrossCPUKnown() {
+			cross += p.PerSec * p.CrossCPUPercent / 100
+			nCross += p.PerSec
+		}
+		if p.LatencyKnown() {
+			p50 += p.PerSec * p.LatencyP50Micros
+			nTimed += p.PerSec
+			p99 = max(p99, p.LatencyP99Micros)
+		}
+	}
+	if n == 0 || nCross == 0 || nTimed == 0 {
+		return WakeFigures{}, false
+	}
+	return WakeFigures{PerSec: n, CrossCPUPercent: 100 * cross / nCross, LatencyP50Micros: p50 / nTimed, LatencyP99Micros: p99}, true
+}

@@ -109,3 +109,25 @@ func TestIdleWakersOfTwoCPUsInOrder(t *testing.T) {
 		t.Errorf("wakers (-want +got):\n%s", diff)
 	}
 }
+
+func TestWakeupsAmong(t *testing.T) {
+	ours := func(pid, _ int) bool { return pid == 10 }
+	w := Wakeups{Pairs: []WakeupPair{
+		{WakerPID: 10, WakerTID: 11, WakeePID: 10, WakeeTID: 12, PerSec: 3000, CrossCPUPercent: 100, LatencyP50Micros: 4, LatencyP99Micros: 20, Resolved: 30, Timed: 30},
+		{WakerPID: 10, WakerTID: 12, WakeePID: 10, WakeeTID: 11, PerSec: 1000, CrossCPUPercent: 0, LatencyP50Micros: 8, LatencyP99Micros: 50, Resolved: 10, Timed: 10},
+		// Cross-CPU not known: in the rate and the latency, not the share.
+		{WakerPID: 10, WakerTID: 13, WakeePID: 10, WakeeTID: 11, PerSec: 1000, LatencyP50Micros: 8, LatencyP99Micros: 10, Timed: 10},
+		// Half ours, an interrupt, another process: left out.
+		{WakerPID: 10, WakerTID: 11, WakeePID: 20, WakeeTID: 21, PerSec: 9000, CrossCPUPercent: 100, LatencyP99Micros: 900, Resolved: 9, Timed: 9},
+		{WakerPID: WakerIRQ, WakerTID: WakerIRQ, WakeePID: 10, WakeeTID: 11, PerSec: 9000, Resolved: 9, Timed: 9},
+		{WakerPID: 20, WakerTID: 21, WakeePID: 20, WakeeTID: 22, PerSec: 9000, Resolved: 9, Timed: 9},
+	}}
+	got, ok := w.Among(ours)
+	want := WakeFigures{PerSec: 5000, CrossCPUPercent: 75, LatencyP50Micros: (3000*4 + 1000*8 + 1000*8) / 5000.0, LatencyP99Micros: 50}
+	if diff := cmp.Diff(want, got); !ok || diff != "" {
+		t.Errorf("ok %v (-want +got)\n%s", ok, diff)
+	}
+	if _, ok := w.Among(func(pid, _ int) bool { return pid == 99 }); ok {
+		t.Error("figures for a set with no pair")
+	}
+}

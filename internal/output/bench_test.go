@@ -14,7 +14,7 @@ import (
 func BenchmarkJSONReport2000Threads(b *testing.B) {
 	s := model.Snapshot{Time: time.Unix(1e9, 0), Interval: time.Second, System: model.SystemRates{CPUs: 2}}
 	base := model.ThreadRates{PID: 900, Comm: "worker", InvoluntaryPerSec: 12.5, WaitPercent: 3.25, CPUsAllowed: "0-1",
-		Hot: true, Reason: "blocking: futex 80%", WaitOn: []model.WaitShare{{Reason: "futex wait", Share: 0.8}}}
+		Hot: true, Why: model.Why{Kind: model.Blocking, HasWait: true, Wait: 3, On: []model.WaitShare{{Reason: "futex", Share: 0.8}}}, WaitOn: []model.WaitShare{{Reason: "futex wait", Share: 0.8}}}
 	s.Threads = make([]model.ThreadRates, 2000)
 	for i := range s.Threads {
 		t := base

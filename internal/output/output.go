@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,10 @@ type Options struct {
 	// processes from this user: the text says so once, JSON in every line
 	// as "hidepid", and the remainder row is labelled as theirs.
 	HidePID string
+	// PIDs are the processes the report is limited to (--pid), none for
+	// all: JSON then sums their wake-ups among themselves, as the load
+	// panel does for the load ("wakeups_within").
+	PIDs []int
 }
 
 // Text writes pidstat-style reports.
@@ -95,7 +100,7 @@ func (t *Text) Write(s *model.Snapshot) error {
 				break
 			}
 			line(w, "%8d %s %7d %11s %11s %11s %7s %7s  %s", p.PID, pad(clip(p.Comm), commWidth), p.Threads,
-				fit(p.VoluntaryPerSec, 11), fit(p.InvoluntaryPerSec, 11), fit(p.TotalPerSec(), 11), fit(p.CPUPercent, 7), fit(p.WaitPercent, 7), hot(p.Hot, p.Reason))
+				fit(p.VoluntaryPerSec, 11), fit(p.InvoluntaryPerSec, 11), fit(p.TotalPerSec(), 11), fit(p.CPUPercent, 7), fit(p.WaitPercent, 7), hot(p.Hot, p.Why))
 		}
 		if s.UnattributedPerSec > 0 {
 			line(w, "%8s %s %7s %11s %11s %11s %7s %7s  %s", "-", pad(unattributedComm, commWidth), "-", "-", "-",
@@ -171,7 +176,7 @@ func threadCell(f *fields.Field, th *model.ThreadRates) string {
 	case fields.CPUs:
 		return cpus(*th)
 	case fields.Reason:
-		return hot(th.Hot, th.Reason)
+		return hot(th.Hot, th.Why)
 	}
 	return ""
 }
@@ -225,7 +230,7 @@ func (t *Text) writeCgroups(s *model.Snapshot) {
 		}
 		line(w, "%6d %7d %11s %11s %11s %7s %7s %9s %6s %s %s", c.Processes, c.Threads,
 			fit(c.VoluntaryPerSec, 11), fit(c.InvoluntaryPerSec, 11), fit(c.TotalPerSec(), 11), fit(c.CPUPercent, 7), thr, ms, limit,
-			pad(hot(c.Hot, c.Reason), hotWidth), c.Name)
+			pad(hot(c.Hot, c.Why), hotWidth), c.Name)
 	}
 }
 
@@ -321,11 +326,11 @@ func fit(v float64, width int) string {
 	return format.Abbreviate(v, width)
 }
 
-func hot(isHot bool, reason string) string {
+func hot(isHot bool, why model.Why) string {
 	if !isHot {
 		return ""
 	}
-	return reason
+	return why.String()
 }
 
 func cpus(t model.ThreadRates) string {
@@ -366,9 +371,10 @@ type jsonReport struct {
 	Cgroups   []jsonCgroup  `json:"cgroups"`
 	Host      *jsonHost     `json:"host,omitempty"`
 	// Present only with --wakeups.
-	Wakeups            *[]jsonWakeup `json:"wakeups,omitempty"`
-	WakeupsDropped     *uint64       `json:"wakeups_dropped,omitempty"`
-	WakeupsUnavailable string        `json:"wakeups_unavailable,omitempty"`
+	Wakeups            *[]jsonWakeup    `json:"wakeups,omitempty"`
+	WakeupsDropped     *uint64          `json:"wakeups_dropped,omitempty"`
+	WakeupsUnavailable string           `json:"wakeups_unavailable,omitempty"`
+	WakeupsWithin      *jsonWakeFigures `json:"wakeups_within,omitempty"`
 	// Present only with --stacks.
 	StacksUnavailable string  `json:"stacks_unavailable,omitempty"`
 	StacksDropped     *uint64 `json:"stacks_dropped,omitempty"`
@@ -402,6 +408,15 @@ type jsonHost struct {
 	CPUs     int     `json:"cpus"`
 	MemTotal uint64  `json:"mem_total_bytes"`
 	Uptime   float64 `json:"uptime_s"`
+}
+
+// jsonWakeFigures are the wake-ups among the --pid processes' threads
+// (model.WakeFigures).
+type jsonWakeFigures struct {
+	PerSec   float64 `json:"per_s"`
+	CrossCPU float64 `json:"cross_cpu_pct"`
+	P50      float64 `json:"latency_p50_us"`
+	P99      float64 `json:"latency_p99_us"`
 }
 
 type jsonWakeup struct {
@@ -521,11 +536,62 @@ func (sc *threadScratch) value(v any) error {
 	case bool:
 		sc.b.WriteString(strconv.FormatBool(x))
 		return nil
+	case *model.Why:
+		return sc.why(x)
 	}
 	if err := sc.enc.Encode(v); err != nil {
 		return err
 	}
 	sc.b.Truncate(sc.b.Len() - 1) // Encode ends each value with a newline
+	return nil
+}
+
+// why writes a hot row's WHY as an object: {"kind":"blocking",
+// "wait_pct":3, "on":[{"reason":"futex","share":0.8}], "own_frame":"..."},
+// "cgroup_throttled_pct" for a throttled cgroup's thread; each part only
+// when the row has it. "on" is a list, biggest share first, in the WHY
+// column's short words (wait_on has the full reasons).
+func (sc *threadScratch) why(w *model.Why) error {
+	sc.b.WriteString(`{"kind":"`)
+	sc.b.WriteString(w.Kind.String())
+	sc.b.WriteByte('"')
+	if w.HasWait {
+		sc.key(false, "wait_pct")
+		if err := sc.float(float64(w.Wait)); err != nil {
+			return err
+		}
+	}
+	if w.InThrottled || w.Kind == model.Throttled {
+		sc.key(false, "cgroup_throttled_pct")
+		sc.b.Write(strconv.AppendInt(sc.b.AvailableBuffer(), int64(w.Throttled), 10))
+	}
+	if len(w.On) > 0 {
+		sc.key(false, "on")
+		sc.b.WriteByte('[')
+		for i, s := range w.On {
+			if i > 0 {
+				sc.b.WriteByte(',')
+			}
+			sc.b.WriteByte('{')
+			sc.key(true, "reason")
+			if err := sc.value(s.Reason); err != nil {
+				return err
+			}
+			sc.key(false, "share")
+			if err := sc.float(round2(s.Share)); err != nil {
+				return err
+			}
+			sc.b.WriteByte('}')
+		}
+		sc.b.WriteByte(']')
+	}
+	if w.Own != "" {
+		sc.key(false, "own_frame")
+		if err := sc.value(w.Own); err != nil {
+			return err
+		}
+	}
+	sc.b.WriteByte('}')
 	return nil
 }
 
@@ -699,6 +765,11 @@ func (j *JSON) Write(s *model.Snapshot) error {
 			pairs = append(pairs, jp)
 		}
 		r.Wakeups, r.WakeupsUnavailable = &pairs, wk.Unavailable
+		if len(j.opts.PIDs) > 0 {
+			if f, ok := wk.Among(func(pid, _ int) bool { return slices.Contains(j.opts.PIDs, pid) }); ok {
+				r.WakeupsWithin = &jsonWakeFigures{round2(f.PerSec), round2(f.CrossCPUPercent), round2(f.LatencyP50Micros), round2(f.LatencyP99Micros)}
+			}
+		}
 		// Without the tracer there is no count of dropped wake-ups either.
 		if wk.Unavailable == "" {
 			dropped := wk.Dropped

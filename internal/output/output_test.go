@@ -51,25 +51,25 @@ func snapshot() *model.Snapshot {
 		UnattributedPerSec: 16332.54,
 		Threads: []model.ThreadRates{
 			{PID: 4100, TID: 4102, Comm: "ping-futex", VoluntaryPerSec: 98000.456, InvoluntaryPerSec: 12.5, CPUPercent: 61.25, WaitPercent: 3.5,
-				CPUsAllowed: "0", Pinned: true, Hot: true, Reason: "blocking, wait 4%"},
+				CPUsAllowed: "0", Pinned: true, Hot: true, Why: model.Why{Kind: model.Blocking, HasWait: true, Wait: 4}},
 			{PID: 4100, TID: 4103, Comm: "pong-futex", VoluntaryPerSec: 97990, InvoluntaryPerSec: 10, CPUPercent: 60, WaitPercent: 2,
-				CPUsAllowed: "0", Pinned: true, Hot: true, Reason: "blocking: futex 80%, pipe 20%",
+				CPUsAllowed: "0", Pinned: true, Hot: true, Why: model.Why{Kind: model.Blocking, HasWait: true, Wait: 2, On: []model.WaitShare{{Reason: "futex", Share: 0.8}, {Reason: "pipe", Share: 0.2}}},
 				WaitOn: []model.WaitShare{{Reason: "futex wait", Share: 0.8}, {Reason: "pipe read", Share: 0.2}}},
 			{PID: 812, TID: 830, Comm: "a-very-long-thread-name", VoluntaryPerSec: 10, InvoluntaryPerSec: 1500, CPUPercent: 99.5, WaitPercent: 35,
-				MigrationsPerSec: 212.345, CPUsAllowed: "0-1", Hot: true, Reason: "preempted, wait 35%"},
+				MigrationsPerSec: 212.345, CPUsAllowed: "0-1", Hot: true, Why: model.Why{Kind: model.Preempted, HasWait: true, Wait: 35}},
 			{PID: 1, TID: 1, Comm: "systemd", VoluntaryPerSec: 0.5, CPUsAllowed: "0-1"},
 		},
 		Processes: []model.ProcessRates{
-			{PID: 4100, Comm: "ctxtop", Threads: 7, VoluntaryPerSec: 195990.456, InvoluntaryPerSec: 22.5, CPUPercent: 121.25, WaitPercent: 5.5, Hot: true, Reason: "blocking, wait 6%"},
-			{PID: 812, Comm: "java", Threads: 40, VoluntaryPerSec: 10, InvoluntaryPerSec: 1500, CPUPercent: 99.5, WaitPercent: 35, Hot: true, Reason: "preempted, wait 35%"},
+			{PID: 4100, Comm: "ctxtop", Threads: 7, VoluntaryPerSec: 195990.456, InvoluntaryPerSec: 22.5, CPUPercent: 121.25, WaitPercent: 5.5, Hot: true, Why: model.Why{Kind: model.Blocking, HasWait: true, Wait: 6}},
+			{PID: 812, Comm: "java", Threads: 40, VoluntaryPerSec: 10, InvoluntaryPerSec: 1500, CPUPercent: 99.5, WaitPercent: 35, Hot: true, Why: model.Why{Kind: model.Preempted, HasWait: true, Wait: 35}},
 			{PID: 1, Comm: "systemd", Threads: 1, VoluntaryPerSec: 0.5},
 		},
 		Cgroups: []model.CgroupRates{
 			{Path: "/kubepods/burstable/pod1d2e3f4a-5b6c-7d8e-9f0a-1b2c3d4e5f6a/3f1c2b4d5e6f7a8b", Name: "pod 1d2e3f4a-5b6c-7d8e-9f0a-1b2c3d4e5f6a (burstable) 3f1c2b4d5e6f",
 				Processes: 1, Threads: 40, VoluntaryPerSec: 10, InvoluntaryPerSec: 1500, CPUPercent: 99.5,
-				HasThrottling: true, ThrottledPercent: 43.25, ThrottledMsPerSec: 412.5, LimitCPUs: 1, Hot: true, Reason: "throttled 43%"},
+				HasThrottling: true, ThrottledPercent: 43.25, ThrottledMsPerSec: 412.5, LimitCPUs: 1, Hot: true, Why: model.Why{Kind: model.Throttled, Throttled: 43}},
 			{Path: "/system.slice/ctxtop.service", Name: "ctxtop.service", Processes: 2, Threads: 8, VoluntaryPerSec: 196000.956, InvoluntaryPerSec: 22.5,
-				CPUPercent: 121.25, Hot: true, Reason: "blocking"},
+				CPUPercent: 121.25, Hot: true, Why: model.Why{Kind: model.Blocking}},
 		},
 		Spike:      model.Spike{Active: true, Baseline: 60412.25, Factor: 3.5, Window: 5 * time.Minute},
 		Tasks:      120,
@@ -96,7 +96,7 @@ func TestText(t *testing.T) {
 			s.Threads[0].Comm = "wörker-ñame-übertrieben"
 			s.Threads[1].Comm = "tab\there"
 			s.Threads[2].CPUsAllowed = "0-3,8-11,16-19"
-			s.Threads[3].Reason = "stale"
+			s.Threads[3].Why = model.Why{Kind: model.Preempted, HasWait: true}
 		}},
 		{"wide", Options{}, func(s *model.Snapshot) {
 			// Two cells per CJK character or emoji: a name of 9 CJK
@@ -278,8 +278,23 @@ func TestJSON(t *testing.T) {
 	if diff := cmp.Diff([]string{"comm", "cpu_pct", "cswch_per_s", "nvcswch_per_s", "pid", "threads"}, keys(first["processes"].([]any)[0].(map[string]any))); diff != "" {
 		t.Errorf("process keys (-want +got)\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"comm", "cpu_pct", "cpus_allowed", "cswch_per_s", "hot", "migrations_per_s", "nvcswch_per_s", "pid", "reason", "tid", "wait_pct"}, keys(first["threads"].([]any)[0].(map[string]any))); diff != "" {
+	if diff := cmp.Diff([]string{"comm", "cpu_pct", "cpus_allowed", "cswch_per_s", "hot", "migrations_per_s", "nvcswch_per_s", "pid", "reason", "tid", "wait_pct", "why"}, keys(first["threads"].([]any)[0].(map[string]any))); diff != "" {
 		t.Errorf("thread keys (-want +got)\n%s", diff)
+	}
+	// WHY as data: the parts of "blocking: futex 80%, pipe 20%", and no
+	// object for a cold row.
+	wantWhy := map[string]any{"kind": "blocking", "wait_pct": 2.0,
+		"on": []any{map[string]any{"reason": "futex", "share": 0.8}, map[string]any{"reason": "pipe", "share": 0.2}}}
+	if diff := cmp.Diff(wantWhy, first["threads"].([]any)[1].(map[string]any)["why"]); diff != "" {
+		t.Errorf("why (-want +got)\n%s", diff)
+	}
+	for _, line := range []map[string]any{first, second} {
+		for _, th := range line["threads"].([]any) {
+			th := th.(map[string]any)
+			if _, ok := th["why"]; ok != th["hot"].(bool) {
+				t.Errorf("thread %v: hot %v, why %v", th["tid"], th["hot"], th["why"])
+			}
+		}
 	}
 	if diff := cmp.Diff(map[string]any{"futex wait": 0.8, "pipe read": 0.2}, first["threads"].([]any)[1].(map[string]any)["wait_on"]); diff != "" {
 		t.Errorf("wait_on (-want +got)\n%s", diff)

@@ -135,3 +135,32 @@ func TestJSONWakeupsUnavailable(t *testing.T) {
 		t.Errorf("wakeups_dropped = %v without a tracer, want none", got)
 	}
 }
+
+// TestJSONWakeupsWithin: under --pid, JSON sums the processes' wake-ups
+// among themselves, with the figures the load panel shows for a load.
+func TestJSONWakeupsWithin(t *testing.T) {
+	s := snapshot()
+	s.Wakeups = wakeups()
+	for _, tc := range []struct {
+		pids []int
+		want any
+	}{
+		{nil, nil},
+		// The ping-pong pair only: the timer's and other processes' wake-ups are not theirs.
+		{[]int{4100, 900}, map[string]any{"per_s": 195990.46, "cross_cpu_pct": 99.75, "latency_p50_us": 22.78, "latency_p99_us": 61.2}},
+		// A process that woke nobody of its own.
+		{[]int{812}, nil},
+	} {
+		var b bytes.Buffer
+		if err := NewJSON(&b, Options{PIDs: tc.pids}).Write(s); err != nil {
+			t.Fatal(err)
+		}
+		var r map[string]any
+		if err := json.Unmarshal(b.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, r["wakeups_within"]); diff != "" {
+			t.Errorf("--pid %v: wakeups_within (-want +got)\n%s", tc.pids, diff)
+		}
+	}
+}

@@ -88,7 +88,7 @@ func TestReplayOfStacksEqualsLive(t *testing.T) {
 	named := 0
 	for _, s := range got {
 		for _, th := range s.Threads {
-			if len(th.BlockedAt) > 0 && th.BlockedAt[0].Own != "" && strings.HasSuffix(th.Reason, " in "+th.BlockedAt[0].Own) {
+			if len(th.BlockedAt) > 0 && th.BlockedAt[0].Own != "" && th.Why.Own == th.BlockedAt[0].Own && strings.HasSuffix(th.Why.String(), " in "+th.BlockedAt[0].Own) {
 				named++
 			}
 		}

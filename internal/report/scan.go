@@ -197,8 +197,8 @@ func (s *scan) add(snap *model.Snapshot) {
 		g.inv += t.InvoluntaryPerSec
 		g.cpu += t.CPUPercent
 		g.wait += t.WaitPercent
-		if t.Hot && t.Reason != "" {
-			s.groups[k].reasons[t.Reason] += t.TotalPerSec() * secs
+		if why := t.Why.String(); t.Hot && why != "" {
+			s.groups[k].reasons[why] += t.TotalPerSec() * secs
 		}
 		s.addThread(s.threads, t, k, secs)
 		if sp != nil {
@@ -226,8 +226,8 @@ func (s *scan) add(snap *model.Snapshot) {
 		e.members = max(e.members, c.Threads)
 		e.limit = c.LimitCPUs
 		e.hasThrottle = e.hasThrottle || c.HasThrottling
-		if c.Hot && c.Reason != "" {
-			e.reasons[c.Reason] += c.TotalPerSec() * secs
+		if why := c.Why.String(); c.Hot && why != "" {
+			e.reasons[why] += c.TotalPerSec() * secs
 		}
 		e.series = append(e.series, point{idx: idx, vol: c.VoluntaryPerSec, inv: c.InvoluntaryPerSec, cpu: c.CPUPercent,
 			throttle: c.ThrottledPercent, throttleMs: c.ThrottledMsPerSec})
@@ -262,8 +262,8 @@ func (s *scan) addThread(m map[tidKey]*threadAgg, t *model.ThreadRates, k groupK
 	a.wai += t.WaitPercent * secs
 	if t.Hot {
 		a.hotSecs += secs
-		if t.Reason != "" {
-			a.reasons[t.Reason] += secs
+		if why := t.Why.String(); why != "" {
+			a.reasons[why] += secs
 		}
 	}
 }

@@ -181,7 +181,7 @@ func checkThrottledSnapshot(t *testing.T, i int, snap model.Snapshot, path strin
 		t.Fatalf("interval %d: no row for %s in %+v", i, path, snap.Cgroups)
 	}
 	t.Logf("interval %d: ctxtop throttled %.1f%% %.0f ms/s, cpu.stat %.1f%% %.0f ms/s; cgroup CPU %.1f%%, %d threads, %s",
-		i, row.ThrottledPercent, row.ThrottledMsPerSec, own, ownMs, row.CPUPercent, row.Threads, row.Reason)
+		i, row.ThrottledPercent, row.ThrottledMsPerSec, own, ownMs, row.CPUPercent, row.Threads, row.Why)
 	if !row.HasThrottling || math.Abs(row.ThrottledPercent-own) > 10 {
 		t.Errorf("interval %d: throttled %.1f%%, cgroup's own cpu.stat says %.1f%%", i, row.ThrottledPercent, own)
 	}
@@ -189,8 +189,8 @@ func checkThrottledSnapshot(t *testing.T, i int, snap model.Snapshot, path strin
 		t.Errorf("interval %d: limit %v CPUs, want 0.5", i, row.LimitCPUs)
 	}
 	throttled := own >= model.ThrottledHot+10
-	if throttled && (!row.Hot || !strings.HasPrefix(row.Reason, "throttled ")) {
-		t.Errorf("interval %d: row hot=%v reason %q, want hot, throttled", i, row.Hot, row.Reason)
+	if throttled && (!row.Hot || row.Why.Kind != model.Throttled) {
+		t.Errorf("interval %d: row hot=%v reason %q, want hot, throttled", i, row.Hot, row.Why)
 	}
 	// The row is the sum of the process's threads.
 	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
@@ -205,9 +205,9 @@ func checkThrottledSnapshot(t *testing.T, i int, snap model.Snapshot, path strin
 		}
 		cpu += th.CPUPercent
 		if th.CPUPercent > 5 {
-			fmt.Fprintf(&reasons, " %d:%q", th.TID, th.Reason)
-			if throttled && (!th.Hot || !strings.HasPrefix(th.Reason, "preempted (cgroup throttled ")) {
-				t.Errorf("interval %d: spinning thread %d hot=%v reason %q, want the throttled reason", i, th.TID, th.Hot, th.Reason)
+			fmt.Fprintf(&reasons, " %d:%q", th.TID, th.Why)
+			if throttled && (!th.Hot || th.Why.Kind != model.Preempted || !th.Why.InThrottled) {
+				t.Errorf("interval %d: spinning thread %d hot=%v reason %q, want the throttled reason", i, th.TID, th.Hot, th.Why)
 			}
 		}
 	}

@@ -111,7 +111,7 @@ func TestPingPongSidesSayTheSame(t *testing.T) {
 		n := 0
 		for _, th := range snap.Threads {
 			if i := slices.Index(tids, th.TID); i >= 0 && th.HotBlocking() {
-				why[i], named[i] = th.Reason, strings.HasPrefix(th.Reason, "blocking: ")
+				why[i], named[i] = th.Why.String(), th.Why.Kind == model.Blocking && len(th.Why.On) > 0
 				n++
 			}
 		}

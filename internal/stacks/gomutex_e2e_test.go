@@ -64,9 +64,12 @@ func TestGoMutexStacks(t *testing.T) {
 		transfer0, audit0 := g.Waits()
 		var r struct {
 			Threads []struct {
-				TID       int       `json:"tid"`
-				PID       int       `json:"pid"`
-				Reason    string    `json:"reason"`
+				TID    int    `json:"tid"`
+				PID    int    `json:"pid"`
+				Reason string `json:"reason"`
+				Why    struct {
+					Own string `json:"own_frame"`
+				} `json:"why"`
 				BlockedAt []goStack `json:"blocked_at"`
 				WokenFrom []goStack `json:"woken_from"`
 			} `json:"threads"`
@@ -84,7 +87,7 @@ func TestGoMutexStacks(t *testing.T) {
 			if th.PID != g.PID {
 				continue
 			}
-			if i := strings.Index(th.Reason, " in "); i >= 0 && plumbing(th.Reason[i+4:]) {
+			if th.Why.Own != "" && plumbing(th.Why.Own) {
 				t.Errorf("WHY names a runtime frame: %q", th.Reason)
 			}
 			for _, s := range append(slices.Clone(th.BlockedAt), th.WokenFrom...) {

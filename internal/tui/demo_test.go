@@ -59,8 +59,8 @@ func tourScreens(t *testing.T, w, h int, cs float64) []demoScreen {
 	t.Helper()
 	snap := tuitest.Snapshot()
 	snap.Threads = append([]model.ThreadRates{
-		{PID: 5000, TID: 5001, Comm: "ping-futex", VoluntaryPerSec: 150_211, InvoluntaryPerSec: 20_118, CPUPercent: 45.2, WaitPercent: 21, Hot: true, Reason: "blocking: futex 100%"},
-		{PID: 5000, TID: 5002, Comm: "pong-futex", VoluntaryPerSec: 150_190, InvoluntaryPerSec: 20_121, CPUPercent: 44.9, WaitPercent: 22, Hot: true, Reason: "blocking: futex 100%"},
+		{PID: 5000, TID: 5001, Comm: "ping-futex", VoluntaryPerSec: 150_211, InvoluntaryPerSec: 20_118, CPUPercent: 45.2, WaitPercent: 21, Hot: true, Why: model.Why{Kind: model.Blocking, HasWait: true, On: []model.WaitShare{{Reason: "futex", Share: 1}}}},
+		{PID: 5000, TID: 5002, Comm: "pong-futex", VoluntaryPerSec: 150_190, InvoluntaryPerSec: 20_121, CPUPercent: 44.9, WaitPercent: 22, Hot: true, Why: model.Why{Kind: model.Blocking, HasWait: true, On: []model.WaitShare{{Reason: "futex", Share: 1}}}},
 	}, snap.Threads...)
 	snap.System.ContextSwitchesPerSec, snap.System.CPUs = cs, 2
 	snap.Spike = model.Spike{}
@@ -74,7 +74,7 @@ func tourScreens(t *testing.T, w, h int, cs float64) []demoScreen {
 	for i := range len(demoSteps) + 1 {
 		m = sampled(t, m)
 		if m.load.running() {
-			m.load.wake = &loadpanel.Wake{PerSec: 196_810, CrossCPUPercent: 48.2, LatencyP50Micros: 6.1, LatencyP99Micros: 31, ReschedIPIsPerSec: 94_100}
+			m.load.wake = &loadpanel.Wake{WakeFigures: model.WakeFigures{PerSec: 196_810, CrossCPUPercent: 48.2, LatencyP50Micros: 6.1, LatencyP99Micros: 31}, ReschedIPIsPerSec: 94_100}
 		}
 		name := fmt.Sprintf("%dx%d-step%d", w, h, i+1)
 		if i == len(demoSteps) {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -146,7 +147,7 @@ func TestReplayKeepsTableKeys(t *testing.T) {
 	m, _ := replayRoot(t, 80, 24)
 	before, pos := selected(m), m.replay.ctl.Pos()
 	m = replayStep(t, m, press("down"))
-	if selected(m) == before {
+	if reflect.DeepEqual(selected(m), before) {
 		t.Errorf("down did not move the selection from %+v", before)
 	}
 	if diff := cmp.Diff(pos, m.replay.ctl.Pos()); diff != "" {

@@ -152,27 +152,9 @@ func (m Model) loadWake() *loadpanel.Wake {
 	if w.Unavailable != "" {
 		return &loadpanel.Wake{Note: w.Unavailable}
 	}
-	// Each share weighs its pair's rate, over the pairs it is known for.
-	var n, cross, nCross, p50, nTimed, p99 float64
-	for _, p := range w.Pairs {
-		if l.isLoad(p.WakerPID, p.WakerTID) && l.isLoad(p.WakeePID, p.WakeeTID) {
-			n += p.PerSec
-			if p.CrossCPUKnown() {
-				cross += p.PerSec * p.CrossCPUPercent / 100
-				nCross += p.PerSec
-			}
-			if p.LatencyKnown() {
-				p50 += p.PerSec * p.LatencyP50Micros
-				nTimed += p.PerSec
-				p99 = max(p99, p.LatencyP99Micros)
-			}
-		}
-	}
-	if n == 0 || nCross == 0 || nTimed == 0 {
+	f, ok := w.Among(l.isLoad)
+	if !ok {
 		return nil
 	}
-	return &loadpanel.Wake{
-		PerSec: n, CrossCPUPercent: 100 * cross / nCross, LatencyP50Micros: p50 / nTimed, LatencyP99Micros: p99,
-		ReschedIPIsPerSec: m.snap.System.ReschedIPIsPerSec,
-	}
+	return &loadpanel.Wake{WakeFigures: f, ReschedIPIsPerSec: m.snap.System.ReschedIPIsPerSec}
 }

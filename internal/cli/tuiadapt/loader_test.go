@@ -205,8 +205,8 @@ func TestLoaderKeepsMonitorQuiet(t *testing.T) {
 			t.Errorf("workload thread %d not in the snapshot", tid)
 			continue
 		}
-		if th := snap.Threads[i]; !strings.HasPrefix(th.Reason, "blocking: futex") {
-			t.Errorf("workload thread %s (%d): WHY %q, want blocking: futex", th.Comm, tid, th.Reason)
+		if th := snap.Threads[i]; th.Why.Kind != model.Blocking || len(th.Why.On) == 0 || th.Why.On[0].Reason != "futex" {
+			t.Errorf("workload thread %s (%d): WHY %q, want blocking: futex", th.Comm, tid, th.Why)
 		}
 	}
 	t.Logf("median second, idle: %d voluntary + %d involuntary switches, %v CPU; futex load: %d + %d switches, %v CPU here, %d round trips in the workload process",

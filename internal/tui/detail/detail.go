@@ -136,7 +136,7 @@ func (m Model) View() string {
 		th.Dim.Render("wait") + " " + textutil.Percent(t.WaitPercent) + "%",
 	}, "  ", m.width))
 	if t.Hot {
-		lines = append(lines, th.Hot[2].Render("hot")+": "+t.Reason)
+		lines = append(lines, th.Hot[2].Render("hot")+": "+t.Why.String())
 	}
 	lines = append(lines, waitLines(t, th, m.width)...)
 	spark := func(label string, now float64, hist []float64) string {
@@ -175,7 +175,7 @@ func (m Model) View() string {
 	} else {
 		lines = append(lines, th.Title.Render(fmt.Sprintf("other hot threads of process %d", t.PID)))
 		for _, s := range hot {
-			row := fmt.Sprintf("%7d %-15s %9s  %s", s.TID, s.Comm, textutil.Rate(s.TotalPerSec(), 9), s.Reason)
+			row := fmt.Sprintf("%7d %-15s %9s  %s", s.TID, s.Comm, textutil.Rate(s.TotalPerSec(), 9), s.Why)
 			lines = append(lines, th.Hot[0].Render(textutil.Truncate(row, m.width)))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 )
@@ -42,10 +43,7 @@ type State struct {
 
 // Wake is how the load's threads woke each other in the last interval.
 type Wake struct {
-	PerSec            float64
-	CrossCPUPercent   float64
-	LatencyP50Micros  float64
-	LatencyP99Micros  float64
+	model.WakeFigures
 	ReschedIPIsPerSec float64
 	// Note says why there are no figures, instead of them.
 	Note string

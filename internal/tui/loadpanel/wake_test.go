@@ -7,13 +7,14 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
 )
 
 func TestViewWake(t *testing.T) {
-	pinned := &Wake{PerSec: 196_810, CrossCPUPercent: 0.1, LatencyP50Micros: 1.6, LatencyP99Micros: 3.4, ReschedIPIsPerSec: 14}
-	twoCPUs := &Wake{PerSec: 33_100, CrossCPUPercent: 100, LatencyP50Micros: 24.1, LatencyP99Micros: 61, ReschedIPIsPerSec: 33_420}
+	pinned := &Wake{WakeFigures: model.WakeFigures{PerSec: 196_810, CrossCPUPercent: 0.1, LatencyP50Micros: 1.6, LatencyP99Micros: 3.4}, ReschedIPIsPerSec: 14}
+	twoCPUs := &Wake{WakeFigures: model.WakeFigures{PerSec: 33_100, CrossCPUPercent: 100, LatencyP50Micros: 24.1, LatencyP99Micros: 61}, ReschedIPIsPerSec: 33_420}
 	demo := &Demo{Step: 3, Steps: 6, Title: "futex, two CPUs", Caption: "One thread on each CPU.", Remaining: "7s", SystemCS: 66_020}
 	for _, sz := range tuitest.Sizes {
 		for _, c := range []struct {
@@ -40,7 +41,7 @@ func TestWakeNoteAndStopped(t *testing.T) {
 	if got := ansi.Strip(m.View()); !strings.Contains(got, "wake-ups unavailable: needs root") {
 		t.Errorf("want the reason:\n%s", got)
 	}
-	m.SetState(State{Mode: "futex", Wake: &Wake{PerSec: 1, CrossCPUPercent: 100}}, nil)
+	m.SetState(State{Mode: "futex", Wake: &Wake{WakeFigures: model.WakeFigures{PerSec: 1, CrossCPUPercent: 100}}}, nil)
 	if got := ansi.Strip(m.View()); strings.Contains(got, "cross-CPU") {
 		t.Errorf("a stopped load shows wake-ups:\n%s", got)
 	}

@@ -34,7 +34,7 @@ func cgroupRows(cs []model.CgroupRates) []Row {
 	for _, c := range cs {
 		r := Row{
 			Key: CgroupKey(c.Path), PID: c.Processes, TID: c.Threads, Count: c.Threads, Comm: c.Name, Cgroup: c.Path,
-			NoWait: !c.HasThrottling, Hot: c.Hot, Reason: c.Reason, Container: c.Container,
+			NoWait: !c.HasThrottling, Hot: c.Hot, Why: c.Why, Container: c.Container,
 		}
 		for i := range r.Vals {
 			r.Vals[i] = math.NaN() // a field the cgroup view has no meaning for

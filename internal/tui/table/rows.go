@@ -27,7 +27,8 @@ type Row struct {
 	CPUs   string
 	Pinned bool
 	Hot    bool
-	Reason string
+	// Why is rendered only when drawn (Why.String).
+	Why model.Why
 	// Load marks a thread of ctxtop's own load generator.
 	Load bool
 	// Grouped is true for a row that sums several by name pattern.
@@ -80,7 +81,7 @@ func threadRows(ts []model.ThreadRates, load isLoad) []Row {
 		t := &ts[i]
 		r := Row{
 			Key: ThreadKey(t.TID), PID: t.PID, TID: t.TID, Count: 1, Comm: t.Comm, ProcessComm: t.ProcessComm,
-			CPUs: t.CPUsAllowed, Pinned: t.Pinned, Hot: t.Hot, Reason: t.Reason, Cgroup: t.Cgroup, Container: t.Container,
+			CPUs: t.CPUsAllowed, Pinned: t.Pinned, Hot: t.Hot, Why: t.Why, Cgroup: t.Cgroup, Container: t.Container,
 			Load: load != nil && load(t.PID, t.TID),
 		}
 		for j := range fields.Thread {
@@ -99,7 +100,7 @@ func processRows(ps []model.ProcessRates, load isLoad) []Row {
 		p := &ps[i]
 		r := Row{
 			Key: ProcessKey(p.PID), PID: p.PID, Count: p.Threads, Comm: p.Comm,
-			Hot: p.Hot, Reason: p.Reason, Cgroup: p.Cgroup, Container: p.Container,
+			Hot: p.Hot, Why: p.Why, Cgroup: p.Cgroup, Container: p.Container,
 			Load: load != nil && load(p.PID, 0),
 		}
 		for j := range fields.Thread {
@@ -167,8 +168,8 @@ func group(rows []Row, processes bool) []Row {
 		}
 		g.Pinned = g.Pinned || r.Pinned
 		g.Load = g.Load || r.Load
-		if r.Hot && (!g.Hot || g.Reason == "") {
-			g.Hot, g.Reason = true, r.Reason
+		if r.Hot && (!g.Hot || !g.Why.Hot()) {
+			g.Hot, g.Why = true, r.Why
 		}
 		if members[i] > 1 && !processes {
 			g.TID = 0

@@ -630,15 +630,16 @@ func (m Model) cell(r Row, c Column, w int) string {
 		if r.Load {
 			// The reason comes first: the row's colour and its thread
 			// names already say it is the load.
-			if r.Reason != "" && textutil.Width("load: "+r.Reason) > w {
-				return r.Reason
+			why := r.Why.String()
+			if why != "" && textutil.Width("load: "+why) > w {
+				return why
 			}
-			if r.Reason != "" {
-				return "load: " + r.Reason
+			if why != "" {
+				return "load: " + why
 			}
 			return "load generator"
 		}
-		return r.Reason
+		return r.Why.String()
 	}
 	return ""
 }

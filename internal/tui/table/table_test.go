@@ -321,8 +321,8 @@ func TestTopRowsStayOnScreenUntilUserSelects(t *testing.T) {
 func TestWhyWholeAt80(t *testing.T) {
 	m := newTable(80, 10)
 	s := tuitest.Snapshot()
-	s.Threads[0].Reason = "preempted, wait 100%"
-	s.Threads[1].Reason = "blocking, wait 9%"
+	s.Threads[0].Why = model.Why{Kind: model.Preempted, HasWait: true, Wait: 100}
+	s.Threads[1].Why = model.Why{Kind: model.Blocking, HasWait: true, Wait: 9}
 	m.SetSnapshot(&s)
 	m.SetLoad(func(pid, tid int) bool { return tid == 4244 })
 	got := tuitest.Render(t, m.View(), colorprofile.NoTTY)

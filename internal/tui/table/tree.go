@@ -109,7 +109,7 @@ func (m *Model) treeRows(threads []Row, procs []model.ProcessRates) []Row {
 		for _, t := range ts {
 			p.Load = p.Load || t.Load
 			if t.Hot && !p.Hot {
-				p.Hot, p.Reason = true, t.Reason
+				p.Hot, p.Why = true, t.Why
 			}
 		}
 		if p.Comm == "" {

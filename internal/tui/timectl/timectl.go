@@ -5,6 +5,7 @@ package timectl
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 )
@@ -196,29 +198,25 @@ func (m Model) rateAtOrAfter(i, dir int) int {
 }
 
 // jumpSpike moves to the start of the previous or next spike: the first
-// spike sample of a run, so ] on a storm lands where it began.
+// spike sample of a run (model.SpikeRuns), so ] on a storm lands where it
+// began and [ inside one goes back to where it began.
 func (m *Model) jumpSpike(dir int) {
-	i := m.pos
-	// Leave the run we are in, going forward.
+	runs := model.SpikeRuns(len(m.points), func(i int) bool { return m.points[i].Spike && m.points[i].Rate })
 	if dir > 0 {
-		for i < len(m.points) && i >= 0 && m.points[i].Spike {
-			i++
+		if i := slices.IndexFunc(runs, func(r model.SpikeRun) bool { return r.First > m.pos }); i >= 0 {
+			m.pos, m.playing = runs[i].First, false
+			return
 		}
+		m.msg = "no later spike"
+		return
 	}
-	for i += dir; i >= 0 && i < len(m.points); i += dir {
-		if m.points[i].Spike && m.points[i].Rate {
-			for dir < 0 && i > 0 && m.points[i-1].Spike {
-				i--
-			}
-			m.pos, m.playing = i, false
+	for i := len(runs) - 1; i >= 0; i-- {
+		if runs[i].First < m.pos {
+			m.pos, m.playing = runs[i].First, false
 			return
 		}
 	}
-	if dir > 0 {
-		m.msg = "no later spike"
-	} else {
-		m.msg = "no earlier spike"
-	}
+	m.msg = "no earlier spike"
 }
 
 func (m *Model) jumpTime(d time.Duration) {

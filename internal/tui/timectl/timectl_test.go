@@ -56,6 +56,13 @@ func TestKeysMoveThePosition(t *testing.T) {
 		{"[", 30, false, ""},
 		{"[", 30, false, "no earlier spike"},
 		{"right", 31, false, ""},
+		{"right", 32, false, ""},
+		// Inside a storm, [ goes back to where it began, ] past its end.
+		{"[", 30, false, ""},
+		{"right", 31, false, ""},
+		{"]", 70, false, ""},
+		{"[", 30, false, ""},
+		{"right", 31, false, ""},
 		{"left", 30, false, ""},
 		{"}", 90, false, ""},
 		{"}", 99, false, ""},

@@ -36,14 +36,14 @@ func WithCgroups() model.Snapshot {
 		}
 	}
 	s.Threads[0].WaitOn = []model.WaitShare{{Reason: "pipe read", Share: 0.8}, {Reason: "futex wait", Share: 0.2}}
-	s.Threads[0].Reason = "blocking: pipe 80%, futex 20%"
+	s.Threads[0].Why.On = []model.WaitShare{{Reason: "pipe", Share: 0.8}, {Reason: "futex", Share: 0.2}}
 	s.Threads[0].Wchan, s.Threads[0].Syscall = "anon_pipe_read", "0 0x5 0x7ffd1b5c8a60 0x1"
-	s.Threads[3].Reason = "preempted (cgroup throttled 43%)"
+	s.Threads[3].Why = model.Why{Kind: model.Preempted, HasWait: true, Wait: 18, Throttled: 43, InThrottled: true}
 	s.Cgroups = []model.CgroupRates{
 		{Path: PodCgroup, Name: model.CgroupName(PodCgroup), Processes: 1, Threads: 40, VoluntaryPerSec: 6_504, InvoluntaryPerSec: 1_653,
-			CPUPercent: 33.8, HasThrottling: true, ThrottledPercent: 43.2, ThrottledMsPerSec: 412, LimitCPUs: 0.5, Hot: true, Reason: "throttled 43%"},
+			CPUPercent: 33.8, HasThrottling: true, ThrottledPercent: 43.2, ThrottledMsPerSec: 412, LimitCPUs: 0.5, Hot: true, Why: model.Why{Kind: model.Throttled, Throttled: 43}},
 		{Path: ServiceCgroup, Name: model.CgroupName(ServiceCgroup), Processes: 1, Threads: 4, VoluntaryPerSec: 366_810, InvoluntaryPerSec: 21,
-			CPUPercent: 82.4, HasThrottling: true, Hot: true, Reason: "blocking"},
+			CPUPercent: 82.4, HasThrottling: true, Hot: true, Why: model.Why{Kind: model.Blocking}},
 		{Path: "/", Name: "/", Processes: 2, Threads: 2, VoluntaryPerSec: 4.4, InvoluntaryPerSec: 0.2, CPUPercent: 0.1},
 	}
 	return s

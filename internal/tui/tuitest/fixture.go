@@ -6,29 +6,34 @@ import (
 	"github.com/ctxtop/ctxtop/internal/model"
 )
 
+// Blocking is the WHY of a hot blocking row with wait% w.
+func Blocking(w float32) model.Why {
+	return model.Why{Kind: model.Blocking, HasWait: true, Wait: w}
+}
+
 // Snapshot is a fixed snapshot with the cases the views must handle: a hot
 // pinned ping-pong pair, a thread pool, a quiet thread, a spike, and PSI.
 func Snapshot() model.Snapshot {
-	th := func(pid, tid int, comm, pcomm string, vol, invol, cpu, wait float64, cpus string, pinned bool, reason string) model.ThreadRates {
+	th := func(pid, tid int, comm, pcomm string, vol, invol, cpu, wait float64, cpus string, pinned bool, why model.Why) model.ThreadRates {
 		return model.ThreadRates{
 			PID: pid, TID: tid, Comm: comm, ProcessComm: pcomm,
 			VoluntaryPerSec: vol, InvoluntaryPerSec: invol, CPUPercent: cpu, WaitPercent: wait,
 			CPUsAllowed: cpus, Pinned: pinned, State: 'S', LastCPU: tid % 2,
-			Hot: reason != "", Reason: reason,
+			Hot: why.Hot(), Why: why,
 		}
 	}
 	threads := []model.ThreadRates{
-		th(4242, 4243, "pp-ping", "pingpong", 183_412, 12, 41.5, 3.2, "0", true, "blocking, wait 3%"),
-		th(4242, 4244, "pp-pong", "pingpong", 183_398, 9, 40.9, 2.8, "0", true, "blocking, wait 3%"),
-		th(901, 911, "pool-1-thread-1", "java", 2_310, 840, 12.0, 18.5, "0-1", false, "blocking, wait 19%"),
-		th(901, 912, "pool-1-thread-2", "java", 2_204, 801, 11.7, 17.9, "0-1", false, "blocking, wait 18%"),
-		th(901, 913, "pool-1-thread-3", "java", 1_990, 12, 10.1, 1.0, "0-1", false, "blocking, wait 1%"),
-		th(1, 1, "systemd", "systemd", 3, 0, 0.1, 0, "0-1", false, ""),
-		th(777, 777, "a-process-with-a-very-long-name", "a-process-with-a-very-long-name", 1.4, 0.2, 0.0, 0, "0-1", false, ""),
+		th(4242, 4243, "pp-ping", "pingpong", 183_412, 12, 41.5, 3.2, "0", true, Blocking(3)),
+		th(4242, 4244, "pp-pong", "pingpong", 183_398, 9, 40.9, 2.8, "0", true, Blocking(3)),
+		th(901, 911, "pool-1-thread-1", "java", 2_310, 840, 12.0, 18.5, "0-1", false, Blocking(19)),
+		th(901, 912, "pool-1-thread-2", "java", 2_204, 801, 11.7, 17.9, "0-1", false, Blocking(18)),
+		th(901, 913, "pool-1-thread-3", "java", 1_990, 12, 10.1, 1.0, "0-1", false, Blocking(1)),
+		th(1, 1, "systemd", "systemd", 3, 0, 0.1, 0, "0-1", false, model.Why{}),
+		th(777, 777, "a-process-with-a-very-long-name", "a-process-with-a-very-long-name", 1.4, 0.2, 0.0, 0, "0-1", false, model.Why{}),
 	}
 	procs := []model.ProcessRates{
-		{PID: 4242, Comm: "pingpong", Threads: 4, VoluntaryPerSec: 366_810, InvoluntaryPerSec: 21, CPUPercent: 82.4, WaitPercent: 3.0, Hot: true, Reason: "blocking, wait 3%"},
-		{PID: 901, Comm: "java", Threads: 40, VoluntaryPerSec: 6_504, InvoluntaryPerSec: 1_653, CPUPercent: 33.8, WaitPercent: 12.4, Hot: true, Reason: "blocking, wait 12%"},
+		{PID: 4242, Comm: "pingpong", Threads: 4, VoluntaryPerSec: 366_810, InvoluntaryPerSec: 21, CPUPercent: 82.4, WaitPercent: 3.0, Hot: true, Why: Blocking(3)},
+		{PID: 901, Comm: "java", Threads: 40, VoluntaryPerSec: 6_504, InvoluntaryPerSec: 1_653, CPUPercent: 33.8, WaitPercent: 12.4, Hot: true, Why: Blocking(12)},
 		{PID: 1, Comm: "systemd", Threads: 1, VoluntaryPerSec: 3, CPUPercent: 0.1},
 		{PID: 777, Comm: "a-process-with-a-very-long-name", Threads: 1, VoluntaryPerSec: 1.4, InvoluntaryPerSec: 0.2},
 	}
