@@ -21,10 +21,10 @@ type CgroupGroup struct {
 	// trouble when one of its containers is).
 	HasThrottling    bool
 	ThrottledPercent float64
-	// Hot is true when a member is; Reason is the first hot member's, in
+	// Hot is true when a member is; Why is the first hot member's, in
 	// the Snapshot's order (throttled first, then busiest).
-	Hot    bool
-	Reason string
+	Hot bool
+	Why Why
 }
 
 // TotalPerSec is voluntary plus involuntary switches per second.
@@ -85,6 +85,6 @@ func (g *CgroupGroup) add(c *CgroupRates) {
 		g.ThrottledPercent = max(g.ThrottledPercent, c.ThrottledPercent)
 	}
 	if c.Hot && !g.Hot {
-		g.Hot, g.Reason = true, c.Reason
+		g.Hot, g.Why = true, c.Why
 	}
 }

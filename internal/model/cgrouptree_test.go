@@ -18,20 +18,20 @@ func TestCgroupGroups(t *testing.T) {
 	redis := Seal(Container{Runtime: "docker", ID: "id-redis", Name: "redis"})
 	cs := []CgroupRates{
 		{Path: "/a", Container: web("nginx"), Processes: 1, Threads: 4, VoluntaryPerSec: 100, InvoluntaryPerSec: 10, CPUPercent: 5,
-			HasThrottling: true, ThrottledPercent: 40, Hot: true, Reason: "throttled 40%"},
+			HasThrottling: true, ThrottledPercent: 40, Hot: true, Why: Why{Kind: Throttled, Throttled: 40}},
 		{Path: "/system.slice/x.service", Processes: 2, Threads: 2, VoluntaryPerSec: 90},
 		{Path: "/b", Container: dns, Processes: 1, Threads: 8, VoluntaryPerSec: 80},
 		{Path: "/c", Container: web("envoy"), Processes: 2, Threads: 6, VoluntaryPerSec: 50, InvoluntaryPerSec: 5, CPUPercent: 2.5,
-			HasThrottling: true, ThrottledPercent: 10, Hot: true, Reason: "blocking"},
+			HasThrottling: true, ThrottledPercent: 10, Hot: true, Why: Why{Kind: Blocking}},
 		{Path: "/d", Container: redis, Processes: 1, Threads: 3, VoluntaryPerSec: 30},
 		{Path: "/e", Container: db, Processes: 1, Threads: 1, VoluntaryPerSec: 20, InvoluntaryPerSec: 1},
 		{Path: "/f", Container: anon, Processes: 1, Threads: 1, VoluntaryPerSec: 1},
 	}
 	want := []CgroupGroup{
 		{Namespace: "shop", Name: "shop", Members: 2, Processes: 4, Threads: 11, VoluntaryPerSec: 170, InvoluntaryPerSec: 16, CPUPercent: 7.5,
-			HasThrottling: true, ThrottledPercent: 40, Hot: true, Reason: "throttled 40%"},
+			HasThrottling: true, ThrottledPercent: 40, Hot: true, Why: Why{Kind: Throttled, Throttled: 40}},
 		{Namespace: "shop", PodUID: "uid-web", Name: "web", Members: 2, Processes: 3, Threads: 10, VoluntaryPerSec: 150, InvoluntaryPerSec: 15, CPUPercent: 7.5,
-			HasThrottling: true, ThrottledPercent: 40, Hot: true, Reason: "throttled 40%"},
+			HasThrottling: true, ThrottledPercent: 40, Hot: true, Why: Why{Kind: Throttled, Throttled: 40}},
 		{Namespace: "kube-system", Name: "kube-system", Members: 1, Processes: 1, Threads: 8, VoluntaryPerSec: 80},
 		{Namespace: "kube-system", PodUID: "uid-dns", Name: "coredns-1", Members: 1, Processes: 1, Threads: 8, VoluntaryPerSec: 80},
 		{Namespace: "shop", PodUID: "uid-db", Name: "db", Members: 1, Processes: 1, Threads: 1, VoluntaryPerSec: 20, InvoluntaryPerSec: 1},

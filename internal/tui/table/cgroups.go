@@ -144,7 +144,7 @@ func groupKey(ns, podUID string) string {
 func groupRow(g model.CgroupGroup) Row {
 	r := Row{
 		Key: groupKey(g.Namespace, g.PodUID), PID: g.Processes, TID: g.Threads, Count: g.Members, Comm: g.Name,
-		NoWait: !g.HasThrottling, Hot: g.Hot, Reason: g.Reason,
+		NoWait: !g.HasThrottling, Hot: g.Hot, Why: g.Why,
 	}
 	for i := range r.Vals {
 		r.Vals[i] = math.NaN()

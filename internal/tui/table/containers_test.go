@@ -165,8 +165,8 @@ func TestCgroupTreeOrder(t *testing.T) {
 			t.Errorf("%s: %v/s in %d threads, its rows sum to %v/s in %d", sum.parent, p.Total(), p.TID, total, threads)
 		}
 	}
-	if r := rows[checkout]; r.Vals[fields.Wait] != 43.2 || r.Reason != "throttled 43%" {
-		t.Errorf("the pod of a throttled container: THRT%% %v, why %q", r.Vals[fields.Wait], r.Reason)
+	if r := rows[checkout]; r.Vals[fields.Wait] != 43.2 || r.Why.String() != "throttled 43%" {
+		t.Errorf("the pod of a throttled container: THRT%% %v, why %q", r.Vals[fields.Wait], r.Why.String())
 	}
 	// The filter keeps a container with the pod and namespace above it.
 	m.SetFilter("istio")
