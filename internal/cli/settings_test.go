@@ -68,6 +68,9 @@ func TestRestoredNote(t *testing.T) {
 			"last run's view: tree, sort PID, every 250ms (--no-config ignores it)"},
 		{"hostile filter", settings.Settings{Filter: "a\x1b[2Jb"}, settings.Settings{Filter: "a\x1b[2Jb"}, time.Second, false, false,
 			`last run's view: filter "a?[2Jb" (--no-config ignores it)`},
+		// One backslash as typed, not the two Go's quoting makes.
+		{"backslash", settings.Settings{Filter: `a\b`}, settings.Settings{Filter: `a\b`}, time.Second, false, false,
+			`last run's view: filter "a\b" (--no-config ignores it)`},
 	} {
 		if got := restoredNote(c.saved, c.start, c.interval, c.viewGiven, c.dGiven); got != c.want {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)

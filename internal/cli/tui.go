@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -177,7 +176,9 @@ func restoredNote(saved, start settings.Settings, interval time.Duration, viewGi
 		what = append(what, "grouped")
 	}
 	if start.Filter != "" {
-		what = append(what, "filter "+strconv.Quote(sanitize.Name(start.Filter)))
+		// As typed, as the table says it: Go's quoting would double a
+		// backslash.
+		what = append(what, `filter "`+sanitize.Name(start.Filter)+`"`)
 	}
 	if start.Sort != "" && (start.Sort != "TOTAL/s" || start.Reverse) {
 		what = append(what, "sort "+sanitize.Name(start.Sort))
