@@ -24,8 +24,9 @@ const (
 	// make it the start of a cut reply; the reader has already waited its
 	// own escape timeout (50 ms) before deciding it was alone.
 	escHold = 100 * time.Millisecond
-	// replyMax bounds a reply; a longer one is junk, dropped.
-	replyMax = 256
+	// replyMax bounds a reply: a colour reply or a mouse report is under
+	// 40 bytes; past this the keys are the user's again.
+	replyMax = 64
 )
 
 type replyJoiner struct {
@@ -46,7 +47,7 @@ func (j *replyJoiner) feed(ev uv.Event, now time.Time) (out []uv.Event, holding 
 	k, isKey := ev.(uv.KeyPressEvent)
 	if j.heldEsc {
 		j.heldEsc = false
-		if isKey && (k.Text == "]" || k.Text == "[" || k.Text == "P") && k.Mod == 0 {
+		if isKey && (k.Text == "]" || k.Text == "[") && k.Mod == 0 {
 			j.open("\x1b"+k.Text, now)
 			return nil, false
 		}
@@ -165,7 +166,9 @@ func (j *replyJoiner) decode() []uv.Event {
 }
 
 // cut tells whether s, an event the reader could not decode, is the start
-// of a reply that ends later: an introducer without its end.
+// of a reply that ends later: an introducer without its end. Only the
+// replies the monitor can get are joined: OSC (the colour it asks for) and
+// CSI (mouse reports); it asks for no DCS.
 func cut(s string) bool {
 	if len(s) < 2 || s[0] != '\x1b' {
 		return false
@@ -174,7 +177,7 @@ func cut(s string) bool {
 	switch s[1] {
 	case '[':
 		return len(s) == 2 || last < 0x40 || last > 0x7e
-	case ']', 'P':
+	case ']':
 		return last != '\a' && !(len(s) > 3 && s[len(s)-2:] == "\x1b\\")
 	}
 	return false

@@ -158,4 +158,15 @@ func TestUserKeysPassTheJoiner(t *testing.T) {
 	if len(out) != 1 {
 		t.Errorf("a key %v after the reply's gap: passed on %v, want the key", replyGap*2, out)
 	}
+	// A reply never ends: past replyMax bytes, keys are the user's again.
+	j = replyJoiner{}
+	j.feed(uv.UnknownEvent("\x1b]11;"), now)
+	passed := 0
+	for range 2 * replyMax {
+		out, _ := j.feed(uv.KeyPressEvent{Code: 'x', Text: "x"}, now)
+		passed += len(out)
+	}
+	if passed < replyMax {
+		t.Errorf("%d of %d keys after an endless reply passed, want all past the first %d", passed, 2*replyMax, replyMax)
+	}
 }
