@@ -46,6 +46,16 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	defer rec.close()
 
 	write := reportWriter(w, o, func() hostinfo.Facts { return hostinfo.Read(ctx, o.procRoot) })
+	var folded *output.Folded
+	if o.output == "folded" {
+		folded = output.NewFolded(w, o.processes)
+		write = folded.Write
+		defer func() {
+			if why := folded.Empty(o.hot); why != "" {
+				fmt.Fprintln(os.Stderr, "ctxtop: "+why)
+			}
+		}()
+	}
 	err = pipeline.Run(ctx, time.Duration(o.delay), o.iterations, func() error {
 		var snap model.Snapshot
 		if err := passes.time(func() (err error) { snap, err = src.Next(); return err }); err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,6 +50,11 @@ func TestSizeValue(t *testing.T) {
 		if err := v.Set(in); err == nil {
 			t.Errorf("Set(%q) = %d, want an error", in, v)
 		}
+	}
+	// 0 is a size, only not a cap: say so, not "not a size".
+	var v sizeValue
+	if err := v.Set("0"); err == nil || !strings.Contains(err.Error(), "0 is no cap") {
+		t.Errorf("Set(\"0\") = %v, want it to say 0 is no cap", err)
 	}
 }
 

@@ -77,3 +77,39 @@ func TestFoldedProcessesRootsAtTheProcess(t *testing.T) {
 		seen[stack] = true
 	}
 }
+
+// -o folded with no stack to fold said nothing: an empty flame graph looked
+// like a host where nothing blocked. It now says why on stderr, one line,
+// and stdout stays empty for the flame graph tools.
+func TestFoldedEmptySaysWhy(t *testing.T) {
+	needStacks(t)
+	bin := testutil.Binary(t)
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		// No thread switches a trillion times a second: nothing to trace.
+		{[]string{"--hot", "1e12"}, "ctxtop: no stacks to fold: no thread blocked at 1000000000000 switches/s or more (--hot) to be traced; name a process with -p to trace all its threads\n"},
+		// A sleeping process is traced, and never switches out.
+		{[]string{"-p", strconv.Itoa(sleeper.Process.Pid)}, "ctxtop: no stacks to fold: the traced threads did not block (switch out) in the reports' intervals\n"},
+	} {
+		cmd := exec.Command(bin, append([]string{"-o", "folded", "-n", "1", "-d", "0.5"}, c.args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("ctxtop -o folded %v: %v\n%s", c.args, err, stderr.String())
+		}
+		if len(out) != 0 {
+			t.Errorf("%v: stdout %q, want nothing", c.args, out)
+		}
+		if stderr.String() != c.want {
+			t.Errorf("%v: stderr %q, want %q", c.args, stderr.String(), c.want)
+		}
+	}
+}

@@ -328,7 +328,12 @@ func (v *sizeValue) Type() string { return "size" }
 
 func (v *sizeValue) Set(s string) error {
 	n, err := load.ParseSize(s)
-	if err != nil || n <= 0 {
+	if err == nil && n == 0 {
+		// A size, but no cap: "not a size" would send the user looking
+		// for another spelling of nothing.
+		return errors.New("0 is no cap: leave the flag out for no limit, or give one (20MB, 512KB)")
+	}
+	if err != nil || n < 0 {
 		return fmt.Errorf("%q is not a size (20MB, 512KB, 1048576)", s)
 	}
 	*v = sizeValue(n)

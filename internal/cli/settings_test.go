@@ -49,3 +49,31 @@ func TestFlagsOverrideTheSavedViewWithoutReplacingIt(t *testing.T) {
 		t.Errorf("--no-config: %+v, save set %v", ls.start, ls.save != nil)
 	}
 }
+
+// The footer's note at start names what the saved file changed, and
+// nothing the command line set or that is the default.
+func TestRestoredNote(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		saved, start      settings.Settings
+		interval          time.Duration
+		viewGiven, dGiven bool
+		want              string
+	}{
+		{"defaults", settings.Settings{Sort: "TOTAL/s"}, settings.Settings{Sort: "TOTAL/s"}, time.Second, false, false, ""},
+		{"filter and view", settings.Settings{View: "processes", Filter: "java"}, settings.Settings{View: "processes", Filter: "java"}, time.Second, false, false,
+			`last run's view: processes, filter "java" (--no-config ignores it)`},
+		{"flags win", settings.Settings{View: "cgroups", Interval: "2s"}, settings.Settings{View: "processes"}, 5 * time.Second, true, true, ""},
+		{"interval, sort, tree", settings.Settings{Interval: "250ms", Sort: "PID", Tree: true}, settings.Settings{Interval: "250ms", Sort: "PID", Tree: true}, 250 * time.Millisecond, false, false,
+			"last run's view: tree, sort PID, every 250ms (--no-config ignores it)"},
+		{"hostile filter", settings.Settings{Filter: "a\x1b[2Jb"}, settings.Settings{Filter: "a\x1b[2Jb"}, time.Second, false, false,
+			`last run's view: filter "a?[2Jb" (--no-config ignores it)`},
+		// One backslash as typed, not the two Go's quoting makes.
+		{"backslash", settings.Settings{Filter: `a\b`}, settings.Settings{Filter: `a\b`}, time.Second, false, false,
+			`last run's view: filter "a\b" (--no-config ignores it)`},
+	} {
+		if got := restoredNote(c.saved, c.start, c.interval, c.viewGiven, c.dGiven); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/cli/tuiadapt"
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/sampler"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
 	"github.com/ctxtop/ctxtop/internal/selfprio"
 	"github.com/ctxtop/ctxtop/internal/settings"
 	"github.com/ctxtop/ctxtop/internal/stacks"
@@ -59,6 +61,7 @@ func runTUI(o options, demoStep time.Duration) error {
 		NoActionsWhy: noActions,
 		Settings:     cfg.start,
 		SaveSettings: cfg.save,
+		SettingsNote: cfg.note,
 		Source:       src,
 		Wakeups:      col,
 		Stacks:       stackSwitch,
@@ -100,6 +103,9 @@ type liveSettings struct {
 	interval time.Duration
 	// save keeps the view on screen at the end; nil with --no-config.
 	save func(settings.Settings)
+	// note says what the saved file changed from the defaults, "" for
+	// nothing.
+	note string
 }
 
 // loadSettings reads the saved view unless --no-config (or use is false);
@@ -131,6 +137,7 @@ func loadSettings(o options, use bool) liveSettings {
 		ls.interval = d
 	}
 	ls.start = start
+	ls.note = restoredNote(saved, start, ls.interval, o.viewGiven, o.delayGiven)
 	ls.save = func(end settings.Settings) {
 		if o.viewGiven && end.View == start.View {
 			end.View = saved.View
@@ -150,4 +157,36 @@ func loadSettings(o options, use bool) liveSettings {
 		}
 	}
 	return ls
+}
+
+// restoredNote is the footer's line at start when the saved file changed
+// what the monitor shows, "" when it changed nothing: the header keeps
+// the filter and view, but a user who forgot them must be told they come
+// from an earlier run, and how to start without them.
+func restoredNote(saved, start settings.Settings, interval time.Duration, viewGiven, delayGiven bool) string {
+	var what []string
+	if start.View != "" && start.View != "threads" && !viewGiven {
+		what = append(what, start.View)
+	}
+	if start.Tree {
+		what = append(what, "tree")
+	}
+	if start.Grouped {
+		what = append(what, "grouped")
+	}
+	if start.Filter != "" {
+		// As typed, as the table says it: Go's quoting would double a
+		// backslash.
+		what = append(what, `filter "`+sanitize.Name(start.Filter)+`"`)
+	}
+	if start.Sort != "" && (start.Sort != "TOTAL/s" || start.Reverse) {
+		what = append(what, "sort "+sanitize.Name(start.Sort))
+	}
+	if saved.IntervalDuration() > 0 && !delayGiven {
+		what = append(what, "every "+interval.String())
+	}
+	if len(what) == 0 {
+		return ""
+	}
+	return "last run's view: " + strings.Join(what, ", ") + " (--no-config ignores it)"
 }

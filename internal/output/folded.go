@@ -25,6 +25,9 @@ type Folded struct {
 	processes bool
 	lines     map[string]uint64
 	keys      []string
+	// What the reports held, for Empty.
+	wrote, targets bool
+	unavailable    string
 }
 
 // NewFolded returns a writer of collapsed stacks to w; processes roots
@@ -43,6 +46,9 @@ func (f *Folded) Write(s *model.Snapshot) error {
 	if s.Stacks == nil {
 		return nil
 	}
+	f.unavailable = s.Stacks.Unavailable
+	f.targets = f.targets || len(s.Stacks.Targets) > 0
+	f.wrote = f.wrote || len(s.Stacks.Folded) > 0
 	clear(f.lines)
 	f.keys = f.keys[:0]
 	var b strings.Builder
@@ -71,4 +77,21 @@ func (f *Folded) Write(s *model.Snapshot) error {
 		f.w.WriteByte('\n')
 	}
 	return f.w.Flush()
+}
+
+// Empty says why the reports so far held no stack at all, "" when they
+// held one: an empty flame graph with no word would look like a host
+// where nothing blocked. hot is the --hot threshold the targets are
+// picked by when no process was named.
+func (f *Folded) Empty(hot float64) string {
+	switch {
+	case f.wrote:
+		return ""
+	case f.unavailable != "":
+		return "no stacks to fold: " + f.unavailable
+	case !f.targets:
+		return "no stacks to fold: no thread blocked at " + strconv.FormatFloat(hot, 'f', -1, 64) +
+			" switches/s or more (--hot) to be traced; name a process with -p to trace all its threads"
+	}
+	return "no stacks to fold: the traced threads did not block (switch out) in the reports' intervals"
 }

@@ -2,6 +2,7 @@ package output
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -34,5 +35,26 @@ func TestFoldedPerThreadAndPerProcess(t *testing.T) {
 		if diff := cmp.Diff(c.want, b.String()); diff != "" {
 			t.Errorf("processes %v (-want +got)\n%s", c.processes, diff)
 		}
+	}
+}
+
+// Empty says why nothing was folded, and nothing once a stack was.
+func TestFoldedEmptySaysWhy(t *testing.T) {
+	var b strings.Builder
+	f := NewFolded(&b, false)
+	if got := f.Empty(1000); !strings.Contains(got, "no thread blocked at 1000 switches/s") {
+		t.Errorf("no reports: %q", got)
+	}
+	_ = f.Write(&model.Snapshot{Stacks: &model.Stacks{Unavailable: "needs root"}})
+	if got, want := f.Empty(1000), "no stacks to fold: needs root"; got != want {
+		t.Errorf("tracer unavailable: %q, want %q", got, want)
+	}
+	_ = f.Write(&model.Snapshot{Stacks: &model.Stacks{Targets: []int{7}}})
+	if got := f.Empty(1000); !strings.Contains(got, "did not block") {
+		t.Errorf("targets without stacks: %q", got)
+	}
+	_ = f.Write(&model.Snapshot{Stacks: &model.Stacks{Targets: []int{7}, Folded: []model.FoldedStack{{Frames: []string{"t", "[off-cpu]", "f"}, Count: 1}}}})
+	if got := f.Empty(1000); got != "" {
+		t.Errorf("after a stack: %q, want empty", got)
 	}
 }

@@ -43,6 +43,7 @@ func TestContainersInTmux(t *testing.T) {
 		}
 		return len(rows) >= 2
 	})
+	checkFits(t, p, 160, 40)
 	x.run("send-keys", "-t", "e2e", "Escape")
 	x.waitFor("the filter to clear", contains("redis", "builder"))
 

@@ -174,7 +174,8 @@ func (m Model) handleDemoKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd, bool) {
 
 // demoSample adds a sample's system-wide rate to the current step.
 func (m Model) demoSample() {
-	if m.demo == nil || m.snap == nil {
+	if m.demo == nil || m.snap == nil || m.snap.System.NoRates != "" {
+		// An interval without host rates is unknown, not 0 cs/s.
 		return
 	}
 	m.demo.last = m.snap.System.ContextSwitchesPerSec

@@ -64,6 +64,10 @@ type Options struct {
 	// on screen when the monitor ends, however it ends.
 	Settings     settings.Settings
 	SaveSettings func(settings.Settings)
+	// SettingsNote says what of Settings came from the saved file, shown
+	// in the footer at start: a filter or view the user forgot they left
+	// would otherwise make a partial table look like the host's.
+	SettingsNote string
 }
 
 // Run opens the monitor on the terminal and returns the error that ended

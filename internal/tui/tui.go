@@ -154,6 +154,9 @@ func New(o Options, host, kernel string) Model {
 		m.table.SetUnattributedWhy(model.UnattributedWhyHidden)
 	}
 	m.applySettings(o.Settings)
+	if o.SettingsNote != "" {
+		m.setStatus(o.SettingsNote, nil)
+	}
 	m.syncHeader()
 	return m
 }

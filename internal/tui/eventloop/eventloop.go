@@ -19,6 +19,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	uv "github.com/charmbracelet/ultraviolet"
@@ -156,21 +157,44 @@ func loop(t Terminal, m Model, sigs <-chan os.Signal) (final Model, err error) {
 
 	run(m.Init())
 	last, redraw := "", false
+	var (
+		replies replyJoiner
+		// queue holds what one terminal event became, taken in order.
+		queue   []uv.Event
+		escWait <-chan time.Time
+	)
 	for {
 		var msg tea.Msg
-		select {
-		case ev := <-t.Events():
+		var ev uv.Event
+		if len(queue) > 0 {
+			ev, queue = queue[0], queue[1:]
+		} else {
+			select {
+			case e := <-t.Events():
+				var hold bool
+				queue, hold = replies.feed(e, time.Now())
+				escWait = nil
+				if hold {
+					escWait = time.After(escHold)
+				}
+				continue
+			case <-escWait:
+				escWait, queue = nil, replies.flush()
+				continue
+			case msg = <-msgs:
+			case s := <-sigs:
+				return m, fmt.Errorf("%w: %v", ErrSignal, s)
+			case err := <-t.Lost():
+				return m, fmt.Errorf("%w: %w", ErrTerminalLost, err)
+			}
+		}
+		if ev != nil {
 			msg = Translate(ev)
 			if ws, ok := msg.(tea.WindowSizeMsg); ok {
 				// A resized screen is blank: draw even an unchanged frame.
 				t.Resize(ws.Width, ws.Height)
 				redraw = true
 			}
-		case msg = <-msgs:
-		case s := <-sigs:
-			return m, fmt.Errorf("%w: %v", ErrSignal, s)
-		case err := <-t.Lost():
-			return m, fmt.Errorf("%w: %w", ErrTerminalLost, err)
 		}
 		switch msg := msg.(type) {
 		case nil:

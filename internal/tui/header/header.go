@@ -4,6 +4,7 @@ package header
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 )
@@ -58,11 +60,33 @@ func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
 // SetTheme swaps the styles, when the background colour becomes known.
 func (m *Model) SetTheme(th theme.Theme) { m.th = th }
 
-// SetSnapshot shows s and appends its rates to the sparkline history.
+// SetSnapshot shows s and appends its rates to the sparkline history. An
+// interval without host rates goes in as NaN, a gap in the sparklines: its
+// zeros are unknown, not a quiet host.
 func (m *Model) SetSnapshot(s *model.Snapshot) {
 	m.snap = s
-	m.cs = appendBounded(m.cs, s.System.ContextSwitchesPerSec)
-	m.in = appendBounded(m.in, s.System.InterruptsPerSec)
+	cs, in := s.System.ContextSwitchesPerSec, s.System.InterruptsPerSec
+	if s.System.NoRates != "" {
+		cs, in = math.NaN(), math.NaN()
+	}
+	m.cs = appendBounded(m.cs, cs)
+	m.in = appendBounded(m.in, in)
+}
+
+// noRates is why the shown interval has no host rates, "" when it has.
+func (m Model) noRates() string {
+	if m.snap == nil {
+		return ""
+	}
+	return m.snap.System.NoRates
+}
+
+// rate is v with thousands separators, "-" when the interval has none.
+func (m Model) rate(v float64) string {
+	if m.noRates() != "" {
+		return "-"
+	}
+	return textutil.Thousands(v)
 }
 
 // SetHistory replaces the sparkline history, oldest first: a replay that
@@ -215,7 +239,7 @@ func (m Model) rateLine(label string, hist []float64, spikeLine bool) string {
 		if spikeLine {
 			v = m.snap.System.ContextSwitchesPerSec
 		}
-		val = textutil.Thousands(v)
+		val = m.rate(v)
 	}
 	lab := t.Title.Render(textutil.PadRight(label, 5))
 	spike := ""
@@ -223,12 +247,20 @@ func (m Model) rateLine(label string, hist []float64, spikeLine bool) string {
 		lab = t.Spike.Render(textutil.PadRight(label, 5))
 		spike = " " + t.Spike.Render(" SPIKE ") + " " + format.SpikeReason(m.snap.Spike)
 	}
-	head := lab + " " + t.Value.Render(textutil.PadLeft(val, 11)) + spike + " "
-	if textutil.Width(head) > m.width-8 {
-		head = textutil.Truncate(head, max(m.width-8, 0))
+	if why := m.noRates(); spikeLine && why != "" {
+		spike = " " + t.Dim.Render("no rates: "+sanitize.Name(why))
 	}
-	room := m.width - textutil.Width(head)
-	return head + t.Spark.Render(textutil.Sparkline(hist, room))
+	head := lab + " " + t.Value.Render(textutil.PadLeft(val, 11)) + spike + " "
+	// The sparkline keeps 8 cells, but not from the reason there is no
+	// rate: its newest cells are the gap the reason explains.
+	room := m.width - 8
+	if m.noRates() != "" {
+		room = m.width
+	}
+	if textutil.Width(head) > room {
+		head = textutil.Truncate(head, max(room, 0))
+	}
+	return head + t.Spark.Render(textutil.Sparkline(hist, m.width-textutil.Width(head)))
 }
 
 func (m Model) statsLine() string {
@@ -239,7 +271,7 @@ func (m Model) statsLine() string {
 	t := m.th
 	kv := func(k, v string) string { return t.Dim.Render(k) + " " + v }
 	parts := []string{
-		kv("IPI/s", textutil.Thousands(s.ReschedIPIsPerSec)),
+		kv("IPI/s", m.rate(s.ReschedIPIsPerSec)),
 		kv("run", fmt.Sprint(s.ProcsRunning)) + " " + kv("blk", fmt.Sprint(s.ProcsBlocked)),
 		kv("load", fmt.Sprintf("%.2f %.2f %.2f", s.LoadAvg[0], s.LoadAvg[1], s.LoadAvg[2])),
 	}
@@ -256,12 +288,16 @@ func (m Model) compactLine() string {
 		return m.th.Dim.Render("collecting…")
 	}
 	t := m.th
-	cs := t.Title.Render("cs/s") + " " + t.Value.Render(textutil.Thousands(m.snap.System.ContextSwitchesPerSec))
+	cs := t.Title.Render("cs/s") + " " + t.Value.Render(m.rate(m.snap.System.ContextSwitchesPerSec))
 	if m.snap.Spike.Active {
-		cs = t.Spike.Render("cs/s") + " " + t.Value.Render(textutil.Thousands(m.snap.System.ContextSwitchesPerSec)) + " " + t.Spike.Render("SPIKE")
+		cs = t.Spike.Render("cs/s") + " " + t.Value.Render(m.rate(m.snap.System.ContextSwitchesPerSec)) + " " + t.Spike.Render("SPIKE")
 	}
-	in := t.Title.Render("in/s") + " " + textutil.Thousands(m.snap.System.InterruptsPerSec)
+	in := t.Title.Render("in/s") + " " + m.rate(m.snap.System.InterruptsPerSec)
 	line := cs + "  " + in
+	if why := m.noRates(); why != "" {
+		// The reason before the sparkline: a narrow terminal keeps it.
+		return textutil.Truncate(line+"  "+t.Dim.Render("no rates: "+sanitize.Name(why)), m.width)
+	}
 	if room := m.width - textutil.Width(line) - 1; room >= 4 {
 		line += " " + t.Spark.Render(textutil.Sparkline(m.cs, room))
 	}

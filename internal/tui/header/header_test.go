@@ -1,6 +1,7 @@
 package header
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
+	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
 )
@@ -90,5 +92,42 @@ func TestHostFacts(t *testing.T) {
 				t.Errorf("width %d: first line %q should have dropped %q", c.width, first, w)
 			}
 		}
+	}
+}
+
+// An interval without host rates (a counter stepped back, /proc/stat
+// unreadable) shows "-" and the reason at every size, never a quiet 0, and
+// leaves a gap in the sparklines.
+func TestViewWithoutRates(t *testing.T) {
+	for _, sz := range tuitest.Sizes {
+		t.Run(sz.Name, func(t *testing.T) {
+			m := New(theme.New(false, true), "db-7", "6.18.0-ctx", "v1.0.0")
+			m.SetSize(sz.Width, sz.Height)
+			m.SetState(time.Second, false, "")
+			for _, s := range tuitest.History(30) {
+				m.SetSnapshot(&s)
+			}
+			s := tuitest.Snapshot()
+			s.Spike = model.Spike{}
+			s.System.ContextSwitchesPerSec, s.System.InterruptsPerSec, s.System.ReschedIPIsPerSec = 0, 0, 0
+			s.System.PerCPU = nil
+			s.System.NoRates = model.NoRatesStepBack
+			m.SetSnapshot(&s)
+			got := tuitest.Render(t, m.View(), colorprofile.Ascii)
+			tuitest.CheckFits(t, got, sz.Width, m.Height())
+			tuitest.Golden(t, sz.Name, got)
+			plain := tuitest.Render(t, m.View(), colorprofile.NoTTY)
+			if !strings.Contains(plain, "no rates: a host") {
+				t.Errorf("the header does not say why there are no rates:\n%s", plain)
+			}
+			for _, l := range strings.Split(plain, "\n") {
+				if f := strings.Fields(l); len(f) > 1 && (f[0] == "cs/s" || f[0] == "in/s") && f[1] != "-" {
+					t.Errorf("%s shows %q for an interval without rates, want -:\n%s", f[0], f[1], plain)
+				}
+			}
+			if h := m.History(); !math.IsNaN(h[len(h)-1]) {
+				t.Errorf("the cs/s history ends in %v, want NaN (a gap)", h[len(h)-1])
+			}
+		})
 	}
 }

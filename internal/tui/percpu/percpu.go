@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
 )
@@ -18,6 +19,8 @@ type Model struct {
 	th            theme.Theme
 	width, height int
 	cpus          []model.CPURates
+	// noRates is why the interval has no per-CPU rates, "" when it has.
+	noRates string
 	// sched is the wake-up tracer's per-CPU figures; nil when it is off.
 	sched *model.Wakeups
 }
@@ -35,7 +38,9 @@ func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
 func (m *Model) SetTheme(th theme.Theme) { m.th = th }
 
 // SetSnapshot shows the per-CPU rates of s.
-func (m *Model) SetSnapshot(s *model.Snapshot) { m.cpus = s.System.PerCPU }
+func (m *Model) SetSnapshot(s *model.Snapshot) {
+	m.cpus, m.noRates = s.System.PerCPU, s.System.NoRates
+}
 
 // SetSched adds context switches/s and migrations/s per CPU from the
 // wake-up tracer; nil leaves them out.
@@ -48,6 +53,9 @@ func (m Model) View() string {
 		return ""
 	}
 	th := m.th
+	if m.noRates != "" {
+		return th.Dim.Render(textutil.Truncate("no per-CPU rates this interval: "+sanitize.Name(m.noRates), m.width))
+	}
 	if len(m.cpus) == 0 {
 		return th.Dim.Render(textutil.Truncate("no per-CPU interrupt figures yet", m.width))
 	}

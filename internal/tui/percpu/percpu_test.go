@@ -41,3 +41,16 @@ func TestManyCPUsAreCut(t *testing.T) {
 		t.Errorf("want %q:\n%s", want, got)
 	}
 }
+
+// An interval without host rates says why, not "yet": it may come long
+// after the first sample.
+func TestNoRatesSaysWhy(t *testing.T) {
+	s := tuitest.Snapshot()
+	s.System.PerCPU, s.System.NoRates = nil, model.NoRatesStepBack
+	m := New(theme.New(true, true))
+	m.SetSize(80, 10)
+	m.SetSnapshot(&s)
+	if got, want := m.View(), "no per-CPU rates this interval: "+model.NoRatesStepBack; !strings.Contains(got, want) {
+		t.Errorf("want %q:\n%s", want, got)
+	}
+}

@@ -59,7 +59,8 @@ var sparkRunes = []rune("▁▂▃▄▅▆▇█")
 // newest sample is always at the right edge. The log scale is what keeps
 // minutes of history readable after one spike: a linear scale puts every
 // value under a tenth of the spike on the bottom row. Zero is the bottom
-// row; equal values draw at the top.
+// row; equal values draw at the top; NaN, an interval without a figure, is
+// a blank cell.
 func Sparkline(vals []float64, width int) string {
 	if width <= 0 {
 		return ""
@@ -80,6 +81,11 @@ func Sparkline(vals []float64, width int) string {
 		b.WriteByte(' ')
 	}
 	for _, v := range vals {
+		if math.IsNaN(v) {
+			// No figure for that interval: a gap, not a zero.
+			b.WriteByte(' ')
+			continue
+		}
 		i := 0
 		switch {
 		case !(v > 0):

@@ -1,6 +1,7 @@
 package textutil
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -53,6 +54,13 @@ func TestSparklineScalesAndAligns(t *testing.T) {
 	}
 	if got := Sparkline([]float64{1, 2, 3, 4, 5}, 3); Width(got) != 3 || !strings.HasSuffix(got, "█") {
 		t.Errorf("Sparkline keeps the newest values at the right edge: %q", got)
+	}
+}
+
+// An interval without a figure is a gap, never the bottom row a 0 draws.
+func TestSparklineGapForNaN(t *testing.T) {
+	if got, want := Sparkline([]float64{0, 1, math.NaN(), 4}, 4), "▁▂ █"; got != want {
+		t.Errorf("Sparkline = %q, want %q", got, want)
 	}
 }
 
