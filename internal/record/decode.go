@@ -23,6 +23,14 @@ type decoder struct {
 	cgRecs   []cgroupRec
 	// synced is false until a keyframe: before one, deltas have no base.
 	synced bool
+	// curShape and nextShape name the task lists st.tasks and next hold:
+	// equal and not zero, the two hold the same tasks in the same places,
+	// so merge can bring next up to date by the few places that moved
+	// instead of copying every task. curMoved and nextMoved are the places
+	// the frame that built each changed; shapes counts the shapes made.
+	curShape, nextShape uint64
+	shapes              uint64
+	curMoved, nextMoved []int32
 }
 
 type taskRec struct {
@@ -42,6 +50,7 @@ func (d *decoder) apply(b []byte) error {
 	key := isKeyframe(b)
 	if key {
 		d.st.reset()
+		d.curShape = 0
 		d.synced = true
 	}
 	if !d.synced {
@@ -318,7 +327,8 @@ func (r *taskRec) setCounter(col int, v uint64, before *deltas) {
 }
 
 func parseTask(b []byte, lastPID int) (taskRec, error) {
-	r := taskRec{pid: lastPID}
+	// Its place among the tasks is not known yet.
+	r := taskRec{pid: lastPID, idx: -1}
 	for len(b) > 0 {
 		f, n, err := nextField(b)
 		if err != nil {
@@ -494,6 +504,71 @@ func (d *decoder) applySelf(b []byte) error {
 // merge builds the new task list from the old one, the frame's task
 // records and its list of tasks that are gone; all three are sorted.
 func (d *decoder) merge(gone []byte) error {
+	if len(gone) == 0 && d.mergeInPlace() {
+		return nil
+	}
+	return d.mergeAll(gone)
+}
+
+// mergeInPlace is merge for the usual frame, which neither adds nor
+// removes a task, after frames that did neither: next holds the tasks
+// st.tasks does, as of the frame before, so it is brought up to date by
+// the places the last frame moved, then this frame's records are applied
+// in their places. An hour at 10,000 threads, a few dozen of them busy,
+// copied every task every frame, most of the decode's time. It reports
+// false, having changed nothing, when the frame or the lists do not
+// allow it.
+func (d *decoder) mergeInPlace() bool {
+	old := d.st.tasks
+	if d.curShape == 0 || d.nextShape != d.curShape || len(d.next) != len(old) || len(d.nextLast) != len(old) {
+		return false
+	}
+	for k := range d.recs {
+		r := &d.recs[k]
+		if r.idx >= 0 {
+			continue // packed counters name the place
+		}
+		i, ok := slices.BinarySearchFunc(old, r, func(t model.TaskCounters, r *taskRec) int {
+			if t.PID != r.pid {
+				return cmp.Compare(t.PID, r.pid)
+			}
+			return cmp.Compare(t.TID, r.tid)
+		})
+		if !ok {
+			return false // a new task: the list changes
+		}
+		r.idx = i
+	}
+	next, nextLast := d.next, d.nextLast
+	for _, i := range d.curMoved {
+		next[i] = old[i]
+	}
+	for _, i := range d.nextMoved {
+		nextLast[i] = deltas{}
+	}
+	moved := d.nextMoved[:0]
+	for k := range d.recs {
+		r := &d.recs[k]
+		base, mv := &old[r.idx], deltas{r.dv, r.di, r.dr, r.dw}
+		if r.reset {
+			base, mv = &model.TaskCounters{}, deltas{}
+		}
+		next[r.idx] = r.applyTo(*base)
+		nextLast[r.idx] = mv
+		moved = append(moved, int32(r.idx))
+	}
+	d.next, d.st.tasks = old, next
+	d.nextLast, d.st.last = d.st.last, nextLast
+	d.nextMoved, d.curMoved = d.curMoved, moved
+	return true
+}
+
+// mergeAll is merge copying every task into next.
+func (d *decoder) mergeAll(gone []byte) error {
+	// next is overwritten: until it is whole again it holds no shape.
+	d.nextShape = 0
+	changed := d.curShape == 0 // the list was emptied (a keyframe)
+	moved := d.nextMoved[:0]
 	old := d.st.tasks
 	out := d.next[:0]
 	outLast := d.nextLast[:0]
@@ -530,6 +605,7 @@ func (d *decoder) merge(gone []byte) error {
 				return corrupt("task %d/%d is gone but was never seen", gp, gt)
 			}
 			if gp == o.PID && gt == o.TID {
+				changed = true
 				i++
 				if gp, gt, gok, err = nextGone(); err != nil {
 					return err
@@ -546,15 +622,17 @@ func (d *decoder) merge(gone []byte) error {
 				out = append(out, r.applyTo(model.TaskCounters{}))
 				outLast = append(outLast, deltas{})
 				recs = recs[1:]
+				changed = true
 				continue
 			}
 			if r.pid == o.PID && r.tid == o.TID {
-				base, moved := *o, deltas{r.dv, r.di, r.dr, r.dw}
+				base, mv := *o, deltas{r.dv, r.di, r.dr, r.dw}
 				if r.reset {
-					base, moved = model.TaskCounters{}, deltas{}
+					base, mv = model.TaskCounters{}, deltas{}
 				}
+				moved = append(moved, int32(len(out)))
 				out = append(out, r.applyTo(base))
-				outLast = append(outLast, moved)
+				outLast = append(outLast, mv)
 				recs = recs[1:]
 				i++
 				continue
@@ -572,6 +650,13 @@ func (d *decoder) merge(gone []byte) error {
 	}
 	d.next, d.st.tasks = old, out
 	d.nextLast, d.st.last = d.st.last, outLast
+	shape := d.curShape
+	if changed {
+		d.shapes++
+		shape = d.shapes
+	}
+	d.nextShape, d.curShape = d.curShape, shape
+	d.nextMoved, d.curMoved = d.curMoved, moved
 	return nil
 }
 
