@@ -160,8 +160,19 @@ func (d *decoder) apply(b []byte) error {
 		return cmp.Compare(a.tid, b.tid)
 	})
 	for i := 1; i < len(d.recs); i++ {
-		if d.recs[i].pid == d.recs[i-1].pid && d.recs[i].tid == d.recs[i-1].tid {
-			return corrupt("task %d/%d twice in one frame", d.recs[i].pid, d.recs[i].tid)
+		r, before := &d.recs[i], &d.recs[i-1]
+		if r.pid == before.pid && r.tid == before.tid {
+			return corrupt("task %d/%d twice in one frame", r.pid, r.tid)
+		}
+		// The threads of a process, named together in a keyframe, share
+		// its name and cgroup: one string each, not one per thread, so
+		// the model's comparisons of them (a cgroup's threads are counted
+		// every interval) find them equal without reading them.
+		if r.hasCg && before.hasCg && r.cg == before.cg {
+			r.cg = before.cg
+		}
+		if r.hasPComm && before.hasPComm && r.pcomm == before.pcomm {
+			r.pcomm = before.pcomm
 		}
 	}
 	if err := d.merge(gone); err != nil {
