@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ctxtop/ctxtop/internal/sorts"
 )
@@ -23,6 +24,8 @@ func cgroupRates(dst []CgroupRates, prev, cur *Sample, threads []ThreadRates, se
 	for i := range cur.Cgroups {
 		dst = append(dst, CgroupRates{Path: cur.Cgroups[i].Path, LimitCPUs: cur.Cgroups[i].LimitCPUs, Container: cur.Cgroups[i].Container})
 	}
+	x := cgroupIndexFor(cur.Cgroups)
+	defer cgroupIndexes.Put(x)
 	// Tasks and threads are in PID order, so a process's cgroup is looked
 	// up once, not per thread.
 	valid := false
@@ -31,12 +34,8 @@ func cgroupRates(dst []CgroupRates, prev, cur *Sample, threads []ThreadRates, se
 			return *idx
 		}
 		valid = true
-		i, ok := slices.BinarySearchFunc(cur.Cgroups, path, func(c CgroupCounters, p string) int { return strings.Compare(c.Path, p) })
-		if !ok {
-			i = -1
-		}
-		*last, *idx = path, i
-		return i
+		*last, *idx = path, x.find(cur.Cgroups, path)
+		return *idx
 	}
 	last, idx, lastPID := "", -1, -1
 	for j := range cur.Tasks {
@@ -114,11 +113,11 @@ func cgroupRates(dst []CgroupRates, prev, cur *Sample, threads []ThreadRates, se
 		}
 	}
 	out := dst[:0]
-	for _, r := range dst {
+	for k, r := range dst {
 		if r.TotalPerSec() == 0 && r.CPUPercent == 0 && r.ThrottledPercent == 0 {
 			continue
 		}
-		r.Name = CgroupName(r.Path)
+		r.Name = x.name(cur.Cgroups, k)
 		if r.Container != nil {
 			r.Name = r.Container.Title
 		}
@@ -137,6 +136,74 @@ func cgroupRates(dst []CgroupRates, prev, cur *Sample, threads []ThreadRates, se
 		return strings.Compare(a.Path, b.Path)
 	})
 	return out
+}
+
+// cgroupIndex finds paths in a sample's Cgroups, and names them, for one
+// list of paths; it is kept (pooled) for the next interval, whose list is
+// the same unless a cgroup came or went. A host of hundreds of cgroups
+// took a binary search per process per interval, each comparison over the
+// long prefixes cgroup paths share (/kubepods.slice/kubepods-...), and
+// split each busy cgroup's path again to name it.
+type cgroupIndex struct {
+	paths []string
+	at    map[string]int
+	// names[k] is CgroupName of paths[k] once named is set.
+	names []string
+	named []bool
+}
+
+// cgroupIndexFrom is how many cgroups a list has for a map to find them:
+// a binary search over fewer is as quick.
+const cgroupIndexFrom = 32
+
+var cgroupIndexes = sync.Pool{New: func() any { return &cgroupIndex{at: map[string]int{}} }}
+
+// cgroupIndexFor is a pooled index for cgs, made anew only when cgs holds
+// other paths than the one it was made for; the caller puts it back.
+func cgroupIndexFor(cgs []CgroupCounters) *cgroupIndex {
+	x := cgroupIndexes.Get().(*cgroupIndex)
+	same := len(x.paths) == len(cgs)
+	for i := 0; same && i < len(cgs); i++ {
+		same = x.paths[i] == cgs[i].Path
+	}
+	if same {
+		return x
+	}
+	clear(x.at)
+	x.paths, x.names, x.named = x.paths[:0], x.names[:0], x.named[:0]
+	for i := range cgs {
+		p := cgs[i].Path
+		x.paths = append(x.paths, p)
+		x.names = append(x.names, "")
+		x.named = append(x.named, false)
+		if _, dup := x.at[p]; !dup && len(cgs) >= cgroupIndexFrom {
+			x.at[p] = i
+		}
+	}
+	return x
+}
+
+// find is path's place in cgs, the list x was made for, or -1.
+func (x *cgroupIndex) find(cgs []CgroupCounters, path string) int {
+	if len(cgs) >= cgroupIndexFrom {
+		if i, ok := x.at[path]; ok {
+			return i
+		}
+		return -1
+	}
+	i, ok := slices.BinarySearchFunc(cgs, path, func(c CgroupCounters, p string) int { return strings.Compare(c.Path, p) })
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// name is CgroupName of cgs[k], the list x was made for.
+func (x *cgroupIndex) name(cgs []CgroupCounters, k int) string {
+	if !x.named[k] {
+		x.names[k], x.named[k] = CgroupName(cgs[k].Path), true
+	}
+	return x.names[k]
 }
 
 func pct(v float64) int { return min(max(int(v+0.5), 0), 100) }
