@@ -16,18 +16,18 @@ const ThrottledHot = 20
 
 // cgroupRates fills dst (length 0, reused capacity) with one row per cgroup
 // of cur.Cgroups that has a thread that moved, or was throttled; threads
-// (in PID, TID order, not yet sorted) get the throttled reason.
-func cgroupRates(dst []CgroupRates, prev, cur *Sample, threads []ThreadRates, secs, hot float64) []CgroupRates {
+// (in PID, TID order, not yet sorted) get the throttled reason. x is
+// cur.Cgroups' index, with every task of cur counted (cgroupIndex.count).
+func cgroupRates(dst []CgroupRates, x *cgroupIndex, prev, cur *Sample, threads []ThreadRates, secs, hot float64) []CgroupRates {
 	if len(cur.Cgroups) == 0 {
 		return dst
 	}
 	for i := range cur.Cgroups {
-		dst = append(dst, CgroupRates{Path: cur.Cgroups[i].Path, LimitCPUs: cur.Cgroups[i].LimitCPUs, Container: cur.Cgroups[i].Container})
+		dst = append(dst, CgroupRates{Path: cur.Cgroups[i].Path, LimitCPUs: cur.Cgroups[i].LimitCPUs, Container: cur.Cgroups[i].Container,
+			Threads: x.counts[i].threads, Processes: x.counts[i].processes})
 	}
-	x := cgroupIndexFor(cur.Cgroups)
-	defer cgroupIndexes.Put(x)
-	// Tasks and threads are in PID order, so a process's cgroup is looked
-	// up once, not per thread.
+	// Threads are in PID order, so a process's cgroup is looked up once,
+	// not per thread.
 	valid := false
 	find := func(path string, last *string, idx *int) int {
 		if valid && path == *last {
@@ -37,20 +37,7 @@ func cgroupRates(dst []CgroupRates, prev, cur *Sample, threads []ThreadRates, se
 		*last, *idx = path, x.find(cur.Cgroups, path)
 		return *idx
 	}
-	last, idx, lastPID := "", -1, -1
-	for j := range cur.Tasks {
-		c := &cur.Tasks[j]
-		k := find(c.Cgroup, &last, &idx)
-		if k < 0 {
-			continue
-		}
-		dst[k].Threads++
-		if c.PID != lastPID {
-			dst[k].Processes++
-			lastPID = c.PID
-		}
-	}
-	valid = false
+	last, idx := "", -1
 	for j := range threads {
 		t := &threads[j]
 		k := find(t.Cgroup, &last, &idx)
@@ -150,6 +137,42 @@ type cgroupIndex struct {
 	// names[k] is CgroupName of paths[k] once named is set.
 	names []string
 	named []bool
+	// counts[k] is how many threads and processes of the interval's
+	// sample are in the k-th cgroup; last, lastAt and lastPID are where
+	// count left off, counting once it has begun.
+	counts   []cgroupCount
+	last     string
+	lastAt   int
+	lastPID  int
+	counting bool
+}
+
+type cgroupCount struct{ threads, processes int }
+
+// count adds task c of the sample whose cgroups are cgs, the list x was
+// made for, to its cgroup's threads, and to its processes when c is the
+// first of its process there. The tasks come in PID order, so a process's
+// cgroup is looked up once, not per thread.
+func (x *cgroupIndex) count(cgs []CgroupCounters, c *TaskCounters) {
+	if !x.counting || c.Cgroup != x.last {
+		x.lookUp(cgs, c.Cgroup)
+	}
+	if x.lastAt >= 0 {
+		n := &x.counts[x.lastAt]
+		n.threads++
+		if c.PID != x.lastPID {
+			n.processes++
+			x.lastPID = c.PID
+		}
+	}
+}
+
+// lookUp is count's look-up, kept apart so that count is inlined into
+// the loop over every task.
+//
+//go:noinline
+func (x *cgroupIndex) lookUp(cgs []CgroupCounters, path string) {
+	x.counting, x.last, x.lastAt = true, path, x.find(cgs, path)
 }
 
 // cgroupIndexFrom is how many cgroups a list has for a map to find them:
@@ -159,9 +182,13 @@ const cgroupIndexFrom = 32
 var cgroupIndexes = sync.Pool{New: func() any { return &cgroupIndex{at: map[string]int{}} }}
 
 // cgroupIndexFor is a pooled index for cgs, made anew only when cgs holds
-// other paths than the one it was made for; the caller puts it back.
+// other paths than the one it was made for, with nothing counted; the
+// caller puts it back.
 func cgroupIndexFor(cgs []CgroupCounters) *cgroupIndex {
 	x := cgroupIndexes.Get().(*cgroupIndex)
+	x.counts = slices.Grow(x.counts[:0], len(cgs))[:len(cgs)]
+	clear(x.counts)
+	x.last, x.lastAt, x.lastPID, x.counting = "", -1, -1, false
 	same := len(x.paths) == len(cgs)
 	for i := 0; same && i < len(cgs); i++ {
 		same = x.paths[i] == cgs[i].Path
