@@ -134,9 +134,8 @@ func cgroupRates(dst []CgroupRates, x *cgroupIndex, prev, cur *Sample, threads [
 type cgroupIndex struct {
 	paths []string
 	at    map[string]int
-	// names[k] is CgroupName of paths[k] once named is set.
+	// names[k] is CgroupName of paths[k], "" until asked for.
 	names []string
-	named []bool
 	// counts[k] is how many threads and processes of the interval's
 	// sample are in the k-th cgroup; last, lastAt and lastPID are where
 	// count left off, counting once it has begun.
@@ -197,12 +196,11 @@ func cgroupIndexFor(cgs []CgroupCounters) *cgroupIndex {
 		return x
 	}
 	clear(x.at)
-	x.paths, x.names, x.named = x.paths[:0], x.names[:0], x.named[:0]
+	x.paths, x.names = x.paths[:0], x.names[:0]
 	for i := range cgs {
 		p := cgs[i].Path
 		x.paths = append(x.paths, p)
 		x.names = append(x.names, "")
-		x.named = append(x.named, false)
 		if _, dup := x.at[p]; !dup && len(cgs) >= cgroupIndexFrom {
 			x.at[p] = i
 		}
@@ -227,8 +225,8 @@ func (x *cgroupIndex) find(cgs []CgroupCounters, path string) int {
 
 // name is CgroupName of cgs[k], the list x was made for.
 func (x *cgroupIndex) name(cgs []CgroupCounters, k int) string {
-	if !x.named[k] {
-		x.names[k], x.named[k] = CgroupName(cgs[k].Path), true
+	if x.names[k] == "" {
+		x.names[k] = CgroupName(cgs[k].Path)
 	}
 	return x.names[k]
 }

@@ -539,16 +539,20 @@ func (d *decoder) mergeInPlace() bool {
 		if r.idx >= 0 {
 			continue // packed counters name the place
 		}
-		i, ok := slices.BinarySearchFunc(old, r, func(t model.TaskCounters, r *taskRec) int {
-			if t.PID != r.pid {
-				return cmp.Compare(t.PID, r.pid)
+		// The first task at or after r, by (PID, TID).
+		lo, hi := 0, len(old)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if t := &old[m]; t.PID < r.pid || t.PID == r.pid && t.TID < r.tid {
+				lo = m + 1
+			} else {
+				hi = m
 			}
-			return cmp.Compare(t.TID, r.tid)
-		})
-		if !ok {
+		}
+		if lo == len(old) || old[lo].PID != r.pid || old[lo].TID != r.tid {
 			return false // a new task: the list changes
 		}
-		r.idx = i
+		r.idx = lo
 	}
 	next, nextLast := d.next, d.nextLast
 	for _, i := range d.curMoved {

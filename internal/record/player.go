@@ -176,13 +176,11 @@ func newMarking(r *Recording, opts model.Options, v Visit) *marking {
 	p.marks = make([]Mark, 0, len(r.frames))
 	m := &marking{p: p, v: v, lo: 0, hi: -1}
 	if v.Each != nil {
-		m.lo, m.hi = math.MaxInt, math.MaxInt
+		// The pass that indexes a recording hands over all of it
+		// (readPlayer); a whole index is searched for the window.
+		m.lo, m.hi = 0, math.MaxInt
 		if len(r.frames) > 0 {
-			// The index is whole: the window is searched for. Else
-			// the pass is over a whole recording still being indexed.
 			m.lo, m.hi = r.window(v.From, v.To)
-		} else if v.From.IsZero() && v.To.IsZero() {
-			m.lo = 0
 		}
 		p.pipe.FoldStacks(true)
 	}
@@ -244,27 +242,21 @@ func (p *Player) rewind() {
 func (p *Player) Visit(v Visit) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	defer func() {
-		p.lo, p.hi = 0, len(p.rec.frames)-1
-		p.rewind()
-	}()
-	p.lo, p.hi = p.rec.window(v.From, v.To)
-	if p.hi < p.lo {
-		return nil
-	}
-	p.pipe.FoldStacks(true)
-	p.at = -1
-	var snap model.Snapshot
-	for {
-		err := p.nextInto(&snap)
+	var err error
+	if p.lo, p.hi = p.rec.window(v.From, v.To); p.hi >= p.lo {
+		p.pipe.FoldStacks(true)
+		p.at = -1
+		var snap model.Snapshot
+		for err = p.nextInto(&snap); err == nil; err = p.nextInto(&snap) {
+			v.Each(&snap)
+		}
 		if errors.Is(err, ErrEnd) || errors.Is(err, ErrEmpty) {
-			return nil
+			err = nil
 		}
-		if err != nil {
-			return err
-		}
-		v.Each(&snap)
 	}
+	p.lo, p.hi = 0, len(p.rec.frames)-1
+	p.rewind()
+	return err
 }
 
 // FoldStacks makes each Snapshot carry its interval's recorded stacks for

@@ -287,9 +287,6 @@ func (r *Recording) decompress(ci int, comp []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err != nil {
-		return nil, err
-	}
 	if len(out) != c.rawLen {
 		return nil, fmt.Errorf("chunk holds %d bytes, its header says %d", len(out), c.rawLen)
 	}
