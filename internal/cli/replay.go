@@ -76,24 +76,27 @@ With -b or -o json it prints the reports batch mode printed live.`,
 	return cmd
 }
 
-// openPlayer opens a recording and prints what went wrong reading it.
+// openPlayer opens a recording, prints what went wrong reading it, and
+// marks its samples in the pass that reads it.
 func openPlayer(path string, hot float64, stderr io.Writer) (*record.Player, error) {
-	r, err := openRecording(path, stderr)
-	if err != nil {
+	r, p, err := openMarked(path, hot, stderr, record.Visit{})
+	if r == nil {
 		return nil, err
 	}
-	p, err := newPlayer(r, path, hot, record.Visit{})
 	if err != nil {
 		r.Close()
+		return nil, err
 	}
-	return p, err
+	return p, nil
 }
 
-// openRecording opens a recording and prints what went wrong reading it.
-func openRecording(path string, stderr io.Writer) (*record.Recording, error) {
-	r, err := record.Open(path)
-	if err != nil {
-		return nil, err
+// openMarked is record.OpenPlayer that prints what went wrong reading the
+// recording. r comes with an error when the recording has no rate, for a
+// caller with something to say first; the caller closes it.
+func openMarked(path string, hot float64, stderr io.Writer, v record.Visit) (*record.Recording, *record.Player, error) {
+	r, p, err := record.OpenPlayer(path, model.Options{HotThreshold: hot}, v)
+	if r == nil {
+		return nil, nil, err
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(stderr, "ctxtop: %s: %s\n", path, n)
@@ -101,42 +104,53 @@ func openRecording(path string, stderr io.Writer) (*record.Recording, error) {
 	if n := cpuNote(r.Header); n != "" {
 		fmt.Fprintf(stderr, "ctxtop: %s: %s\n", path, n)
 	}
-	return r, nil
-}
-
-// newPlayer marks r's samples, handing v.Each its window's snapshots.
-func newPlayer(r *record.Recording, path string, hot float64, v record.Visit) (*record.Player, error) {
-	p, err := record.NewPlayerVisit(r, model.Options{HotThreshold: hot}, v)
 	if errors.Is(err, record.ErrEmpty) {
-		return nil, fmt.Errorf("%s: %w (it needs two samples for one rate)", path, err)
+		return r, nil, fmt.Errorf("%s: %w (it needs two samples for one rate)", path, err)
 	}
-	return p, err
+	return r, p, err
 }
 
 // openWindow opens a recording and plays the window ro picks once,
 // handing each snapshot in it to each: a report's or a comparison's one
-// pass. The player's range is that window. Its errors name the file, as
-// a comparison of two needs.
+// pass. A whole recording is played in the pass that reads it; a window
+// is found in the recording read, then played alone. The player's range
+// is that window. Its errors name the file, as a comparison of two needs.
 func openWindow(path string, ro replayOptions, stderr io.Writer, each func(*model.Snapshot)) (*record.Player, error) {
-	r, err := openRecording(path, stderr)
-	if err != nil {
+	if ro.from == "" && ro.to == "" {
+		return openVisit(path, stderr, record.Visit{Each: each})
+	}
+	r, p, err := openMarked(path, 0, stderr, record.Visit{})
+	if r == nil {
 		return nil, err
 	}
-	w, err := parseWindow(r, ro)
+	w, werr := parseWindow(r, ro)
+	if werr != nil {
+		r.Close()
+		return nil, fmt.Errorf("%s: %w", path, werr)
+	}
 	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	if err := p.Visit(record.Visit{From: w.from, To: w.to, Each: each}); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	p, err := newPlayer(r, path, 0, record.Visit{From: w.from, To: w.to, Each: each})
-	if err != nil {
-		r.Close()
-		return nil, err
 	}
 	if err := w.apply(p); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return p, nil
+}
+
+// openVisit opens a recording and hands v.Each the snapshots of its
+// window as the pass that reads it marks them.
+func openVisit(path string, stderr io.Writer, v record.Visit) (*record.Player, error) {
+	r, p, err := openMarked(path, 0, stderr, v)
+	if r != nil && err != nil {
+		r.Close()
+	}
+	return p, err
 }
 
 // cpuNote says when the recording's host differs from this one in a way
@@ -319,8 +333,10 @@ func spikeEvents(marks []record.Mark) []spikeEvent {
 
 // printInfo answers "when did it happen and who was it" in one screen.
 func printInfo(w io.Writer, path string) error {
-	r, err := record.Open(path)
-	if err != nil {
+	// Marked in the pass that reads the file: the spikes come from the
+	// marks.
+	r, p, err := record.OpenPlayer(path, model.Options{}, record.Visit{})
+	if r == nil {
 		return err
 	}
 	defer r.Close()
@@ -346,8 +362,7 @@ func printInfo(w io.Writer, path string) error {
 	if n := cpuNote(h); n != "" {
 		fmt.Fprintf(w, "note       %s\n", n)
 	}
-	p, err := record.NewPlayer(r, model.Options{})
-	if err != nil {
+	if p == nil {
 		return nil
 	}
 	ev := spikeEvents(p.Marks())

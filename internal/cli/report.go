@@ -107,16 +107,13 @@ func writeReport(ps *report.Pass, rec *record.Recording, path, out string, stdou
 // report's pass does not move the replay's own player. It returns what
 // it wrote, for the status line.
 func reportFile(path string, from, to time.Time) (string, error) {
-	r, err := openRecording(path, io.Discard)
-	if err != nil {
-		return "", err
-	}
-	defer r.Close()
 	ps := report.ForReport()
-	p, err := newPlayer(r, path, 0, record.Visit{From: from, To: to, Each: ps.Add})
+	p, err := openVisit(path, io.Discard, record.Visit{From: from, To: to, Each: ps.Add})
 	if err != nil {
 		return "", err
 	}
+	r := p.Recording()
+	defer r.Close()
 	p.SetRange(from, to)
 	lo, hi := p.Range()
 	marks := p.Marks()

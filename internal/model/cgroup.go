@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ctxtop/ctxtop/internal/sorts"
 )
@@ -15,43 +16,28 @@ const ThrottledHot = 20
 
 // cgroupRates fills dst (length 0, reused capacity) with one row per cgroup
 // of cur.Cgroups that has a thread that moved, or was throttled; threads
-// (in PID, TID order, not yet sorted) get the throttled reason.
-func cgroupRates(dst []CgroupRates, prev, cur *Sample, threads []ThreadRates, secs, hot float64) []CgroupRates {
+// (in PID, TID order, not yet sorted) get the throttled reason. x is
+// cur.Cgroups' index, with every task of cur counted (cgroupIndex.count).
+func cgroupRates(dst []CgroupRates, x *cgroupIndex, prev, cur *Sample, threads []ThreadRates, secs, hot float64) []CgroupRates {
 	if len(cur.Cgroups) == 0 {
 		return dst
 	}
 	for i := range cur.Cgroups {
-		dst = append(dst, CgroupRates{Path: cur.Cgroups[i].Path, LimitCPUs: cur.Cgroups[i].LimitCPUs, Container: cur.Cgroups[i].Container})
+		dst = append(dst, CgroupRates{Path: cur.Cgroups[i].Path, LimitCPUs: cur.Cgroups[i].LimitCPUs, Container: cur.Cgroups[i].Container,
+			Threads: x.counts[i].threads, Processes: x.counts[i].processes})
 	}
-	// Tasks and threads are in PID order, so a process's cgroup is looked
-	// up once, not per thread.
+	// Threads are in PID order, so a process's cgroup is looked up once,
+	// not per thread.
 	valid := false
 	find := func(path string, last *string, idx *int) int {
 		if valid && path == *last {
 			return *idx
 		}
 		valid = true
-		i, ok := slices.BinarySearchFunc(cur.Cgroups, path, func(c CgroupCounters, p string) int { return strings.Compare(c.Path, p) })
-		if !ok {
-			i = -1
-		}
-		*last, *idx = path, i
-		return i
+		*last, *idx = path, x.find(cur.Cgroups, path)
+		return *idx
 	}
-	last, idx, lastPID := "", -1, -1
-	for j := range cur.Tasks {
-		c := &cur.Tasks[j]
-		k := find(c.Cgroup, &last, &idx)
-		if k < 0 {
-			continue
-		}
-		dst[k].Threads++
-		if c.PID != lastPID {
-			dst[k].Processes++
-			lastPID = c.PID
-		}
-	}
-	valid = false
+	last, idx := "", -1
 	for j := range threads {
 		t := &threads[j]
 		k := find(t.Cgroup, &last, &idx)
@@ -115,11 +101,11 @@ func cgroupRates(dst []CgroupRates, prev, cur *Sample, threads []ThreadRates, se
 		}
 	}
 	out := dst[:0]
-	for _, r := range dst {
+	for k, r := range dst {
 		if r.TotalPerSec() == 0 && r.CPUPercent == 0 && r.ThrottledPercent == 0 {
 			continue
 		}
-		r.Name = CgroupName(r.Path)
+		r.Name = x.name(cur.Cgroups, k)
 		if r.Container != nil {
 			r.Name = r.Container.Title
 		}
@@ -138,6 +124,112 @@ func cgroupRates(dst []CgroupRates, prev, cur *Sample, threads []ThreadRates, se
 		return strings.Compare(a.Path, b.Path)
 	})
 	return out
+}
+
+// cgroupIndex finds paths in a sample's Cgroups, and names them, for one
+// list of paths; it is kept (pooled) for the next interval, whose list is
+// the same unless a cgroup came or went. A host of hundreds of cgroups
+// took a binary search per process per interval, each comparison over the
+// long prefixes cgroup paths share (/kubepods.slice/kubepods-...), and
+// split each busy cgroup's path again to name it.
+type cgroupIndex struct {
+	paths []string
+	at    map[string]int
+	// names[k] is CgroupName of paths[k], "" until asked for.
+	names []string
+	// counts[k] is how many threads and processes of the interval's
+	// sample are in the k-th cgroup; last, lastAt and lastPID are where
+	// count left off, counting once it has begun.
+	counts   []cgroupCount
+	last     string
+	lastAt   int
+	lastPID  int
+	counting bool
+}
+
+type cgroupCount struct{ threads, processes int }
+
+// count adds task c of the sample whose cgroups are cgs, the list x was
+// made for, to its cgroup's threads, and to its processes when c is the
+// first of its process there. The tasks come in PID order, so a process's
+// cgroup is looked up once, not per thread.
+func (x *cgroupIndex) count(cgs []CgroupCounters, c *TaskCounters) {
+	if !x.counting || c.Cgroup != x.last {
+		x.lookUp(cgs, c.Cgroup)
+	}
+	if x.lastAt >= 0 {
+		n := &x.counts[x.lastAt]
+		n.threads++
+		if c.PID != x.lastPID {
+			n.processes++
+			x.lastPID = c.PID
+		}
+	}
+}
+
+// lookUp is count's look-up, kept apart so that count is inlined into
+// the loop over every task.
+//
+//go:noinline
+func (x *cgroupIndex) lookUp(cgs []CgroupCounters, path string) {
+	x.counting, x.last, x.lastAt = true, path, x.find(cgs, path)
+}
+
+// cgroupIndexFrom is how many cgroups a list has for a map to find them:
+// a binary search over fewer is as quick.
+const cgroupIndexFrom = 32
+
+var cgroupIndexes = sync.Pool{New: func() any { return &cgroupIndex{at: map[string]int{}} }}
+
+// cgroupIndexFor is a pooled index for cgs, made anew only when cgs holds
+// other paths than the one it was made for, with nothing counted; the
+// caller puts it back.
+func cgroupIndexFor(cgs []CgroupCounters) *cgroupIndex {
+	x := cgroupIndexes.Get().(*cgroupIndex)
+	x.counts = slices.Grow(x.counts[:0], len(cgs))[:len(cgs)]
+	clear(x.counts)
+	x.last, x.lastAt, x.lastPID, x.counting = "", -1, -1, false
+	same := len(x.paths) == len(cgs)
+	for i := 0; same && i < len(cgs); i++ {
+		same = x.paths[i] == cgs[i].Path
+	}
+	if same {
+		return x
+	}
+	clear(x.at)
+	x.paths, x.names = x.paths[:0], x.names[:0]
+	for i := range cgs {
+		p := cgs[i].Path
+		x.paths = append(x.paths, p)
+		x.names = append(x.names, "")
+		if _, dup := x.at[p]; !dup && len(cgs) >= cgroupIndexFrom {
+			x.at[p] = i
+		}
+	}
+	return x
+}
+
+// find is path's place in cgs, the list x was made for, or -1.
+func (x *cgroupIndex) find(cgs []CgroupCounters, path string) int {
+	if len(cgs) >= cgroupIndexFrom {
+		if i, ok := x.at[path]; ok {
+			return i
+		}
+		return -1
+	}
+	i, ok := slices.BinarySearchFunc(cgs, path, func(c CgroupCounters, p string) int { return strings.Compare(c.Path, p) })
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// name is CgroupName of cgs[k], the list x was made for.
+func (x *cgroupIndex) name(cgs []CgroupCounters, k int) string {
+	if x.names[k] == "" {
+		x.names[k] = CgroupName(cgs[k].Path)
+	}
+	return x.names[k]
 }
 
 func pct(v float64) int { return min(max(int(v+0.5), 0), 100) }

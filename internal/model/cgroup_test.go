@@ -1,6 +1,9 @@
 package model
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +116,32 @@ func TestComputeCgroupsUnknownThrottling(t *testing.T) {
 	s = Compute(sample(0, task(1, 1, 5, 0, 0, 0, 0)), sample(time.Second, task(1, 1, 5, 9, 9, 9, 0)), Options{})
 	if s.Cgroups != nil {
 		t.Errorf("no cgroups known, got %+v", s.Cgroups)
+	}
+}
+
+// BenchmarkComputeInto10kThreadsInCgroups is the quiet host of
+// BenchmarkComputeInto10kThreads on a container host: 500 processes of 20
+// threads, each process in a cgroup of its own, as a recording of an hour
+// at 10,000 threads has them. Every thread is counted into its cgroup every
+// interval.
+func BenchmarkComputeInto10kThreadsInCgroups(b *testing.B) {
+	prev, cur := tenThousand(100, 1e9)
+	for _, s := range []*Sample{prev, cur} {
+		s.Cgroups = s.Cgroups[:0]
+		for i := range s.Tasks {
+			t := &s.Tasks[i]
+			t.PID = 1000 + i/20*20
+			// The sampler reads a process's cgroup once for its threads.
+			if i%20 == 0 {
+				s.Cgroups = append(s.Cgroups, CgroupCounters{Path: fmt.Sprintf("/system.slice/svc-%d.service", t.PID)})
+			}
+			t.Cgroup = s.Cgroups[len(s.Cgroups)-1].Path
+		}
+		slices.SortFunc(s.Cgroups, func(a, b CgroupCounters) int { return strings.Compare(a.Path, b.Path) })
+	}
+	var s Snapshot
+	b.ReportAllocs()
+	for b.Loop() {
+		ComputeInto(&s, prev, cur, Options{})
 	}
 }

@@ -79,6 +79,14 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		SwitchesPerSec: delta(prev.Self.VoluntarySwitches+prev.Self.InvoluntarySwitches, cur.Self.VoluntarySwitches+cur.Self.InvoluntarySwitches) / secs,
 	}
 
+	// Each task counts into its cgroup in this pass, not in one more pass
+	// over every task.
+	var x *cgroupIndex
+	if len(cur.Cgroups) > 0 {
+		x = cgroupIndexFor(cur.Cgroups)
+		defer cgroupIndexes.Put(x)
+	}
+
 	// Merge-join on (PID, TID): both lists are sorted, so one pass, no map.
 	// procs grows by one entry per PID of cur; an entry whose threads all
 	// stayed idle is dropped when the next PID starts.
@@ -93,6 +101,9 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		}
 		pr := &procs[len(procs)-1]
 		pr.Threads++
+		if x != nil {
+			x.count(cur.Cgroups, c)
+		}
 		for i < len(prev.Tasks) && less(&prev.Tasks[i], c) {
 			exited = append(exited, ExitedTask{PID: prev.Tasks[i].PID, TID: prev.Tasks[i].TID})
 			i++
@@ -160,7 +171,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		exited = append(exited, ExitedTask{PID: prev.Tasks[i].PID, TID: prev.Tasks[i].TID})
 	}
 	procs = closeProcess(procs, open, hot)
-	cgs = cgroupRates(cgs, prev, cur, threads, secs, hot)
+	cgs = cgroupRates(cgs, x, prev, cur, threads, secs, hot)
 	attachContainers(threads, procs, cur)
 	if !opts.Partial && dst.System.NoRates == "" {
 		var rows float64

@@ -1,7 +1,11 @@
 package record
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"io"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -77,6 +81,87 @@ func NewPlayerVisit(r *Recording, opts model.Options, v Visit) (*Player, error) 
 	if len(r.frames) < 2 {
 		return nil, ErrEmpty
 	}
+	m := newMarking(r, opts, v)
+	for range r.frames {
+		b, err := r.frameBytes(m.p.at + 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := m.p.d.apply(b); err != nil {
+			return nil, err
+		}
+		m.frame(&m.p.d)
+	}
+	return m.done(), nil
+}
+
+// OpenPlayer is Open and NewPlayerVisit in one decode of the file: the
+// pass that indexes and checks the frames also marks them, and hands
+// v.Each the snapshots of a whole recording. A window (v.From, v.To)
+// needs the index to be found (its bounds are searched for), so its
+// snapshots are played once more, the window alone, after the marking:
+// that is Visit. When the recording has fewer than two samples, r comes
+// with ErrEmpty, for its Notes; any other error comes with neither. The
+// caller closes r.
+func OpenPlayer(path string, opts model.Options, v Visit) (r *Recording, p *Player, err error) {
+	f, size, err := openFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, p, err = readPlayer(f, size, opts, v)
+	if r == nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r.file = f
+	return r, p, err
+}
+
+// ParsePlayer is OpenPlayer on a recording in memory.
+func ParsePlayer(data []byte, opts model.Options, v Visit) (*Recording, *Player, error) {
+	return readPlayer(bytes.NewReader(data), int64(len(data)), opts, v)
+}
+
+func readPlayer(src io.ReaderAt, size int64, opts model.Options, v Visit) (*Recording, *Player, error) {
+	whole := v.From.IsZero() && v.To.IsZero()
+	var m *marking
+	r, err := read(src, size, func(r *Recording) func(*decoder) {
+		inline := Visit{}
+		if whole {
+			inline = v
+		}
+		m = newMarking(r, opts, inline)
+		return m.frame
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(r.frames) < 2 {
+		return r, nil, ErrEmpty
+	}
+	p := m.done()
+	if !whole && v.Each != nil {
+		if err := p.Visit(v); err != nil {
+			r.Close()
+			return nil, nil, err
+		}
+	}
+	return r, p, nil
+}
+
+// marking is the pass that marks a recording's samples, one frame at a
+// time, as they are decoded: by the player itself (NewPlayerVisit) or by
+// the reader's indexing pass (OpenPlayer).
+type marking struct {
+	p      *Player
+	v      Visit
+	lo, hi int
+	// snap is one snapshot's rows, reused: the marking pass is done with
+	// each before the next.
+	snap model.Snapshot
+}
+
+func newMarking(r *Recording, opts model.Options, v Visit) *marking {
 	if !(opts.HotThreshold > 0) {
 		opts.HotThreshold = r.Header.HotThreshold
 	}
@@ -85,47 +170,93 @@ func NewPlayerVisit(r *Recording, opts model.Options, v Visit) (*Player, error) 
 	if len(r.Header.PIDs) > 0 {
 		opts.Partial = true
 	}
-	p := &Player{rec: r, pipe: pipeline.New(opts, r.Header.Interval), epoch: time.Unix(0, r.frames[0].wall), at: -1, hi: len(r.frames) - 1}
+	p := &Player{rec: r, pipe: pipeline.New(opts, r.Header.Interval), at: -1}
 	p.pipe.SetPIDs(r.Header.PIDs)
 	p.prev, p.cur = &p.slots[0], &p.slots[1]
-	p.marks = make([]Mark, len(r.frames))
-	lo, hi := 0, -1
+	p.marks = make([]Mark, 0, len(r.frames))
+	m := &marking{p: p, v: v, lo: 0, hi: -1}
 	if v.Each != nil {
-		lo, hi = r.window(v.From, v.To)
+		// The pass that indexes a recording hands over all of it
+		// (readPlayer); a whole index is searched for the window.
+		m.lo, m.hi = 0, math.MaxInt
+		if len(r.frames) > 0 {
+			m.lo, m.hi = r.window(v.From, v.To)
+		}
 		p.pipe.FoldStacks(true)
 	}
-	// One snapshot's rows, reused: the marking pass is done with each
-	// before the next.
-	var snap model.Snapshot
-	for i := range r.frames {
-		if err := p.step(); err != nil {
-			return nil, err
-		}
-		p.wakeups = p.wakeups || p.cur.Wakeups != nil
-		p.stacks = p.stacks || p.cur.Stacks != nil
-		m := Mark{Time: p.cur.Time}
-		// An interval shorter than the pipeline takes rates over (a
-		// recorder that caught up after a stall wrote such) has none.
-		if a, b := p.monoTimes(i); i > 0 && !r.frames[i].gap && !p.pipe.TooShort(&a, &b) {
-			p.compute(&snap, i)
-			m.Rate = true
-			m.CSPerSec, m.InPerSec = snap.System.ContextSwitchesPerSec, snap.System.InterruptsPerSec
-			m.Spike = snap.Spike
-			if len(snap.Threads) > 0 {
-				t := snap.Threads[0]
-				m.TopComm, m.TopPID, m.TopTID, m.TopPerSec = t.Comm, t.PID, t.TID, t.TotalPerSec()
-			}
-			if i >= lo && i <= hi {
-				v.Each(&snap)
-			}
-		}
-		p.marks[i] = m
+	return m
+}
+
+// frame marks the frame d has just applied, the next of the recording's.
+func (m *marking) frame(d *decoder) {
+	p, r := m.p, m.p.rec
+	if p.at < 0 {
+		p.epoch = time.Unix(0, r.frames[0].wall)
 	}
+	p.advance(d)
+	i := p.at
+	p.wakeups = p.wakeups || p.cur.Wakeups != nil
+	p.stacks = p.stacks || p.cur.Stacks != nil
+	mk := Mark{Time: p.cur.Time}
+	// An interval shorter than the pipeline takes rates over (a
+	// recorder that caught up after a stall wrote such) has none.
+	if a, b := p.monoTimes(i); i > 0 && !r.frames[i].gap && !p.pipe.TooShort(&a, &b) {
+		snap := &m.snap
+		p.compute(snap, i)
+		mk.Rate = true
+		mk.CSPerSec, mk.InPerSec = snap.System.ContextSwitchesPerSec, snap.System.InterruptsPerSec
+		mk.Spike = snap.Spike
+		if len(snap.Threads) > 0 {
+			t := snap.Threads[0]
+			mk.TopComm, mk.TopPID, mk.TopTID, mk.TopPerSec = t.Comm, t.PID, t.TID, t.TotalPerSec()
+		}
+		if i >= m.lo && i <= m.hi {
+			m.v.Each(snap)
+		}
+	}
+	p.marks = append(p.marks, mk)
+}
+
+// done leaves the marked player standing before the first sample, its
+// range whole.
+func (m *marking) done() *Player {
+	p := m.p
+	p.lo, p.hi = 0, len(p.rec.frames)-1
+	p.rewind()
+	return p
+}
+
+// rewind stands the player before the first sample, folding no stacks.
+func (p *Player) rewind() {
 	p.pipe.FoldStacks(false)
 	p.at = -1
 	p.d = decoder{}
 	p.pipe.ResetStacks()
-	return p, nil
+}
+
+// Visit plays the window v.From..v.To once, handing v.Each each snapshot
+// in it: what Next returns after SetRange(v.From, v.To) and
+// FoldStacks(true). It is the pass OpenPlayer makes over a window, for a
+// caller that learns the window from the recording it opened. The player
+// is left standing before the first sample, its range whole.
+func (p *Player) Visit(v Visit) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var err error
+	if p.lo, p.hi = p.rec.window(v.From, v.To); p.hi >= p.lo {
+		p.pipe.FoldStacks(true)
+		p.at = -1
+		var snap model.Snapshot
+		for err = p.nextInto(&snap); err == nil; err = p.nextInto(&snap) {
+			v.Each(&snap)
+		}
+		if errors.Is(err, ErrEnd) || errors.Is(err, ErrEmpty) {
+			err = nil
+		}
+	}
+	p.lo, p.hi = 0, len(p.rec.frames)-1
+	p.rewind()
+	return err
 }
 
 // FoldStacks makes each Snapshot carry its interval's recorded stacks for
@@ -197,11 +328,17 @@ func (p *Player) step() error {
 	if err := p.d.apply(b); err != nil {
 		return err
 	}
+	p.advance(&p.d)
+	return nil
+}
+
+// advance makes the frame d has just applied, the next one, the current
+// sample.
+func (p *Player) advance(d *decoder) {
 	p.at++
 	p.prev, p.cur = p.cur, p.prev
-	p.d.sample(p.cur, p.rec.loc)
+	d.sample(p.cur, p.rec.loc)
 	p.observeStacks()
-	return nil
 }
 
 // observeStacks adds the current sample's stack read to the window the
@@ -224,20 +361,13 @@ func (p *Player) compute(snap *model.Snapshot, i int) {
 	a, b := p.monoTimes(i)
 	p.pipe.DeriveInto(snap, &a, &b)
 	// The spike verdicts are taken once, in order, while NewPlayer marks
-	// the samples (mark i is not set yet then); a seek reuses them.
-	if p.marks[i].Rate {
+	// the samples (mark i is not made yet then); a seek reuses them.
+	if i < len(p.marks) && p.marks[i].Rate {
 		snap.Spike = p.marks[i].Spike
 	} else {
 		p.pipe.Judge(snap)
 	}
 	snap.Time = p.cur.Time
-}
-
-// snapshot is compute into rows of its own, for a caller to keep.
-func (p *Player) snapshot(i int) model.Snapshot {
-	var snap model.Snapshot
-	p.compute(&snap, i)
-	return snap
 }
 
 // monoTimes are the samples before and at i (the current ones) timed by
@@ -262,19 +392,27 @@ func (p *Player) Pos() int {
 func (p *Player) Next() (model.Snapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	var snap model.Snapshot
+	err := p.nextInto(&snap)
+	return snap, err
+}
+
+// nextInto is Next into dst's rows.
+func (p *Player) nextInto(dst *model.Snapshot) error {
 	if p.at < p.lo-1 {
 		// seek moves on to the first sample with a rate.
-		return p.seek(p.lo)
+		return p.seekInto(dst, p.lo)
 	}
 	for p.at < p.hi {
 		if err := p.step(); err != nil {
-			return model.Snapshot{}, err
+			return err
 		}
 		if p.marks[p.at].Rate {
-			return p.snapshot(p.at), nil
+			p.compute(dst, p.at)
+			return nil
 		}
 	}
-	return model.Snapshot{}, ErrEnd
+	return ErrEnd
 }
 
 // Seek returns the snapshot of sample i (moved forward to the nearest one
@@ -282,10 +420,12 @@ func (p *Player) Next() (model.Snapshot, error) {
 func (p *Player) Seek(i int) (model.Snapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.seek(i)
+	var snap model.Snapshot
+	err := p.seekInto(&snap, i)
+	return snap, err
 }
 
-func (p *Player) seek(i int) (model.Snapshot, error) {
+func (p *Player) seekInto(dst *model.Snapshot, i int) error {
 	i = max(min(i, p.hi), p.lo)
 	for i < p.hi && !p.marks[i].Rate {
 		i++
@@ -294,7 +434,7 @@ func (p *Player) seek(i int) (model.Snapshot, error) {
 		i--
 	}
 	if !p.marks[i].Rate {
-		return model.Snapshot{}, ErrEmpty
+		return ErrEmpty
 	}
 	if i != p.at+1 || p.at < 0 {
 		// Start from the last checkpoint early enough for the stack
@@ -307,7 +447,7 @@ func (p *Player) seek(i int) (model.Snapshot, error) {
 			k = before(i - 1)
 		}
 		if k < 0 {
-			return model.Snapshot{}, ErrEmpty
+			return ErrEmpty
 		}
 		c := &p.rec.checks[k]
 		p.d = decoder{st: c.st.clone(), synced: true}
@@ -318,8 +458,9 @@ func (p *Player) seek(i int) (model.Snapshot, error) {
 	}
 	for p.at < i {
 		if err := p.step(); err != nil {
-			return model.Snapshot{}, err
+			return err
 		}
 	}
-	return p.snapshot(i), nil
+	p.compute(dst, i)
+	return nil
 }

@@ -71,25 +71,13 @@ type checkpoint struct {
 }
 
 // Open reads a recording file's header and index; frames are read from
-// the file when played, so it stays open until Close. The file must be a
-// regular file: a FIFO or device would block the read. It is opened
-// non-blocking, since opening a FIFO blocks until a writer comes, and
-// refused on what fstat says, so nothing blocks before the refusal.
+// the file when played, so it stays open until Close.
 func Open(path string) (*Recording, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, size, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if m := fi.Mode(); !m.IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s is %s, %w", path, Kind(m), ErrNotFile)
-	}
-	r, err := read(f, fi.Size())
+	r, err := read(f, size, nil)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -98,16 +86,39 @@ func Open(path string) (*Recording, error) {
 	return r, nil
 }
 
+// openFile opens a recording file for Open. The file must be a regular
+// file: a FIFO or device would block the read. It is opened non-blocking,
+// since opening a FIFO blocks until a writer comes, and refused on what
+// fstat says, so nothing blocks before the refusal.
+func openFile(path string) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if m := fi.Mode(); !m.IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s is %s, %w", path, Kind(m), ErrNotFile)
+	}
+	return f, fi.Size(), nil
+}
+
 // Parse reads a recording from memory. Damage after a valid header is not
 // an error: what can be read is kept and Notes say what was not. The error
 // is for input that is not a recording at all, or one too new to read.
 func Parse(data []byte) (*Recording, error) {
-	return read(bytes.NewReader(data), int64(len(data)))
+	return read(bytes.NewReader(data), int64(len(data)), nil)
 }
 
 // read parses the size bytes of src: the magic first, so a file that is
-// not a recording costs a few bytes read, whatever its size.
-func read(src io.ReaderAt, size int64) (*Recording, error) {
+// not a recording costs a few bytes read, whatever its size. start, when
+// not nil, is given the recording once its header is read, and returns
+// what scan hands every frame it indexes (see scan).
+func read(src io.ReaderAt, size int64, start func(*Recording) func(*decoder)) (*Recording, error) {
 	if size == 0 {
 		return nil, fmt.Errorf("%w: the file is empty", ErrNotRecording)
 	}
@@ -169,7 +180,11 @@ func read(src io.ReaderAt, size int64) (*Recording, error) {
 		return nil, err
 	}
 	r.zd = zd
-	r.scan(p + hl + 4)
+	var each func(*decoder)
+	if start != nil {
+		each = start(r)
+	}
+	r.scan(p+hl+4, each)
 	return r, nil
 }
 
@@ -272,9 +287,6 @@ func (r *Recording) decompress(ci int, comp []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err != nil {
-		return nil, err
-	}
 	if len(out) != c.rawLen {
 		return nil, fmt.Errorf("chunk holds %d bytes, its header says %d", len(out), c.rawLen)
 	}
@@ -283,8 +295,13 @@ func (r *Recording) decompress(ci int, comp []byte) ([]byte, error) {
 }
 
 // scan walks the chunks from off, decodes every frame once to check it,
-// and notes the damage it meets.
-func (r *Recording) scan(off int) {
+// and notes the damage it meets. each, when not nil, is given the decoder
+// after every frame it indexes, that frame being the last of r.frames:
+// the state a player that applied the indexed frames in order would have,
+// since a frame after damage is a keyframe, which starts afresh. A reader
+// that wants every sample (the marks, a report) is then served by the
+// decode that indexes them instead of one more.
+func (r *Recording) scan(off int, each func(*decoder)) {
 	var d decoder
 	var lastGood *frameRef
 	damagedAt := -1 // byte offset of the first damage not yet reported
@@ -377,6 +394,9 @@ func (r *Recording) scan(off int) {
 			lastGood = &r.frames[len(r.frames)-1]
 			if (len(r.frames)-1)%checkpointEvery == 0 || fr.gap {
 				r.checks = append(r.checks, checkpoint{idx: len(r.frames) - 1, st: d.st.clone()})
+			}
+			if each != nil {
+				each(&d)
 			}
 		}
 	}

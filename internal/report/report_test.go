@@ -112,3 +112,38 @@ func TestOnePassIsWhatReplayShows(t *testing.T) {
 		t.Errorf("comparison (-replay +one pass):\n%s", d)
 	}
 }
+
+// ctxtop report reads a recording once (record.OpenPlayer): the report of
+// that pass, over the whole file or a window, is the one a pass after
+// opening it makes.
+func TestReportOfTheReadingPassIsTheSame(t *testing.T) {
+	path := writeRecording(t, t.TempDir(), "burst.ctxrec", testHeader(), burstSamples(90, 40, 46))
+	start := testHeader().Start
+	all := cmp.Exporter(func(reflect.Type) bool { return true })
+	ignore := cmpopts.IgnoreFields(Report{}, "Generated")
+	for _, w := range [][2]time.Time{{}, {start.Add(10 * time.Second), start.Add(80 * time.Second)}} {
+		want, err := func() (*Report, error) {
+			ps := ForReport()
+			return ps.Report(openPass(t, path, ps, w[0], w[1]).Recording(), path, "test")
+		}()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := ForReport()
+		r, _, err := record.OpenPlayer(path, model.Options{}, record.Visit{From: w[0], To: w[1], Each: ps.Add})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ps.Report(r, path, "test")
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Intervals < 70 {
+			t.Fatalf("window %v: %d intervals, want at least 70", w, got.Intervals)
+		}
+		if d := cmp.Diff(want, got, all, ignore, cmpopts.EquateNaNs()); d != "" {
+			t.Errorf("window %v: report (-open then pass +reading pass):\n%s", w, d)
+		}
+	}
+}
