@@ -29,6 +29,8 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/ctxtop/ctxtop/internal/sorts"
 )
 
 // Type is a metric family's type.
@@ -108,7 +110,7 @@ var ErrInvalid = errors.New("invalid metrics")
 // Sort sorts ms as they are written: by family name, then by label values
 // in order.
 func Sort(ms []Metric) {
-	slices.SortFunc(ms, compare)
+	sorts.Func(ms, compare)
 }
 
 func compare(a, b Metric) int {
