@@ -70,7 +70,7 @@ func TestContainerSeriesJoinCadvisor(t *testing.T) {
 	}
 	var relabels []relabel
 	for _, r := range shippedServiceMonitor(t).Spec.Endpoints[0].Relabelings {
-		relabels = append(relabels, relabel{r.SourceLabels, r.TargetLabel, r.Action, r.Regex})
+		relabels = append(relabels, relabel(r))
 	}
 	type static struct {
 		Targets []string          `yaml:"targets"`

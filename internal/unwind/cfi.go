@@ -79,9 +79,6 @@ func (o *cfiObject) vaddr(fileOff uint64) (uint64, bool) {
 	return 0, false
 }
 
-// hasCFI reports whether the file has any unwind information at all.
-func (o *cfiObject) hasCFI() bool { return len(o.eh.data) > 0 || len(o.dbg.data) > 0 }
-
 // loadCFI reads a file's segments and CFI sections. The file comes from a
 // process's mappings and may be crafted: sections are size-checked before
 // they are read, and a panic inside debug/elf becomes an error.
