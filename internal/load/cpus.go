@@ -109,10 +109,10 @@ func ValidateCPUs(cpus []int) error {
 	online := onlineCPUs()
 	for _, c := range cpus {
 		if online != nil && !contains(online, c) {
-			return fmt.Errorf("cpus: CPU %d is not online (online: %s)", c, formatCPUs(online))
+			return fmt.Errorf("cpus: CPU %d is not online (online: %s)", c, FormatCPUs(online))
 		}
 		if !contains(allowed, c) {
-			return fmt.Errorf("cpus: CPU %d is not in this process's allowed set (%s)", c, formatCPUs(allowed))
+			return fmt.Errorf("cpus: CPU %d is not in this process's allowed set (%s)", c, FormatCPUs(allowed))
 		}
 	}
 	return nil
@@ -127,8 +127,8 @@ func contains(s []int, v int) bool {
 	return false
 }
 
-// formatCPUs writes a list back in the kernel's syntax, ranges collapsed.
-func formatCPUs(cpus []int) string {
+// FormatCPUs writes a list back in the kernel's syntax, ranges collapsed.
+func FormatCPUs(cpus []int) string {
 	var b strings.Builder
 	for i := 0; i < len(cpus); {
 		j := i

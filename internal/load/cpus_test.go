@@ -67,11 +67,11 @@ func FuzzParseCPUList(f *testing.F) {
 				t.Errorf("ParseCPUList(%q) holds CPU %d", s, c)
 			}
 		}
-		// What formatCPUs writes must read back the same, sorted lists at least.
+		// What FormatCPUs writes must read back the same, sorted lists at least.
 		if sorted(cpus) {
-			back, err := ParseCPUList(formatCPUs(cpus))
+			back, err := ParseCPUList(FormatCPUs(cpus))
 			if err != nil || !cmp.Equal(cpus, back) {
-				t.Errorf("ParseCPUList(formatCPUs(%v)) = %v, %v", cpus, back, err)
+				t.Errorf("ParseCPUList(FormatCPUs(%v)) = %v, %v", cpus, back, err)
 			}
 		}
 	})
@@ -89,8 +89,8 @@ func sorted(s []int) bool {
 func TestFormatCPUs(t *testing.T) {
 	tests := map[string][]int{"0": {0}, "0-1": {0, 1}, "0-2,5,7-8": {0, 1, 2, 5, 7, 8}, "": nil}
 	for want, in := range tests {
-		if got := formatCPUs(in); got != want {
-			t.Errorf("formatCPUs(%v) = %q, want %q", in, got, want)
+		if got := FormatCPUs(in); got != want {
+			t.Errorf("FormatCPUs(%v) = %q, want %q", in, got, want)
 		}
 	}
 }

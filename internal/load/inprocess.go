@@ -180,7 +180,7 @@ func startLocal(cfg Config, counts []*atomic.Uint64) (*localRun, error) {
 				aborted.Store(true)
 				gate.open()
 				r.abort()
-				return nil, fmt.Errorf("pinning the process to %s: %w", formatCPUs(cfg.CPUs), err)
+				return nil, fmt.Errorf("pinning the process to %s: %w", FormatCPUs(cfg.CPUs), err)
 			}
 		}
 		r.whole0, _ = readProcessCounters(os.Getpid())

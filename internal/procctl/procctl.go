@@ -85,25 +85,7 @@ func ParseCPUs(s string) ([]int, error) {
 }
 
 // FormatCPUs writes cpus in the kernel's list syntax: 0-1,4.
-func FormatCPUs(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(cpus[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
+func FormatCPUs(cpus []int) string { return load.FormatCPUs(cpus) }
 
 // SetAffinity restricts the target to cpus with sched_setaffinity: the
 // thread, or each thread of the process (affinity is per thread; taskset
