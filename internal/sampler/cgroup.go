@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -13,7 +14,6 @@ import (
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/procfs"
 	"github.com/ctxtop/ctxtop/internal/sanitize"
-	"github.com/ctxtop/ctxtop/internal/sorts"
 )
 
 // A process rarely changes cgroup (a container's exec, systemd-run moving a
@@ -145,7 +145,7 @@ func (s *Sampler) readCgroups(dst *model.Sample) {
 		c.resolve(p.cgroup, st)
 		c.paths = append(c.paths, cgroupKey{p.cgroup, p.cgroupV1, st})
 	}
-	sorts.Func(c.paths, func(a, b cgroupKey) int { return strings.Compare(a.path, b.path) })
+	slices.SortFunc(c.paths, func(a, b cgroupKey) int { return strings.Compare(a.path, b.path) })
 	dst.Cgroups = dst.Cgroups[:0]
 	for _, k := range c.paths {
 		cc := model.CgroupCounters{Path: k.path, Container: k.st.ctr}

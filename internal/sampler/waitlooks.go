@@ -11,7 +11,6 @@ import (
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/polltimer"
 	"github.com/ctxtop/ctxtop/internal/procfs"
-	"github.com/ctxtop/ctxtop/internal/sorts"
 	"github.com/ctxtop/ctxtop/internal/waitreason"
 )
 
@@ -293,7 +292,7 @@ func (w *looker) collect(dst []model.WaitTally) []model.WaitTally {
 }
 
 func sortWaits(w []model.WaitTally) []model.WaitTally {
-	sorts.Func(w, func(a, b model.WaitTally) int {
+	slices.SortFunc(w, func(a, b model.WaitTally) int {
 		if a.PID != b.PID {
 			return a.PID - b.PID
 		}
