@@ -135,7 +135,9 @@ func (tw *threadWaits) observe(t *waitTarget) {
 		if string(t.wchan) != tw.wchan {
 			tw.wchan = string(t.wchan)
 		}
-		if string(t.syscall) != tw.syscall {
+		// A thread that woke between the wchan and the syscall read
+		// left no call line: the last one read stands.
+		if len(t.syscall) > 0 && string(t.syscall) != tw.syscall {
 			tw.syscall = string(t.syscall)
 		}
 	}
