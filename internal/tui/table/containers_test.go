@@ -15,13 +15,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
 )
 
-func newContainerTable(w, h int) Model {
-	m := New(theme.New(false, true), keys.New(), 1000)
-	m.SetSize(w, h)
-	s := tuitest.WithContainers()
-	m.SetSnapshot(&s)
-	return m
-}
+func newContainerTable(w, h int) Model { return tableOf(w, h, tuitest.WithContainers()) }
 
 // On a node the rows name their containers and pods; on a host without
 // containers the columns stay away (TestColumnsDropByPriority).

@@ -18,10 +18,12 @@ import (
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
 )
 
-func newTable(w, h int) Model {
+func newTable(w, h int) Model { return tableOf(w, h, tuitest.Snapshot()) }
+
+// tableOf is a w by h table showing s, hot at 1,000 switches/s.
+func tableOf(w, h int, s model.Snapshot) Model {
 	m := New(theme.New(false, true), keys.New(), 1000)
 	m.SetSize(w, h)
-	s := tuitest.Snapshot()
 	m.SetSnapshot(&s)
 	return m
 }
