@@ -296,7 +296,7 @@ func (r *FileRecorder) Write(s *model.Sample) error {
 		r.first = s.Time
 	}
 	r.last = s.Time
-	if r.w.frames == 0 && r.w.written >= 2 && r.w.NearFull() {
+	if r.w.frames == 0 && r.w.written >= 2 && r.w.Full() {
 		if r.o.Rotate > 0 {
 			r.full = true
 			return nil

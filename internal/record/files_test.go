@@ -191,26 +191,75 @@ func TestSamplesCountsOnlyWhatIsOnDisk(t *testing.T) {
 		return r.Size()
 	}
 	one, two, ten := size(1), size(2), size(10)
-	// Room for the first two samples and, by the recorder's projection
-	// from the second's chunk, a third: not for the chunk of the other
-	// 8, flushed at Close.
-	capped := two + 2*(two-one) + chunkHeaderSize + 1
+	// Room for the first two samples and a few more, not for all 10.
+	capped := two + 3*(two-one) + chunkHeaderSize + 1
 	if capped >= ten {
 		t.Fatalf("setup: a cap of %d holds all 10 samples (%d B)", capped, ten)
 	}
 	r, err := writeAll(t, FileOptions{Path: path, Header: testHeader(), Writer: WriterOptions{MaxSize: capped, FlushEvery: time.Hour}}, 10)
-	if err != nil {
-		t.Fatal(err)
+	// The chunk is written before it outgrows the room left, and the
+	// file ends there: every sample handed over is on disk.
+	if !errors.Is(err, ErrSizeLimit) {
+		t.Fatalf("writing 10 samples under a cap of %d: %v, want ErrSizeLimit", capped, err)
 	}
 	rec, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rec.Close()
-	if diff := cmp.Diff([2]int{2, 8}, [2]int{r.Samples(), r.Dropped}); diff != "" {
-		t.Errorf("samples and dropped (-want +got):\n%s", diff)
+	if r.Dropped != 0 || r.Samples() < 3 || r.Samples() >= 10 {
+		t.Errorf("%d samples on disk, %d dropped: want 3 to 9 on disk, none dropped", r.Samples(), r.Dropped)
 	}
 	if diff := cmp.Diff(rec.Samples(), r.Samples()); diff != "" {
 		t.Errorf("samples said (-in the file +said):\n%s", diff)
+	}
+}
+
+// TestRotationKeepsEverySample: a chunk held for seconds of samples
+// (FlushEvery) is written before it outgrows the room left in the file, so
+// a ring drops nothing at a cap and fills each file to most of the cap, not
+// to the two samples written at once.
+func TestRotationKeepsEverySample(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ring.ctxrec")
+	const capBytes = 8 << 10
+	o := FileOptions{Path: path, Header: testHeader(), Rotate: 3, Writer: WriterOptions{MaxSize: capBytes, FlushEvery: time.Hour}}
+	r, err := writeAll(t, o, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Rotations < 3 {
+		t.Fatalf("%d rotations; the test needs a full ring", r.Rotations)
+	}
+	if r.Dropped != 0 {
+		t.Errorf("%d of 300 samples dropped at the cap, want 0", r.Dropped)
+	}
+	if r.Samples() != 300 {
+		t.Errorf("%d samples on disk over all files, want 300", r.Samples())
+	}
+	kept := 0
+	for _, p := range []string{path + ".2", path + ".1"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() > capBytes || fi.Size() < capBytes/2 {
+			t.Errorf("%s: %d bytes, want between half the cap and the cap (%d)", filepath.Base(p), fi.Size(), capBytes)
+		}
+		rec, err := Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept += rec.Samples()
+		rec.Close()
+	}
+	rec, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept += rec.Samples()
+	rec.Close()
+	if k, _ := r.Kept(); k != kept {
+		t.Errorf("the recorder says the ring keeps %d samples, the files hold %d", k, kept)
 	}
 }

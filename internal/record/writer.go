@@ -58,6 +58,13 @@ type Writer struct {
 	// keyframe: the usual size, which NearFull projects from.
 	lastLen  int
 	chunkKey bool
+	// ratio is the last chunk's compressed size over its raw size, which
+	// the pending chunk's size on disk is projected from (roomFor); 1
+	// before any chunk, since zstd hardly grows what it cannot shrink.
+	ratio float64
+	// full is set when a chunk was flushed early because the next frame
+	// would likely not have fitted the room left (Full).
+	full bool
 
 	first              time.Time
 	started            bool
@@ -88,7 +95,7 @@ func NewWriter(w io.Writer, h Header, o WriterOptions) (*Writer, error) {
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(body)))
 	b = append(b, body...)
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(body, castagnoli))
-	wr := &Writer{w: w, opts: o, z: z}
+	wr := &Writer{w: w, opts: o, z: z, ratio: 1}
 	if o.MaxSize > 0 && int64(len(b)) > o.MaxSize {
 		return nil, &CapError{MaxSize: o.MaxSize, Need: int64(len(b))}
 	}
@@ -106,6 +113,25 @@ func (w *Writer) Size() int64 { return w.size }
 // the moment to rotate before any sample is dropped.
 func (w *Writer) NearFull() bool {
 	return w.opts.MaxSize > 0 && w.size+2*int64(w.lastLen)+int64(chunkHeaderSize) > w.opts.MaxSize
+}
+
+// Full says the file has no room for another chunk like the last (NearFull)
+// or that the last chunk was flushed early because the next frame would
+// likely not have fitted: a file with a cap ends, or rotates, here.
+func (w *Writer) Full() bool { return w.full || w.NearFull() }
+
+// roomFor says whether the pending chunk, grown by another frame of add raw
+// bytes (the size of the last frame; a keyframe is no measure of the
+// frames after it, so it is not asked after one), would still fit under MaxSize, projected with the last chunk's
+// compression ratio and a margin. Checked after every frame, it flushes a
+// chunk before it outgrows the room left, instead of holding frames for a
+// chunk that can no longer be written (FlushEvery is seconds of samples).
+func (w *Writer) roomFor(add int) bool {
+	if w.opts.MaxSize <= 0 {
+		return true
+	}
+	est := float64(len(w.raw)+add) * w.ratio * 1.25
+	return w.size+int64(chunkHeaderSize)+int64(est) <= w.opts.MaxSize
 }
 
 // Write adds one sample. Samples must come in time order from one
@@ -132,6 +158,7 @@ func (w *Writer) Write(s *model.Sample) error {
 		w.lastKey, w.chunkKey = mono, true
 	}
 	var err error
+	before := len(w.raw)
 	w.raw, err = w.enc.appendFrame(w.raw, s, int64(mono), key)
 	if err != nil {
 		return err
@@ -140,6 +167,16 @@ func (w *Writer) Write(s *model.Sample) error {
 	if mono-w.lastFlush >= w.opts.FlushEvery || len(w.raw) >= maxPendingRaw {
 		w.lastFlush = mono
 		return w.Flush()
+	}
+	if !key && !w.roomFor(len(w.raw)-before) {
+		// Another frame like this one would likely take the chunk past
+		// the cap, and a chunk that does not fit loses all its frames:
+		// write these now, and let the file end (or rotate) here.
+		w.lastFlush = mono
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		w.full = true
 	}
 	return nil
 }
@@ -179,6 +216,7 @@ func (w *Writer) Flush() error {
 	if !w.chunkKey {
 		w.lastLen = len(chunk)
 	}
+	w.ratio = float64(len(comp)) / float64(len(w.raw))
 	w.written += w.frames
 	w.raw, w.frames, w.chunkKey = w.raw[:0], 0, false
 	return nil
