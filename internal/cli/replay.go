@@ -345,7 +345,7 @@ func printInfo(w io.Writer, path string) error {
 	if len(h.PIDs) > 0 {
 		pids = fmt.Sprint(h.PIDs)
 	}
-	fmt.Fprintf(w, "file       %s (%s, format %d, part %d)\n", path, formatSize(r.Size), h.Version, h.Part)
+	fmt.Fprintf(w, "file       %s (%s, format %d, part %d)\n", path, format.Bytes(r.Size), h.Version, h.Part)
 	fmt.Fprintf(w, "host       %s, kernel %s, %d CPUs\n", h.Facts.Hostname, h.Facts.Kernel, h.CPUs)
 	fmt.Fprintf(w, "recorder   ctxtop %s, every %s, procfs %s, processes %s, hot at %s/s\n",
 		h.CtxtopVersion, h.Interval, h.ProcRoot, pids, format.Thousands(h.HotThreshold))

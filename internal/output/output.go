@@ -70,16 +70,16 @@ func (t *Text) Write(s *model.Snapshot) error {
 	}
 	t.n++
 	sys := &s.System
-	cs, in, res := num(sys.ContextSwitchesPerSec), num(sys.InterruptsPerSec), num(sys.ReschedIPIsPerSec)
+	cs, in, res := format.Thousands(sys.ContextSwitchesPerSec), format.Thousands(sys.InterruptsPerSec), format.Thousands(sys.ReschedIPIsPerSec)
 	if sys.NoRates != "" {
 		// Unknown, not a quiet host: the reason follows on the line.
 		cs, in, res = "-", "-", "-"
 	}
 	fmt.Fprintf(w, "%s  cs/s %s  in/s %s  res/s %s  run %d  blk %d  cpus %d  load %s %s %s",
 		s.Time.Format("15:04:05"), cs, in, res,
-		sys.ProcsRunning, sys.ProcsBlocked, sys.CPUs, dec(sys.LoadAvg[0]), dec(sys.LoadAvg[1]), dec(sys.LoadAvg[2]))
+		sys.ProcsRunning, sys.ProcsBlocked, sys.CPUs, format.Decimal(sys.LoadAvg[0]), format.Decimal(sys.LoadAvg[1]), format.Decimal(sys.LoadAvg[2]))
 	if sys.HasPSI {
-		fmt.Fprintf(w, "  psi %s", dec(sys.PSICPUSomeAvg10))
+		fmt.Fprintf(w, "  psi %s", format.Decimal(sys.PSICPUSomeAvg10))
 	}
 	if s.Unreadable > 0 {
 		fmt.Fprintf(w, "  %d tasks unreadable", s.Unreadable)
@@ -100,11 +100,11 @@ func (t *Text) Write(s *model.Snapshot) error {
 				break
 			}
 			line(w, "%8d %s %7d %11s %11s %11s %7s %7s  %s", p.PID, pad(clip(p.Comm), commWidth), p.Threads,
-				fit(p.VoluntaryPerSec, 11), fit(p.InvoluntaryPerSec, 11), fit(p.TotalPerSec(), 11), fit(p.CPUPercent, 7), fit(p.WaitPercent, 7), hot(p.Hot, p.Why))
+				format.DecimalIn(p.VoluntaryPerSec, 11), format.DecimalIn(p.InvoluntaryPerSec, 11), format.DecimalIn(p.TotalPerSec(), 11), format.DecimalIn(p.CPUPercent, 7), format.DecimalIn(p.WaitPercent, 7), hot(p.Hot, p.Why))
 		}
 		if s.UnattributedPerSec > 0 {
 			line(w, "%8s %s %7s %11s %11s %11s %7s %7s  %s", "-", pad(unattributedComm, commWidth), "-", "-", "-",
-				fit(s.UnattributedPerSec, 11), "-", "-", t.unattributedWhy())
+				format.DecimalIn(s.UnattributedPerSec, 11), "-", "-", t.unattributedWhy())
 		}
 	} else {
 		t.writeThreads(s)
@@ -150,7 +150,7 @@ func (t *Text) writeThreads(s *model.Snapshot) {
 			case fields.Comm:
 				cell = unattributedComm
 			case fields.Total:
-				cell = fit(s.UnattributedPerSec, f.TextWidth)
+				cell = format.DecimalIn(s.UnattributedPerSec, f.TextWidth)
 			case fields.Reason:
 				cell = t.unattributedWhy()
 			}
@@ -164,7 +164,7 @@ func (t *Text) writeThreads(s *model.Snapshot) {
 // threadCell is one thread's cell of a text column.
 func threadCell(f *fields.Field, th *model.ThreadRates) string {
 	if f.Numeric() {
-		return fit(f.Value(th), f.TextWidth)
+		return format.DecimalIn(f.Value(th), f.TextWidth)
 	}
 	switch f.ID {
 	case fields.PID:
@@ -223,13 +223,13 @@ func (t *Text) writeCgroups(s *model.Snapshot) {
 		}
 		thr, ms, limit := "-", "-", "-"
 		if c.HasThrottling {
-			thr, ms = fit(c.ThrottledPercent, 7), fit(c.ThrottledMsPerSec, 9)
+			thr, ms = format.DecimalIn(c.ThrottledPercent, 7), format.DecimalIn(c.ThrottledMsPerSec, 9)
 		}
 		if c.LimitCPUs > 0 {
-			limit = fit(c.LimitCPUs, 6)
+			limit = format.DecimalIn(c.LimitCPUs, 6)
 		}
 		line(w, "%6d %7d %11s %11s %11s %7s %7s %9s %6s %s %s", c.Processes, c.Threads,
-			fit(c.VoluntaryPerSec, 11), fit(c.InvoluntaryPerSec, 11), fit(c.TotalPerSec(), 11), fit(c.CPUPercent, 7), thr, ms, limit,
+			format.DecimalIn(c.VoluntaryPerSec, 11), format.DecimalIn(c.InvoluntaryPerSec, 11), format.DecimalIn(c.TotalPerSec(), 11), format.DecimalIn(c.CPUPercent, 7), thr, ms, limit,
 			pad(hot(c.Hot, c.Why), hotWidth), c.Name)
 	}
 }
@@ -278,7 +278,7 @@ func (t *Text) writeWakeups(wk *model.Wakeups) {
 			wpid, wtid = "-", "-"
 		}
 		line(w, "%8s %8s %s %8d %8d %s %11s %7s %9s %9s", wpid, wtid, pad(clip(p.WakerComm), commWidth),
-			p.WakeePID, p.WakeeTID, pad(clip(p.WakeeComm), commWidth), fit(p.PerSec, 11), known(p.CrossCPUPercent, p.CrossCPUKnown(), 7),
+			p.WakeePID, p.WakeeTID, pad(clip(p.WakeeComm), commWidth), format.DecimalIn(p.PerSec, 11), known(p.CrossCPUPercent, p.CrossCPUKnown(), 7),
 			known(p.LatencyP50Micros, p.LatencyKnown(), 9), known(p.LatencyP99Micros, p.LatencyKnown(), 9))
 	}
 }
@@ -307,25 +307,6 @@ func pad(s string, width int) string {
 	return s
 }
 
-// dec formats a rate like pidstat, two decimals and no separators, so the
-// columns paste into a spreadsheet; "-" for a value that is not a number.
-func dec(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
-	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
-}
-
-// fit is dec when it fits in width cells, else the figure abbreviated
-// (6.6T): a column never overflows and pushes the ones after it, whatever
-// a counter did.
-func fit(v float64, width int) string {
-	if s := dec(v); len(s) <= width {
-		return s
-	}
-	return format.Abbreviate(v, width)
-}
-
 func hot(isHot bool, why model.Why) string {
 	if !isHot {
 		return ""
@@ -343,8 +324,6 @@ func cpus(t model.ThreadRates) string {
 	}
 	return s
 }
-
-func num(v float64) string { return format.Thousands(v) }
 
 // JSON writes one object per report per line.
 type JSON struct {
@@ -449,7 +428,7 @@ func known(v float64, ok bool, width int) string {
 	if !ok {
 		return "-"
 	}
-	return fit(v, width)
+	return format.DecimalIn(v, width)
 }
 
 type jsonSystem struct {
@@ -680,7 +659,7 @@ func jsonStacks(ss []model.StackShare) []jsonStack {
 	}
 	out := make([]jsonStack, 0, len(ss))
 	for _, s := range ss {
-		out = append(out, jsonStack{s.Frames, s.Own, s.Waker, round(s.Share, 3), s.Count, s.NoFramePointers})
+		out = append(out, jsonStack{s.Frames, s.Own, s.Waker, format.Round(s.Share, 3), s.Count, s.NoFramePointers})
 	}
 	return out
 }
@@ -692,7 +671,7 @@ func (j *JSON) Write(s *model.Snapshot) error {
 		// The interval keeps microseconds where rates keep two decimals:
 		// rate × interval gives back the kernel's count, and a 1.004 s
 		// interval written as 1 would hide the sampler's drift.
-		Interval: round(s.Interval.Seconds(), 6),
+		Interval: format.Round(s.Interval.Seconds(), 6),
 		System: jsonSystem{
 			ProcsRunning: s.System.ProcsRunning,
 			ProcsBlocked: s.System.ProcsBlocked,
@@ -786,15 +765,4 @@ func (j *JSON) Write(s *model.Snapshot) error {
 	return j.enc.Encode(&r)
 }
 
-func round2(v float64) float64 { return round(v, 2) }
-
-// round rounds to places decimals; JSON has no NaN, so a value that is not a
-// number (the model produces none) is written as 0 rather than failing the
-// whole report.
-func round(v float64, places int) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0
-	}
-	p := math.Pow(10, float64(places))
-	return math.Round(v*p) / p
-}
+func round2(v float64) float64 { return format.Round(v, 2) }

@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"github.com/ctxtop/ctxtop/internal/fields"
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/model"
-	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 )
 
 // The third row kind: one row per cgroup (container, pod, systemd unit).
@@ -125,7 +125,7 @@ func cgroupCell(r Row, c Column) (string, bool) {
 		if r.NoWait {
 			return "-", true
 		}
-		return textutil.Percent(r.Vals[fields.Wait]), true
+		return format.Percent(r.Vals[fields.Wait]), true
 	case ColCPUs:
 		return r.CPUs, true
 	}

@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ctxtop/ctxtop/internal/fields"
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/sanitize"
 	"github.com/ctxtop/ctxtop/internal/sorts"
@@ -525,7 +526,7 @@ func (m Model) remainderLine(cols []Column, widths []int) string {
 		case ColComm:
 			s = "(no thread row)"
 		case ColTotal:
-			s = textutil.Rate(m.snap.UnattributedPerSec, widths[i])
+			s = format.Rate(m.snap.UnattributedPerSec, widths[i])
 		case ColReason:
 			s = model.UnattributedWhy
 			if m.unattributedWhy != "" {
@@ -591,9 +592,9 @@ func (m Model) cell(r Row, c Column, w int) string {
 		case math.IsNaN(v):
 			return "-" // not known for this row
 		case f.Kind == fields.Percent:
-			return textutil.PercentIn(v, w)
+			return format.PercentIn(v, w)
 		}
-		return textutil.Rate(v, w)
+		return format.Rate(v, w)
 	}
 	switch c {
 	case ColPID:

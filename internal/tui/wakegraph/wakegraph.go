@@ -16,6 +16,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/sorts"
 	"github.com/ctxtop/ctxtop/internal/tui/filter"
@@ -381,7 +382,7 @@ func (m Model) status() string {
 		parts = append(parts, fmt.Sprintf("/%s %d shown", m.filter, len(m.rows)))
 	}
 	if m.w.Dropped > 0 {
-		parts = append(parts, th.Hot[2].Render(fmt.Sprintf("%s not counted: pair map full", textutil.Thousands(float64(m.w.Dropped)))))
+		parts = append(parts, th.Hot[2].Render(fmt.Sprintf("%s not counted: pair map full", format.Thousands(float64(m.w.Dropped)))))
 	}
 	parts = append(parts, th.Dim.Render("Enter wakee detail  W back"))
 	return textutil.JoinFitting(parts, "  ", m.width)
@@ -447,19 +448,19 @@ func (m Model) rowLine(p *model.WakeupPair, cols []Column, widths []int) string 
 		case ColWakee:
 			s = p.WakeeComm
 		case ColRate:
-			s = textutil.Rate(p.PerSec, w)
+			s = format.Rate(p.PerSec, w)
 		case ColCross:
-			s = textutil.Percent(p.CrossCPUPercent)
+			s = format.Percent(p.CrossCPUPercent)
 			if !p.CrossCPUKnown() {
 				s = "-"
 			}
 		case ColP50:
-			s = textutil.Micros(p.LatencyP50Micros)
+			s = format.Micros(p.LatencyP50Micros)
 			if !p.LatencyKnown() {
 				s = "-"
 			}
 		case ColP99:
-			s = textutil.Micros(p.LatencyP99Micros)
+			s = format.Micros(p.LatencyP99Micros)
 			if !p.LatencyKnown() {
 				s = "-"
 			}
