@@ -394,7 +394,7 @@ func openLive(o options, wakeups pipeline.WakeupReader, stackReader pipeline.Sta
 		Wakeups:  wakeups,
 		Stacks:   stackReader,
 		// Collapsed stacks are the interval's, kept only for -o folded.
-		FoldedStacks: o.output == "folded",
+		FoldedStacks: o.output.format().Stacks,
 		// Reports, unlike a screen that refreshes on, must hold stacks
 		// from the first: -o folded -n 1 was empty.
 		TargetStacksFirst: o.batch,
