@@ -30,18 +30,18 @@ func NewJSON(w io.Writer, opts Options) *JSON {
 }
 
 type jsonReport struct {
-	Time      string        `json:"time"`
-	Interval  float64       `json:"interval_s"`
-	System    jsonSystem    `json:"system"`
-	Processes []jsonProcess `json:"processes"`
-	Threads   []jsonThread  `json:"threads"`
-	Cgroups   []jsonCgroup  `json:"cgroups"`
-	Host      *jsonHost     `json:"host,omitempty"`
+	Time      string                         `json:"time"`
+	Interval  float64                        `json:"interval_s"`
+	System    jsonSystem                     `json:"system"`
+	Processes []jsonRow[*model.ProcessRates] `json:"processes"`
+	Threads   []jsonThread                   `json:"threads"`
+	Cgroups   []jsonRow[*model.CgroupRates]  `json:"cgroups"`
+	Host      *jsonHost                      `json:"host,omitempty"`
 	// Present only with --wakeups.
-	Wakeups            *[]jsonWakeup    `json:"wakeups,omitempty"`
-	WakeupsDropped     *uint64          `json:"wakeups_dropped,omitempty"`
-	WakeupsUnavailable string           `json:"wakeups_unavailable,omitempty"`
-	WakeupsWithin      *jsonWakeFigures `json:"wakeups_within,omitempty"`
+	Wakeups            *[]jsonRow[*model.WakeupPair] `json:"wakeups,omitempty"`
+	WakeupsDropped     *uint64                       `json:"wakeups_dropped,omitempty"`
+	WakeupsUnavailable string                        `json:"wakeups_unavailable,omitempty"`
+	WakeupsWithin      *jsonWakeFigures              `json:"wakeups_within,omitempty"`
 	// Present only with --stacks.
 	StacksUnavailable string  `json:"stacks_unavailable,omitempty"`
 	StacksDropped     *uint64 `json:"stacks_dropped,omitempty"`
@@ -50,21 +50,6 @@ type jsonReport struct {
 	// from this user: the rows are this user's, unattributed_cs_per_s is
 	// mostly theirs.
 	HidePID string `json:"hidepid,omitempty"`
-}
-
-type jsonCgroup struct {
-	Cgroup    string  `json:"cgroup"`
-	Name      string  `json:"name"`
-	Processes int     `json:"processes"`
-	Threads   int     `json:"threads"`
-	Vol       float64 `json:"cswch_per_s"`
-	Invol     float64 `json:"nvcswch_per_s"`
-	CPU       float64 `json:"cpu_pct"`
-	// null when the group's cpu.stat could not be read.
-	ThrottledPct  *float64 `json:"throttled_pct"`
-	ThrottledMsPS *float64 `json:"throttled_ms_per_s"`
-	// Container is what runs in the group; absent for none.
-	Container *fields.JSONContainer `json:"container,omitempty"`
 }
 
 // jsonHost is what the figures were measured on (gopsutil's host facts).
@@ -84,21 +69,6 @@ type jsonWakeFigures struct {
 	CrossCPU float64 `json:"cross_cpu_pct"`
 	P50      float64 `json:"latency_p50_us"`
 	P99      float64 `json:"latency_p99_us"`
-}
-
-type jsonWakeup struct {
-	// null when the waker is an interrupt (waker_comm timer, irq, softirq).
-	WakerPID  *int    `json:"waker_pid"`
-	WakerTID  *int    `json:"waker_tid"`
-	WakerComm string  `json:"waker_comm"`
-	WakeePID  int     `json:"wakee_pid"`
-	WakeeTID  int     `json:"wakee_tid"`
-	WakeeComm string  `json:"wakee_comm"`
-	PerSec    float64 `json:"per_s"`
-	// null: none of the pair's wake-ups was resolved (or timed) yet.
-	CrossCPU *float64 `json:"cross_cpu_pct"`
-	P50      *float64 `json:"latency_p50_us"`
-	P99      *float64 `json:"latency_p99_us"`
 }
 
 // knownJSON is v rounded, or nil when it is not known.
@@ -133,17 +103,6 @@ type jsonSystem struct {
 	Baseline *float64 `json:"baseline_cs_per_s"`
 	// Spike is why cs_per_s is a spike; absent when it is not.
 	Spike string `json:"spike,omitempty"`
-}
-
-type jsonProcess struct {
-	PID     int     `json:"pid"`
-	Comm    string  `json:"comm"`
-	Threads int     `json:"threads"`
-	Vol     float64 `json:"cswch_per_s"`
-	Invol   float64 `json:"nvcswch_per_s"`
-	CPU     float64 `json:"cpu_pct"`
-	// Container is what runs in the process's cgroup; absent for none.
-	Container *fields.JSONContainer `json:"container,omitempty"`
 }
 
 // jsonStack is one of a thread's top stacks over the last refreshes.
@@ -185,9 +144,9 @@ func (j *JSON) Write(s *model.Snapshot) error {
 			Unreadable:   s.Unreadable,
 			NoRates:      s.System.NoRates,
 		},
-		Processes: []jsonProcess{},
+		Processes: []jsonRow[*model.ProcessRates]{},
 		Threads:   []jsonThread{},
-		Cgroups:   []jsonCgroup{},
+		Cgroups:   []jsonRow[*model.CgroupRates]{},
 		HidePID:   j.opts.HidePID,
 	}
 	if s.System.NoRates == "" {
@@ -210,12 +169,7 @@ func (j *JSON) Write(s *model.Snapshot) error {
 	if h := j.opts.Host; h != nil {
 		r.Host = &jsonHost{h.Hostname, h.Kernel, h.CPUModel, h.CPUs, h.MemTotal, math.Floor(h.Uptime(s.Time).Seconds())}
 	}
-	for i, p := range s.Processes {
-		if j.opts.Top > 0 && i >= j.opts.Top {
-			break
-		}
-		r.Processes = append(r.Processes, jsonProcess{p.PID, p.Comm, p.Threads, round2(p.VoluntaryPerSec), round2(p.InvoluntaryPerSec), round2(p.CPUPercent), fields.ContainerJSON(p.Container)})
-	}
+	r.Processes = appendRows(r.Processes, fields.Process[:], len(s.Processes), func(i int) *model.ProcessRates { return &s.Processes[i] }, j.opts.Top, j.scratch)
 	for i := range s.Threads {
 		if j.opts.Top > 0 && i >= j.opts.Top {
 			break
@@ -223,32 +177,9 @@ func (j *JSON) Write(s *model.Snapshot) error {
 		jt := jsonThread{&s.Threads[i], j.scratch}
 		r.Threads = append(r.Threads, jt)
 	}
-	for i, c := range s.Cgroups {
-		if j.opts.Top > 0 && i >= j.opts.Top {
-			break
-		}
-		jc := jsonCgroup{Cgroup: c.Path, Name: c.Name, Processes: c.Processes, Threads: c.Threads,
-			Vol: round2(c.VoluntaryPerSec), Invol: round2(c.InvoluntaryPerSec), CPU: round2(c.CPUPercent),
-			Container: fields.ContainerJSON(c.Container)}
-		if c.HasThrottling {
-			p, ms := round2(c.ThrottledPercent), round2(c.ThrottledMsPerSec)
-			jc.ThrottledPct, jc.ThrottledMsPS = &p, &ms
-		}
-		r.Cgroups = append(r.Cgroups, jc)
-	}
+	r.Cgroups = appendRows(r.Cgroups, fields.Cgroup[:], len(s.Cgroups), func(i int) *model.CgroupRates { return &s.Cgroups[i] }, j.opts.Top, j.scratch)
 	if wk := s.Wakeups; wk != nil {
-		pairs := []jsonWakeup{}
-		for i, p := range wk.Pairs {
-			if j.opts.Top > 0 && i >= j.opts.Top {
-				break
-			}
-			jp := jsonWakeup{nil, nil, p.WakerComm, p.WakeePID, p.WakeeTID, p.WakeeComm,
-				round2(p.PerSec), knownJSON(p.CrossCPUPercent, p.CrossCPUKnown()), knownJSON(p.LatencyP50Micros, p.LatencyKnown()), knownJSON(p.LatencyP99Micros, p.LatencyKnown())}
-			if !p.WakerIsInterrupt() {
-				jp.WakerPID, jp.WakerTID = &p.WakerPID, &p.WakerTID
-			}
-			pairs = append(pairs, jp)
-		}
+		pairs := appendRows([]jsonRow[*model.WakeupPair]{}, fields.Wakeup[:], len(wk.Pairs), func(i int) *model.WakeupPair { return &wk.Pairs[i] }, j.opts.Top, j.scratch)
 		r.Wakeups, r.WakeupsUnavailable = &pairs, wk.Unavailable
 		if len(j.opts.PIDs) > 0 {
 			if f, ok := wk.Among(func(pid, _ int) bool { return slices.Contains(j.opts.PIDs, pid) }); ok {

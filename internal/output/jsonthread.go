@@ -183,3 +183,67 @@ func (j jsonThread) MarshalJSON() ([]byte, error) {
 	sc.b.WriteByte('}')
 	return sc.b.Bytes(), nil
 }
+
+// jsonRow is a process, cgroup or wake-up pair row as an object whose keys
+// are its fields table's JSON keys, in the table's order, written into the
+// report's scratch as thread rows are.
+type jsonRow[P any] struct {
+	r    P
+	cols []fields.Column[P]
+	sc   *threadScratch
+}
+
+// appendRows appends the rows at(0)...at(n-1) (up to top, 0 for all) as
+// JSON rows of cols.
+func appendRows[P any](dst []jsonRow[P], cols []fields.Column[P], n int, at func(int) P, top int, sc *threadScratch) []jsonRow[P] {
+	for i := range n {
+		if top > 0 && i >= top {
+			break
+		}
+		dst = append(dst, jsonRow[P]{at(i), cols, sc})
+	}
+	return dst
+}
+
+// MarshalJSON writes the row's columns: numbers rounded to two decimals,
+// null for a figure the row does not have.
+func (j jsonRow[P]) MarshalJSON() ([]byte, error) {
+	sc := j.sc
+	sc.b.Reset()
+	sc.b.WriteByte('{')
+	first := true
+	for i := range j.cols {
+		c := &j.cols[i]
+		if c.JSON == "" {
+			continue
+		}
+		var err error
+		switch {
+		case c.Known != nil && !c.Known(j.r):
+			sc.key(first, c.JSON)
+			sc.b.WriteString("null")
+		case c.Kind == fields.Integer:
+			sc.key(first, c.JSON)
+			sc.b.Write(strconv.AppendInt(sc.b.AvailableBuffer(), int64(c.Value(j.r)), 10))
+		case c.Value != nil:
+			sc.key(first, c.JSON)
+			err = sc.float(round2(c.Value(j.r)))
+		case c.Str != nil:
+			sc.key(first, c.JSON)
+			err = sc.value(c.Str(j.r))
+		default:
+			v := c.JSONValue(j.r)
+			if v == nil {
+				continue
+			}
+			sc.key(first, c.JSON)
+			err = sc.value(v)
+		}
+		if err != nil {
+			return nil, err
+		}
+		first = false
+	}
+	sc.b.WriteByte('}')
+	return sc.b.Bytes(), nil
+}

@@ -67,18 +67,7 @@ func (t *Text) Write(s *model.Snapshot) error {
 	if t.opts.Cgroups {
 		t.writeCgroups(s)
 	} else if t.opts.Processes {
-		line(w, "%8s %-*s %7s %11s %11s %11s %7s %7s  %s", "PID", commWidth, "COMM", "THREADS", "CSWCH/s", "NVCSWCH/s", "TOTAL/s", "%CPU", "WAIT%", "HOT")
-		for i, p := range s.Processes {
-			if t.opts.Top > 0 && i >= t.opts.Top {
-				break
-			}
-			line(w, "%8d %s %7d %11s %11s %11s %7s %7s  %s", p.PID, pad(clip(p.Comm), commWidth), p.Threads,
-				format.DecimalIn(p.VoluntaryPerSec, 11), format.DecimalIn(p.InvoluntaryPerSec, 11), format.DecimalIn(p.TotalPerSec(), 11), format.DecimalIn(p.CPUPercent, 7), format.DecimalIn(p.WaitPercent, 7), hot(p.Hot, p.Why))
-		}
-		if s.UnattributedPerSec > 0 {
-			line(w, "%8s %s %7s %11s %11s %11s %7s %7s  %s", "-", pad(unattributedComm, commWidth), "-", "-", "-",
-				format.DecimalIn(s.UnattributedPerSec, 11), "-", "-", t.unattributedWhy())
-		}
+		t.row = textRows(t, fields.Process[:], len(s.Processes), func(i int) *model.ProcessRates { return &s.Processes[i] }, t.remainder(s))
 	} else {
 		t.writeThreads(s)
 	}
@@ -94,7 +83,7 @@ func (t *Text) writeThreads(s *model.Snapshot) {
 	row := t.row[:0]
 	for i := range fields.Thread {
 		if f := &fields.Thread[i]; f.TextTitle != "" {
-			row = appendCell(row, f, f.TextTitle)
+			row = appendCell(row, f.TextWidth, f.TextLeft, false, f.TextTitle)
 		}
 	}
 	t.endRow(row)
@@ -106,28 +95,17 @@ func (t *Text) writeThreads(s *model.Snapshot) {
 		row = row[:0]
 		for j := range fields.Thread {
 			if f := &fields.Thread[j]; f.TextTitle != "" {
-				row = appendCell(row, f, threadCell(f, th))
+				row = appendCell(row, f.TextWidth, f.TextLeft, false, threadCell(f, th))
 			}
 		}
 		t.endRow(row)
 	}
-	if s.UnattributedPerSec > 0 {
+	if rest := t.remainder(s); rest != nil {
 		row = row[:0]
 		for j := range fields.Thread {
-			f := &fields.Thread[j]
-			if f.TextTitle == "" {
-				continue
+			if f := &fields.Thread[j]; f.TextTitle != "" {
+				row = appendCell(row, f.TextWidth, f.TextLeft, false, rest(f.ID, f.TextWidth))
 			}
-			cell := "-"
-			switch f.ID {
-			case fields.Comm:
-				cell = unattributedComm
-			case fields.Total:
-				cell = format.DecimalIn(s.UnattributedPerSec, f.TextWidth)
-			case fields.Reason:
-				cell = t.unattributedWhy()
-			}
-			row = appendCell(row, f, cell)
 		}
 		t.endRow(row)
 	}
@@ -154,25 +132,83 @@ func threadCell(f *fields.Field, th *model.ThreadRates) string {
 	return ""
 }
 
-// appendCell appends one column, a blank before all but the first, padded
-// to the field's width in terminal cells (fmt counts bytes).
-func appendCell(row []byte, f *fields.Field, cell string) []byte {
+// appendCell appends one column, a blank before all but the first (two
+// for a gap), padded to width in terminal cells (fmt counts bytes).
+func appendCell(row []byte, width int, left, gap bool, cell string) []byte {
 	if len(row) > 0 {
 		row = append(row, ' ')
+		if gap {
+			row = append(row, ' ')
+		}
 	}
-	n := f.TextWidth - ansi.StringWidth(cell)
-	if !f.TextLeft {
+	n := width - ansi.StringWidth(cell)
+	if !left {
 		for ; n > 0; n-- {
 			row = append(row, ' ')
 		}
 	}
 	row = append(row, cell...)
-	if f.TextLeft {
+	if left {
 		for ; n > 0; n-- {
 			row = append(row, ' ')
 		}
 	}
 	return row
+}
+
+// textRows prints a header and one row per row at(0)...at(n-1) (up to --top)
+// in the columns of cols that text shows, then, when rest is set, the
+// line of switches no row holds, rest giving its cells. It returns the
+// row buffer for the next report.
+func textRows[P any](t *Text, cols []fields.Column[P], n int, at func(int) P, rest func(id fields.ID, width int) string) []byte {
+	row := t.row[:0]
+	for i := range cols {
+		if c := &cols[i]; c.TextTitle != "" {
+			row = appendCell(row, c.TextWidth, c.TextLeft, c.Gap, c.TextTitle)
+		}
+	}
+	t.endRow(row)
+	for i := range n {
+		if t.opts.Top > 0 && i >= t.opts.Top {
+			break
+		}
+		r := at(i)
+		row = row[:0]
+		for j := range cols {
+			if c := &cols[j]; c.TextTitle != "" {
+				row = appendCell(row, c.TextWidth, c.TextLeft, c.Gap, textCell(c, r))
+			}
+		}
+		t.endRow(row)
+	}
+	if rest != nil {
+		row = row[:0]
+		for j := range cols {
+			if c := &cols[j]; c.TextTitle != "" {
+				row = appendCell(row, c.TextWidth, c.TextLeft, c.Gap, rest(c.ID, c.TextWidth))
+			}
+		}
+		t.endRow(row)
+	}
+	return row
+}
+
+// textCell is one row's cell of a text column: numbers with two decimals
+// fitted to the column, whole ones for counts and IDs, "-" for a figure
+// the row does not have.
+func textCell[P any](c *fields.Column[P], r P) string {
+	if c.Known != nil && !c.Known(r) {
+		return "-"
+	}
+	switch c.Kind {
+	case fields.Integer:
+		return strconv.Itoa(int(c.Value(r)))
+	case fields.Rate, fields.Percent:
+		return format.DecimalIn(c.Value(r), c.TextWidth)
+	case fields.Name:
+		return clip(c.Str(r))
+	}
+	return c.Str(r)
 }
 
 // endRow writes a row without trailing blanks, which paste badly.
@@ -181,29 +217,28 @@ func (t *Text) endRow(row []byte) {
 	t.w.WriteByte('\n')
 }
 
-// hotWidth fits "throttled 100%"; the name comes last, whole, as pidstat
-// puts its Command.
-const hotWidth = 14
-
 // writeCgroups prints one row per cgroup: its sums, CPU throttling and
 // limit, named as users name it (the path when nothing better is known).
 func (t *Text) writeCgroups(s *model.Snapshot) {
-	w := t.w
-	line(w, "%6s %7s %11s %11s %11s %7s %7s %9s %6s %-*s %s", "PROCS", "THREADS", "CSWCH/s", "NVCSWCH/s", "TOTAL/s", "%CPU", "THRTL%", "THRTLms/s", "LIMIT", hotWidth, "HOT", "CGROUP")
-	for i, c := range s.Cgroups {
-		if t.opts.Top > 0 && i >= t.opts.Top {
-			break
+	t.row = textRows(t, fields.Cgroup[:], len(s.Cgroups), func(i int) *model.CgroupRates { return &s.Cgroups[i] }, nil)
+}
+
+// remainder is the cells of the line of switches no row holds, nil when
+// there are none.
+func (t *Text) remainder(s *model.Snapshot) func(fields.ID, int) string {
+	if !(s.UnattributedPerSec > 0) {
+		return nil
+	}
+	return func(id fields.ID, width int) string {
+		switch id {
+		case fields.Comm:
+			return unattributedComm
+		case fields.Total:
+			return format.DecimalIn(s.UnattributedPerSec, width)
+		case fields.Reason:
+			return t.unattributedWhy()
 		}
-		thr, ms, limit := "-", "-", "-"
-		if c.HasThrottling {
-			thr, ms = format.DecimalIn(c.ThrottledPercent, 7), format.DecimalIn(c.ThrottledMsPerSec, 9)
-		}
-		if c.LimitCPUs > 0 {
-			limit = format.DecimalIn(c.LimitCPUs, 6)
-		}
-		line(w, "%6d %7d %11s %11s %11s %7s %7s %9s %6s %s %s", c.Processes, c.Threads,
-			format.DecimalIn(c.VoluntaryPerSec, 11), format.DecimalIn(c.InvoluntaryPerSec, 11), format.DecimalIn(c.TotalPerSec(), 11), format.DecimalIn(c.CPUPercent, 7), thr, ms, limit,
-			pad(hot(c.Hot, c.Why), hotWidth), c.Name)
+		return "-"
 	}
 }
 
@@ -227,29 +262,7 @@ func (t *Text) writeWakeups(wk *model.Wakeups) {
 		head += fmt.Sprintf(", %d wake-ups not counted (pair map full)", wk.Dropped)
 	}
 	line(w, "%s", head)
-	line(w, "%8s %8s %-*s %8s %8s %-*s %11s %7s %9s %9s", "PID", "TID", commWidth, "WAKER", "PID", "TID", commWidth, "WAKEE",
-		"WAKEUPS/s", "XCPU%", "P50us", "P99us")
-	for i, p := range wk.Pairs {
-		if t.opts.Top > 0 && i >= t.opts.Top {
-			break
-		}
-		wpid, wtid := strconv.Itoa(p.WakerPID), strconv.Itoa(p.WakerTID)
-		if p.WakerIsInterrupt() { // no thread: timer, irq, softirq
-			wpid, wtid = "-", "-"
-		}
-		line(w, "%8s %8s %s %8d %8d %s %11s %7s %9s %9s", wpid, wtid, pad(clip(p.WakerComm), commWidth),
-			p.WakeePID, p.WakeeTID, pad(clip(p.WakeeComm), commWidth), format.DecimalIn(p.PerSec, 11), known(p.CrossCPUPercent, p.CrossCPUKnown(), 7),
-			known(p.LatencyP50Micros, p.LatencyKnown(), 9), known(p.LatencyP99Micros, p.LatencyKnown(), 9))
-	}
-}
-
-// known is v as a text report shows it in width cells, or "-" when it is
-// not known.
-func known(v float64, ok bool, width int) string {
-	if !ok {
-		return "-"
-	}
-	return format.DecimalIn(v, width)
+	t.row = textRows(t, fields.Wakeup[:], len(wk.Pairs), func(i int) *model.WakeupPair { return &wk.Pairs[i] }, nil)
 }
 
 // line writes one row without trailing blanks, which paste badly.

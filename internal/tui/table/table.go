@@ -125,7 +125,7 @@ func (m Model) has(c Column) bool {
 		return m.pods && !m.cgroups
 	}
 	f := spec(c)
-	return f.Shown() && (!f.Numeric() || f.Process != nil || !m.processes && !m.cgroups)
+	return f.Shown() && (!f.Numeric() || f.Summed() || !m.processes && !m.cgroups)
 }
 
 // shown says which columns fit the current width.
