@@ -1,18 +1,11 @@
 // Package output writes batch reports, one file per format: text like
 // pidstat -w -t, to paste into a ticket (text.go), JSON lines, to pipe into
-// jq (json.go, jsonthread.go), and collapsed stacks for flame graphs
-// (folded.go). formats.go names them for -o; what they share is here.
+// jq (json.go, jsonrows.go), and collapsed stacks for flame graphs
+// (folded.go). formats.go names them for -o; the options they share are
+// here.
 package output
 
-import (
-	"strings"
-
-	"github.com/charmbracelet/x/ansi"
-
-	"github.com/ctxtop/ctxtop/internal/hostinfo"
-	"github.com/ctxtop/ctxtop/internal/model"
-	"github.com/ctxtop/ctxtop/internal/sanitize"
-)
+import "github.com/ctxtop/ctxtop/internal/hostinfo"
 
 // Options choose the rows of a report.
 type Options struct {
@@ -36,53 +29,4 @@ type Options struct {
 	// Hot is the --hot threshold, for a format that explains an empty
 	// output by it (folded).
 	Hot float64
-}
-
-// The last row of a text report holds the switches no thread row holds, so
-// the rows add up to the system line's cs/s.
-const unattributedComm = "(no thread row)"
-
-// unattributedWhy says whose the remainder row's switches are: under
-// hidepid, mostly the hidden processes', not born or exited threads'.
-func (t *Text) unattributedWhy() string {
-	if t.opts.HidePID != "" {
-		return model.UnattributedWhyHidden
-	}
-	return model.UnattributedWhy
-}
-
-// clip makes a name safe for one table cell: sanitize.Name replaces what a
-// terminal would act on (names arrive sanitized from the sampler; this
-// guards any other source), and it is cut to commWidth terminal cells, so a
-// wide CJK or emoji character counts two and is never split.
-func clip(s string) string {
-	return ansi.Truncate(sanitize.Name(s), commWidth, "")
-}
-
-// pad left-aligns s in width terminal cells: fmt's %-9s counts bytes, so a
-// cell holding "…" came out two columns short, and one holding "数据" two
-// columns long.
-func pad(s string, width int) string {
-	if n := ansi.StringWidth(s); n < width {
-		return s + strings.Repeat(" ", width-n)
-	}
-	return s
-}
-
-func hot(isHot bool, why model.Why) string {
-	if !isHot {
-		return ""
-	}
-	return why.String()
-}
-
-func cpus(t model.ThreadRates) string {
-	s := sanitize.Name(t.CPUsAllowed)
-	if ansi.StringWidth(s) > 8 {
-		s = ansi.Truncate(s, 8, "…")
-	}
-	if t.Pinned {
-		return s + "*"
-	}
-	return s
 }

@@ -270,3 +270,42 @@ func line(w *bufio.Writer, layout string, args ...any) {
 	w.WriteString(strings.TrimRight(fmt.Sprintf(layout, args...), " "))
 	w.WriteByte('\n')
 }
+
+// The last row of a text report holds the switches no thread row holds, so
+// the rows add up to the system line's cs/s.
+const unattributedComm = "(no thread row)"
+
+// unattributedWhy says whose the remainder row's switches are: under
+// hidepid, mostly the hidden processes', not born or exited threads'.
+func (t *Text) unattributedWhy() string {
+	if t.opts.HidePID != "" {
+		return model.UnattributedWhyHidden
+	}
+	return model.UnattributedWhy
+}
+
+// clip makes a name safe for one table cell: sanitize.Name replaces what a
+// terminal would act on (names arrive sanitized from the sampler; this
+// guards any other source), and it is cut to commWidth terminal cells, so a
+// wide CJK or emoji character counts two and is never split.
+func clip(s string) string {
+	return ansi.Truncate(sanitize.Name(s), commWidth, "")
+}
+
+func hot(isHot bool, why model.Why) string {
+	if !isHot {
+		return ""
+	}
+	return why.String()
+}
+
+func cpus(t model.ThreadRates) string {
+	s := sanitize.Name(t.CPUsAllowed)
+	if ansi.StringWidth(s) > 8 {
+		s = ansi.Truncate(s, 8, "…")
+	}
+	if t.Pinned {
+		return s + "*"
+	}
+	return s
+}
