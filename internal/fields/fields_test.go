@@ -48,7 +48,7 @@ func checkColumns[P any](t *testing.T, name string, cols []Column[P]) {
 	for i := range cols {
 		c := &cols[i]
 		switch c.Kind {
-		case Integer, Rate, Percent:
+		case Integer, Rate, Percent, Micros:
 			if c.Value == nil {
 				t.Errorf("%s column %d (%q): kind %d without a Value", name, i, c.TextTitle+c.JSON, c.Kind)
 			}

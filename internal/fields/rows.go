@@ -30,6 +30,9 @@ const (
 	// Name is a name cell: made safe for a terminal and cut to the name
 	// column's width in text; written as it is in JSON.
 	Name
+	// Micros is a latency in µs: two decimals in text like a rate, one
+	// below 100 in the TUI (format.Micros).
+	Micros
 )
 
 // Column is one column of a row kind whose rows are P, a pointer: a
@@ -64,6 +67,12 @@ type Column[P any] struct {
 	// the TUI shows in the thread columns; InTable says it has one.
 	Table   ID
 	InTable bool
+	// Title and Width are the column in a TUI view of its own (the
+	// wake-up view), "" for none; the higher Drop, the sooner it goes on
+	// a narrow screen, 0 never.
+	Title string
+	Width int
+	Drop  int
 }
 
 // Process is every column of a process row, in the order text and JSON
@@ -142,33 +151,33 @@ var Cgroup = [...]Column[*model.CgroupRates]{
 
 func hasThrottling(c *model.CgroupRates) bool { return c.HasThrottling }
 
-// Wakeup is every column of a wake-up pair row, in the order text and
-// JSON show them: who woke whom, how often, how many of those ran the
+// Wakeup is every column of a wake-up pair row, in the order text, JSON
+// and the TUI's wake-up view show them: who woke whom, how often, how many of those ran the
 // wakee on another CPU, and the wakee's wake-to-run latency.
 var Wakeup = [...]Column[*model.WakeupPair]{
 	// No thread when the waker is an interrupt (waker_comm timer, irq,
 	// softirq): "-" in text, null in JSON.
-	{ID: WakerPID, Kind: Integer, TextTitle: "PID", TextWidth: 8, JSON: "waker_pid",
+	{ID: WakerPID, Kind: Integer, Title: "PID", Width: 7, Drop: 3, TextTitle: "PID", TextWidth: 8, JSON: "waker_pid",
 		Value: func(p *model.WakeupPair) float64 { return float64(p.WakerPID) }, Known: wakerIsThread},
-	{ID: WakerTID, Kind: Integer, TextTitle: "TID", TextWidth: 8, JSON: "waker_tid",
+	{ID: WakerTID, Kind: Integer, Title: "TID", Width: 7, Drop: 1, TextTitle: "TID", TextWidth: 8, JSON: "waker_tid",
 		Value: func(p *model.WakeupPair) float64 { return float64(p.WakerTID) }, Known: wakerIsThread},
-	{ID: WakerComm, Kind: Name, TextTitle: "WAKER", TextWidth: 16, TextLeft: true, JSON: "waker_comm",
+	{ID: WakerComm, Kind: Name, Title: "WAKER", Width: 15, TextTitle: "WAKER", TextWidth: 16, TextLeft: true, JSON: "waker_comm",
 		Str: func(p *model.WakeupPair) string { return p.WakerComm }},
-	{ID: WakeePID, Kind: Integer, TextTitle: "PID", TextWidth: 8, JSON: "wakee_pid",
+	{ID: WakeePID, Kind: Integer, Title: "PID", Width: 7, Drop: 3, TextTitle: "PID", TextWidth: 8, JSON: "wakee_pid",
 		Value: func(p *model.WakeupPair) float64 { return float64(p.WakeePID) }},
-	{ID: WakeeTID, Kind: Integer, TextTitle: "TID", TextWidth: 8, JSON: "wakee_tid",
+	{ID: WakeeTID, Kind: Integer, Title: "TID", Width: 7, Drop: 1, TextTitle: "TID", TextWidth: 8, JSON: "wakee_tid",
 		Value: func(p *model.WakeupPair) float64 { return float64(p.WakeeTID) }},
-	{ID: WakeeComm, Kind: Name, TextTitle: "WAKEE", TextWidth: 16, TextLeft: true, JSON: "wakee_comm",
+	{ID: WakeeComm, Kind: Name, Title: "WAKEE", Width: 15, TextTitle: "WAKEE", TextWidth: 16, TextLeft: true, JSON: "wakee_comm",
 		Str: func(p *model.WakeupPair) string { return p.WakeeComm }},
-	{ID: WakeupRate, Kind: Rate, TextTitle: "WAKEUPS/s", TextWidth: 11, JSON: "per_s",
+	{ID: WakeupRate, Kind: Rate, Title: "WAKE/s", Width: 9, TextTitle: "WAKEUPS/s", TextWidth: 11, JSON: "per_s",
 		Value: func(p *model.WakeupPair) float64 { return p.PerSec }},
 	// null: none of the pair's wake-ups was resolved (or timed) yet.
-	{ID: CrossCPU, Kind: Percent, TextTitle: "XCPU%", TextWidth: 7, JSON: "cross_cpu_pct",
+	{ID: CrossCPU, Kind: Percent, Title: "XCPU%", Width: 6, TextTitle: "XCPU%", TextWidth: 7, JSON: "cross_cpu_pct",
 		Value: func(p *model.WakeupPair) float64 { return p.CrossCPUPercent },
 		Known: func(p *model.WakeupPair) bool { return p.CrossCPUKnown() }},
-	{ID: LatencyP50, Kind: Rate, TextTitle: "P50us", TextWidth: 9, JSON: "latency_p50_us",
+	{ID: LatencyP50, Kind: Micros, Title: "P50µs", Width: 8, Drop: 2, TextTitle: "P50us", TextWidth: 9, JSON: "latency_p50_us",
 		Value: func(p *model.WakeupPair) float64 { return p.LatencyP50Micros }, Known: latencyKnown},
-	{ID: LatencyP99, Kind: Rate, TextTitle: "P99us", TextWidth: 9, JSON: "latency_p99_us",
+	{ID: LatencyP99, Kind: Micros, Title: "P99µs", Width: 8, Drop: 1, TextTitle: "P99us", TextWidth: 9, JSON: "latency_p99_us",
 		Value: func(p *model.WakeupPair) float64 { return p.LatencyP99Micros }, Known: latencyKnown},
 }
 

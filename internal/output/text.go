@@ -203,7 +203,7 @@ func textCell[P any](c *fields.Column[P], r P) string {
 	switch c.Kind {
 	case fields.Integer:
 		return strconv.Itoa(int(c.Value(r)))
-	case fields.Rate, fields.Percent:
+	case fields.Rate, fields.Percent, fields.Micros:
 		return format.DecimalIn(c.Value(r), c.TextWidth)
 	case fields.Name:
 		return clip(c.Str(r))
