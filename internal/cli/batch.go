@@ -45,17 +45,12 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	defer src.CloseForExit()
 	defer rec.close()
 
-	write := reportWriter(w, o, func() hostinfo.Facts { return hostinfo.Read(ctx, o.procRoot) })
-	var folded *output.Folded
-	if o.output == "folded" {
-		folded = output.NewFolded(w, o.processes)
-		write = folded.Write
-		defer func() {
-			if why := folded.Empty(o.hot); why != "" {
-				fmt.Fprintln(os.Stderr, "ctxtop: "+why)
-			}
-		}()
-	}
+	write, end := reportWriter(w, o, func() hostinfo.Facts { return hostinfo.Read(ctx, o.procRoot) })
+	defer func() {
+		if why := end(); why != "" {
+			fmt.Fprintln(os.Stderr, "ctxtop: "+why)
+		}
+	}()
 	err = pipeline.Run(ctx, time.Duration(o.delay), o.iterations, func() error {
 		var snap model.Snapshot
 		if err := passes.time(func() (err error) { snap, err = src.Next(); return err }); err != nil {
@@ -70,17 +65,20 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	return rec.explain(err)
 }
 
-// reportWriter prints batch reports, live or replayed, as o asks: text,
-// or JSON lines naming the host facts returns, read only for JSON.
-func reportWriter(w io.Writer, o options, facts func() hostinfo.Facts) func(*model.Snapshot) error {
-	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups, HidePID: o.hidepid, PIDs: o.pids}
-	if o.output == "folded" {
-		return output.NewFolded(w, o.processes).Write
+// reportWriter prints batch reports, live or replayed, in the format o
+// names, reading the host facts only for a format that prints them; end
+// is the format's last word once the reports are out ("" for none).
+func reportWriter(w io.Writer, o options, facts func() hostinfo.Facts) (write func(*model.Snapshot) error, end func() string) {
+	f := o.output.format()
+	oo := output.Options{Top: o.top, Processes: o.processes, Cgroups: o.cgroups, HidePID: o.hidepid, PIDs: o.pids, Hot: o.hot}
+	if f.Host {
+		h := facts()
+		oo.Host = &h
 	}
-	if o.output != "json" {
-		return output.NewText(w, oo).Write
+	ow := f.New(w, oo)
+	end = func() string { return "" }
+	if e, ok := ow.(output.Ender); ok {
+		end = e.End
 	}
-	f := facts()
-	oo.Host = &f
-	return output.NewJSON(w, oo).Write
+	return ow.Write, end
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/ctxtop/ctxtop/internal/output"
 )
 
 // delayValue accepts what top, vmstat and pidstat users type: plain seconds
@@ -146,19 +148,28 @@ func (p *pidListValue) Set(s string) error {
 	return nil
 }
 
-// outputValue is text, json or folded (collapsed stacks for flame graphs).
+// outputValue is a batch output format of package output's (text, json,
+// folded: collapsed stacks for flame graphs).
 type outputValue string
 
 func (o *outputValue) String() string { return string(*o) }
-func (o *outputValue) Type() string   { return "text|json|folded" }
+func (o *outputValue) Type() string   { return output.List("|") }
 
 func (o *outputValue) Set(s string) error {
-	switch s {
-	case "text", "json", "folded":
-		*o = outputValue(s)
-		return nil
+	if _, err := output.Lookup(s); err != nil {
+		return err
 	}
-	return errors.New("want text, json or folded")
+	*o = outputValue(s)
+	return nil
+}
+
+// format is the output format o names; the flag took only names Lookup
+// knows, so only a zero value is unknown, which reads as the default.
+func (o outputValue) format() *output.Format {
+	if f, err := output.Lookup(string(o)); err == nil {
+		return f
+	}
+	return &output.Formats[0]
 }
 
 // loadOutputValue is load's -o: text, or json. load has no stacks to

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/model"
@@ -214,14 +215,14 @@ func (m *monitorRecorder) done(stderr io.Writer, o recordOptions, why string) er
 	}
 	took := time.Since(m.start).Round(time.Second)
 	msg := fmt.Sprintf("ctxtop: recorded %d samples to %s (%s) in %s; %s", rec.Samples(), rec.Path(),
-		formatSize(rec.Size()), took, why)
+		format.Bytes(rec.Size()), took, why)
 	if rec.Rotations > 0 {
 		// The samples of the parts dropped from the ring are not in any
 		// file: say what the files left hold.
 		kept, newest := rec.Kept()
 		files := min(rec.Rotations+1, o.rotate)
 		msg = fmt.Sprintf("ctxtop: recorded %d samples in %s; %s; %d rotations: %s holds the last %d (%s)", rec.Samples(),
-			took, why, rec.Rotations, rec.Path(), newest, formatSize(rec.Size()))
+			took, why, rec.Rotations, rec.Path(), newest, format.Bytes(rec.Size()))
 		if files > 1 {
 			msg += fmt.Sprintf(", and with %s it keeps the last %d", partRange(rec.Path(), files-1), kept)
 		}
@@ -256,19 +257,19 @@ func recordStop(err error, rec *record.FileRecorder, o recordOptions, done func(
 func capError(ce *record.CapError) error {
 	if ce.Kept == 0 {
 		return fmt.Errorf("--max-size %s is too small: the header and first sample alone take %s on this host, and a replay needs a second; give more than that",
-			formatSize(ce.MaxSize), exactSize(ce.Need))
+			format.Bytes(ce.MaxSize), exactSize(ce.Need))
 	}
 	return fmt.Errorf("--max-size %s holds one sample only: a replay needs two, and the first two take %s with the header on this host; give at least that",
-		formatSize(ce.MaxSize), exactSize(ce.Need))
+		format.Bytes(ce.MaxSize), exactSize(ce.Need))
 }
 
 // exactSize is a size to give back as a flag: rounded, with the bytes
 // when the rounding hides them.
 func exactSize(n int64) string {
 	if n < 1<<10 {
-		return formatSize(n)
+		return format.Bytes(n)
 	}
-	return fmt.Sprintf("%s (%d B)", formatSize(n), n)
+	return fmt.Sprintf("%s (%d B)", format.Bytes(n), n)
 }
 
 // partRange names the older parts of a ring: FILE.1, or FILE.1 to FILE.n.
@@ -322,7 +323,7 @@ func (v *sizeValue) String() string {
 	if *v == 0 {
 		return "0"
 	}
-	return formatSize(int64(*v))
+	return format.Bytes(int64(*v))
 }
 func (v *sizeValue) Type() string { return "size" }
 
@@ -338,18 +339,6 @@ func (v *sizeValue) Set(s string) error {
 	}
 	*v = sizeValue(n)
 	return nil
-}
-
-func formatSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // monitorRecorder keeps a live source's samples in a recording: ctxtop
@@ -405,7 +394,7 @@ func openLive(o options, wakeups pipeline.WakeupReader, stackReader pipeline.Sta
 		Wakeups:  wakeups,
 		Stacks:   stackReader,
 		// Collapsed stacks are the interval's, kept only for -o folded.
-		FoldedStacks: o.output == "folded",
+		FoldedStacks: o.output.format().Stacks,
 		// Reports, unlike a screen that refreshes on, must hold stacks
 		// from the first: -o folded -n 1 was empty.
 		TargetStacksFirst: o.batch,

@@ -17,6 +17,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/output"
 	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/tui"
@@ -72,7 +73,7 @@ With -b or -o json it prints the reports batch mode printed live.`,
 	f.BoolVar(&o.cgroups, "cgroups", false, "one row per cgroup (container, pod, systemd unit), with its CPU throttling")
 	f.Float64Var(&o.hot, "hot", 0, "switches/s at which a thread is hot (default: the recording's)")
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the monitor (NO_COLOR is honoured too)")
-	completeValues(cmd, "output", "text", "json", "folded")
+	completeValues(cmd, "output", output.Names()...)
 	return cmd
 }
 
@@ -179,12 +180,12 @@ func runReplay(cmd *cobra.Command, path string, o options, ro replayOptions) err
 	if err := applyRange(p, ro); err != nil {
 		return err
 	}
-	if o.output == "folded" && !p.HasStacks() {
+	if o.output.format().Stacks && !p.HasStacks() {
 		// Asked for stacks that are not there: an empty output with
 		// exit 0 reads as "nothing blocked".
-		return fmt.Errorf("%s: no stacks in this recording for -o folded (record with --stacks)", path)
+		return fmt.Errorf("%s: no stacks in this recording for -o %s (record with --stacks)", path, o.output)
 	}
-	p.FoldStacks(o.output == "folded")
+	p.FoldStacks(o.output.format().Stacks)
 	if o.batch {
 		return replayBatch(cmd.OutOrStdout(), p, o, p.Recording().Header.Facts)
 	}
@@ -293,7 +294,7 @@ func parseWhen(s string, base, first, last time.Time) (time.Time, error) {
 // through the loop batch mode samples in, unpaced: each report already
 // has its recorded interval.
 func replayBatch(w io.Writer, p *record.Player, o options, facts hostinfo.Facts) error {
-	write := reportWriter(w, o, func() hostinfo.Facts { return facts })
+	write, _ := reportWriter(w, o, func() hostinfo.Facts { return facts })
 	err := pipeline.Run(context.Background(), 0, o.iterations, func() error {
 		snap, err := p.Next()
 		if err != nil {
@@ -345,7 +346,7 @@ func printInfo(w io.Writer, path string) error {
 	if len(h.PIDs) > 0 {
 		pids = fmt.Sprint(h.PIDs)
 	}
-	fmt.Fprintf(w, "file       %s (%s, format %d, part %d)\n", path, formatSize(r.Size), h.Version, h.Part)
+	fmt.Fprintf(w, "file       %s (%s, format %d, part %d)\n", path, format.Bytes(r.Size), h.Version, h.Part)
 	fmt.Fprintf(w, "host       %s, kernel %s, %d CPUs\n", h.Facts.Hostname, h.Facts.Kernel, h.CPUs)
 	fmt.Fprintf(w, "recorder   ctxtop %s, every %s, procfs %s, processes %s, hot at %s/s\n",
 		h.CtxtopVersion, h.Interval, h.ProcRoot, pids, format.Thousands(h.HotThreshold))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/report"
 )
@@ -51,7 +52,7 @@ of the window the replay shows.`,
 				return err
 			}
 			if out != "-" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "ctxtop: wrote %s (%s)\n", out, formatSize(n))
+				fmt.Fprintf(cmd.ErrOrStderr(), "ctxtop: wrote %s (%s)\n", out, format.Bytes(n))
 			}
 			return nil
 		},
@@ -124,5 +125,5 @@ func reportFile(path string, from, to time.Time) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s (%s)", name, formatSize(n)), nil
+	return fmt.Sprintf("%s (%s)", name, format.Bytes(n)), nil
 }

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/output"
 )
 
 // Stamped by the Makefile with -ldflags.
@@ -139,7 +140,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.BoolVar(&o.force, "force", false, "replace the --record file if it is a regular file or a symbolic link")
 	f.StringVar(&o.replayFrom, "replay", "", "read samples from this recording instead of procfs")
 	f.BoolVar(&o.noConfig, "no-config", false, "live monitor: neither read nor write the saved view (sort, rows, tree, interval, filter in $XDG_CONFIG_HOME/ctxtop/)")
-	completeValues(root, "output", "text", "json", "folded")
+	completeValues(root, "output", output.Names()...)
 	// --version prints what `ctxtop version` does, without the host. Not
 	// through cobra's Version: its version template is a text/template,
 	// whose reflection keeps every exported method in the binary (3 MB).
@@ -157,7 +158,7 @@ func (o *options) validate(cmd *cobra.Command) error {
 	if o.top < 0 {
 		return fmt.Errorf("--top must be 0 (all rows) or more, got %d", o.top)
 	}
-	if o.output == "json" && !cmd.Flags().Changed("top") {
+	if o.output.format().AllRows && !cmd.Flags().Changed("top") {
 		o.top = 0
 	}
 	if o.cgroups && o.processes {
@@ -175,11 +176,11 @@ func (o *options) validate(cmd *cobra.Command) error {
 	if cmd.Flags().Changed("hot") && !(o.hot > 0) {
 		return fmt.Errorf("--hot must be a positive rate, got %v", o.hot)
 	}
-	if o.output == "json" || o.output == "folded" {
+	if o.output.format().Batch {
 		o.batch = true
 	}
 	// Collapsed stacks are what --stacks captures.
-	if o.output == "folded" {
+	if o.output.format().Stacks {
 		o.stacks = true
 	}
 	if o.recordTo != "" && o.replayFrom != "" {

@@ -6,6 +6,11 @@
 // columns, so a new numeric column is one entry here (and, for a counter
 // the kernel did not give before, its source and its rate in the model).
 //
+// The other row kinds have their tables too (rows.go): Process, Cgroup and
+// Wakeup list the columns of process, cgroup and wake-up pair rows for
+// batch text and JSON, and which thread column the TUI draws each value
+// in.
+//
 // The identity and text columns (PID, TID, COMM, CPUS, WHY) are here too,
 // for their place, titles and keys, but each view draws their cells
 // itself: a process row's TID column counts threads, a name group's PID
@@ -93,10 +98,10 @@ type Field struct {
 	// smallest first (IDs and names), the rest busiest first.
 	Sortable, Ascending bool
 	// Value is a numeric field's value for one thread; nil for Text.
+	// A process or cgroup row's value is its Process or Cgroup column's
+	// drawn in this field (Column.Table); the fields no such column is
+	// drawn in, the process and cgroup views leave out.
 	Value func(*model.ThreadRates) float64
-	// Process is its value for a process row; nil for a field that only
-	// threads have, which the process and cgroup views leave out.
-	Process func(*model.ProcessRates) float64
 	// Combine is how a name group combines its members' values.
 	Combine Combine
 	// TextTitle is the batch text header, "" for a field text leaves out;
@@ -118,6 +123,17 @@ func (f *Field) Shown() bool { return f.Title != "" }
 
 // Numeric says whether the field has a value every view draws alike.
 func (f *Field) Numeric() bool { return f.Value != nil }
+
+// Summed says whether process rows have the field: a column of Process is
+// drawn in it.
+func (f *Field) Summed() bool {
+	for i := range Process {
+		if Process[i].InTable && Process[i].Table == f.ID {
+			return true
+		}
+	}
+	return false
+}
 
 // Thread is every per-thread field, indexed by ID.
 //
@@ -148,25 +164,20 @@ var Thread = [Count]Field{
 	Pod: {ID: Pod, Desc: "Kubernetes pod", Title: "POD", Width: 26, Priority: 10, Sortable: true, Ascending: true},
 	Voluntary: {ID: Voluntary, Desc: "voluntary switches/s", Kind: Rate, Title: "CSW/s", Width: 7, Right: true, Priority: 6, Sortable: true,
 		Value:     func(t *model.ThreadRates) float64 { return t.VoluntaryPerSec },
-		Process:   func(p *model.ProcessRates) float64 { return p.VoluntaryPerSec },
 		TextTitle: "CSWCH/s", TextWidth: 11, JSON: "cswch_per_s"},
 	Involuntary: {ID: Involuntary, Desc: "involuntary switches/s", Kind: Rate, Title: "NVCSW/s", Width: 7, Right: true, Priority: 7, Sortable: true,
 		Value:     func(t *model.ThreadRates) float64 { return t.InvoluntaryPerSec },
-		Process:   func(p *model.ProcessRates) float64 { return p.InvoluntaryPerSec },
 		TextTitle: "NVCSWCH/s", TextWidth: 11, JSON: "nvcswch_per_s"},
 	Total: {ID: Total, Desc: "all switches/s", Kind: Rate, Title: "TOTAL/s", Width: 8, Right: true, Priority: 1, Sortable: true,
 		Value:     func(t *model.ThreadRates) float64 { return t.TotalPerSec() },
-		Process:   func(p *model.ProcessRates) float64 { return p.TotalPerSec() },
 		TextTitle: "TOTAL/s", TextWidth: 11},
 	CPU: {ID: CPU, Desc: "on a CPU (100 = one)", Kind: Percent, Title: "%CPU", Width: 5, Right: true, Priority: 8, Sortable: true,
 		Value:     func(t *model.ThreadRates) float64 { return t.CPUPercent },
-		Process:   func(p *model.ProcessRates) float64 { return p.CPUPercent },
 		TextTitle: "%CPU", TextWidth: 7, JSON: "cpu_pct"},
 	Wait: {ID: Wait, Desc: "waiting for a CPU", Kind: Percent, Title: "WAIT%", Width: 5, Right: true, Priority: 9, Sortable: true, Combine: Max,
 		Value:     func(t *model.ThreadRates) float64 { return t.WaitPercent },
-		Process:   func(p *model.ProcessRates) float64 { return p.WaitPercent },
 		TextTitle: "WAIT%", TextWidth: 7, JSON: "wait_pct"},
-	// Threads only: ProcessRates has no sum of it.
+	// Threads only: ProcessRates has no sum of it, Process no column.
 	Migrations: {ID: Migrations, Desc: "moves between CPUs/s", Kind: Rate, Title: "MIGR/s", Width: 6, Right: true, Priority: 11, Sortable: true,
 		Value:     func(t *model.ThreadRates) float64 { return t.MigrationsPerSec },
 		TextTitle: "MIGR/s", TextWidth: 8, JSON: "migrations_per_s"},

@@ -38,3 +38,53 @@ func TestThreadTable(t *testing.T) {
 		}
 	}
 }
+
+// checkColumns holds what the writers rely on in a row kind's table: a
+// way to get each shown or written value, no title or key twice, and a
+// TUI column that is a numeric thread field.
+func checkColumns[P any](t *testing.T, name string, cols []Column[P]) {
+	t.Helper()
+	texts, keys := map[string]bool{}, map[string]bool{}
+	for i := range cols {
+		c := &cols[i]
+		switch c.Kind {
+		case Integer, Rate, Percent, Micros:
+			if c.Value == nil {
+				t.Errorf("%s column %d (%q): kind %d without a Value", name, i, c.TextTitle+c.JSON, c.Kind)
+			}
+		default:
+			if c.Str == nil && (c.TextTitle != "" || c.JSONValue == nil && c.JSON != "") {
+				t.Errorf("%s column %d (%q): text or name without a Str", name, i, c.TextTitle+c.JSON)
+			}
+		}
+		if c.InTable && !Thread[c.Table].Numeric() {
+			t.Errorf("%s column %d (%q): drawn in thread column %d, which has no number", name, i, c.TextTitle, c.Table)
+		}
+		if c.TextTitle != "" && texts[c.TextTitle] && name != "wakeup" {
+			t.Errorf("%s: text title %q twice", name, c.TextTitle)
+		}
+		if c.JSON != "" && keys[c.JSON] {
+			t.Errorf("%s: JSON key %q twice", name, c.JSON)
+		}
+		texts[c.TextTitle], keys[c.JSON] = true, true
+	}
+}
+
+func TestRowTables(t *testing.T) {
+	checkColumns(t, "process", Process[:])
+	checkColumns(t, "cgroup", Cgroup[:])
+	checkColumns(t, "wakeup", Wakeup[:])
+}
+
+// A process row has the rates and shares threads have, and not the
+// per-thread ones (MIGR/s): the TUI leaves those out of process rows.
+func TestSummed(t *testing.T) {
+	for _, c := range []struct {
+		id   ID
+		want bool
+	}{{Voluntary, true}, {Total, true}, {Wait, true}, {Migrations, false}, {EarlierWait, false}} {
+		if got := Thread[c.id].Summed(); got != c.want {
+			t.Errorf("Thread[%d].Summed() = %v, want %v", c.id, got, c.want)
+		}
+	}
+}

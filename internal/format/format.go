@@ -1,5 +1,10 @@
 // Package format turns the model's numbers into the words and figures the
-// batch reports, the TUI and the CLI print, the same way everywhere.
+// batch reports, the TUI, the HTML report and the CLI print, the same way
+// everywhere: rates with thousands separators or two decimals, percentages,
+// latencies, byte counts, rounding for JSON, and a column's width kept
+// whatever a counter did. Laying text out in cells (padding, clipping,
+// wrapping, sparklines) is the TUI's, in tui/textutil; this package only
+// says how a value reads.
 package format
 
 import (
@@ -7,9 +12,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/ctxtop/ctxtop/internal/model"
 )
 
 // Thousands formats a rate rounded to an integer with comma separators; "-"
@@ -69,26 +71,83 @@ func Abbreviate(v float64, width int) string {
 	return strings.Repeat("#", max(width, 0))
 }
 
-// SpikeReason says why a snapshot is a spike, against what baseline: ""
-// when it is not one.
-func SpikeReason(s model.Spike) string {
-	if !s.Active {
-		return ""
+// Rate formats a per-second rate into at most width cells: thousands
+// separators when they fit, otherwise k/M/G so a narrow column never spills.
+func Rate(v float64, width int) string {
+	if s := Thousands(v); len(s) <= width {
+		return s
 	}
-	if s.Factor <= 0 {
-		return fmt.Sprintf("up from the %s baseline 0 (median)", windowName(s.Window))
-	}
-	// 3.1× tells a small jump from a big one; 2294.0× is noise.
-	times := fmt.Sprintf("%.1f", s.Factor)
-	if s.Factor >= 10 {
-		times = Thousands(s.Factor)
-	}
-	return fmt.Sprintf("%s× the %s baseline %s (median)", times, windowName(s.Window), Thousands(s.Baseline))
+	return Abbreviate(v, width)
 }
 
-func windowName(w time.Duration) string {
-	if w > 0 && w%time.Minute == 0 {
-		return fmt.Sprintf("%d-min", int(w/time.Minute))
+// Percent formats a percentage with one decimal below 100 and none above.
+func Percent(v float64) string {
+	if v >= 99.95 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
-	return w.String()
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// PercentIn is Percent in at most width cells: a percentage past any
+// sense (a counter that jumped) is abbreviated like a rate rather than
+// pushing the columns after it.
+func PercentIn(v float64, width int) string {
+	if s := Percent(v); len(s) <= width {
+		return s
+	}
+	return Abbreviate(v, width)
+}
+
+// Micros formats a latency in microseconds: one decimal below 100, then
+// whole numbers with thousands separators.
+func Micros(v float64) string {
+	if v < 100 {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return Thousands(v)
+}
+
+// Decimal formats a rate like pidstat, two decimals and no separators, so
+// the columns paste into a spreadsheet; "-" for a value that is not a
+// number.
+func Decimal(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// DecimalIn is Decimal when it fits in width cells, else the figure
+// abbreviated (6.6T): a column never overflows and pushes the ones after
+// it, whatever a counter did.
+func DecimalIn(v float64, width int) string {
+	if s := Decimal(v); len(s) <= width {
+		return s
+	}
+	return Abbreviate(v, width)
+}
+
+// Round rounds to places decimals; JSON has no NaN, so a value that is not
+// a number (the model produces none) is written as 0 rather than failing
+// the whole report.
+func Round(v float64, places int) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	p := math.Pow(10, float64(places))
+	return math.Round(v*p) / p
+}
+
+// Bytes formats a byte count in the largest binary unit it reaches, with
+// one decimal: "512 B", "1.5 KiB", "20.0 MiB".
+func Bytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }

@@ -28,6 +28,8 @@ type Folded struct {
 	// What the reports held, for Empty.
 	wrote, targets bool
 	unavailable    string
+	// hot is the --hot threshold End explains an empty output by.
+	hot float64
 }
 
 // NewFolded returns a writer of collapsed stacks to w; processes roots
@@ -95,3 +97,7 @@ func (f *Folded) Empty(hot float64) string {
 	}
 	return "no stacks to fold: the traced threads did not block (switch out) in the reports' intervals"
 }
+
+// End is Empty at the --hot threshold of the Options the writer was made
+// with.
+func (f *Folded) End() string { return f.Empty(f.hot) }

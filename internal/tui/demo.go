@@ -8,8 +8,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/tui/loadpanel"
-	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 )
 
 type demoStep struct {
@@ -216,10 +216,10 @@ func (m Model) demoView() *loadpanel.Demo {
 		// idle switching.
 		v.Title = "baseline, host busy"
 		v.Caption = fmt.Sprintf("The host is busy: %s cs/s with nothing of ours running, %s per CPU (an idle CPU does under %s). Every figure below includes that other work.",
-			textutil.Thousands(base), textutil.Thousands(base/float64(m.snap.System.CPUs)), textutil.Thousands(busyPerCPU))
+			format.Thousands(base), format.Thousands(base/float64(m.snap.System.CPUs)), format.Thousands(busyPerCPU))
 	case busy:
 		// One line at 80 columns, so every result row still fits 80x24.
-		v.Busy = fmt.Sprintf("The host is busy: baseline %s cs/s; every figure includes other work.", textutil.Thousands(base))
+		v.Busy = fmt.Sprintf("The host is busy: baseline %s cs/s; every figure includes other work.", format.Thousands(base))
 	}
 	return v
 }

@@ -11,6 +11,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/detail"
 	"github.com/ctxtop/ctxtop/internal/tui/filter"
@@ -764,7 +765,7 @@ func (m Model) selfText() string {
 			label = "self excl. load"
 		}
 	}
-	text := fmt.Sprintf("%s %s%% %s cs/s", label, textutil.Percent(cpu), textutil.Thousands(cs))
+	text := fmt.Sprintf("%s %s%% %s cs/s", label, format.Percent(cpu), format.Thousands(cs))
 	if m.snap.Source != "" {
 		// Which path read the tasks: its cost is the figure beside it.
 		text += " · " + m.snap.Source

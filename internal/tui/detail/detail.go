@@ -10,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/sanitize"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
@@ -132,15 +133,15 @@ func (m Model) View() string {
 		th.Dim.Render("state") + " " + state,
 		th.Dim.Render("last CPU") + " " + strconv.Itoa(t.LastCPU),
 		th.Dim.Render("allowed") + " " + cpus,
-		th.Dim.Render("%CPU") + " " + textutil.Percent(t.CPUPercent),
-		th.Dim.Render("wait") + " " + textutil.Percent(t.WaitPercent) + "%",
+		th.Dim.Render("%CPU") + " " + format.Percent(t.CPUPercent),
+		th.Dim.Render("wait") + " " + format.Percent(t.WaitPercent) + "%",
 	}, "  ", m.width))
 	if t.Hot {
 		lines = append(lines, th.Hot[2].Render("hot")+": "+t.Why.String())
 	}
 	lines = append(lines, waitLines(t, th, m.width)...)
 	spark := func(label string, now float64, hist []float64) string {
-		head := th.Title.Render(textutil.PadRight(label, 13)) + " " + th.Value.Render(textutil.PadLeft(textutil.Rate(now, 10), 10)) + " "
+		head := th.Title.Render(textutil.PadRight(label, 13)) + " " + th.Value.Render(textutil.PadLeft(format.Rate(now, 10), 10)) + " "
 		room := m.width - textutil.Width(head)
 		if room < 4 {
 			return textutil.Truncate(head, m.width)
@@ -175,7 +176,7 @@ func (m Model) View() string {
 	} else {
 		lines = append(lines, th.Title.Render(fmt.Sprintf("other hot threads of process %d", t.PID)))
 		for _, s := range hot {
-			row := fmt.Sprintf("%7d %-15s %9s  %s", s.TID, s.Comm, textutil.Rate(s.TotalPerSec(), 9), s.Why)
+			row := fmt.Sprintf("%7d %-15s %9s  %s", s.TID, s.Comm, format.Rate(s.TotalPerSec(), 9), s.Why)
 			lines = append(lines, th.Hot[0].Render(textutil.Truncate(row, m.width)))
 		}
 	}

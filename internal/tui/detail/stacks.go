@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 )
@@ -72,7 +73,7 @@ func samplesText(ss []model.StackShare) string {
 	if n == 1 {
 		return "1 sample"
 	}
-	return textutil.Thousands(n) + " samples"
+	return format.Thousands(n) + " samples"
 }
 
 // StackText is a stack as one line, "pthread_cond_wait ← WorkQueue::take ←

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 )
@@ -43,13 +44,13 @@ func (m Model) wakeLines(limit int) []string {
 		}
 		cross, p50 := "n/a", "n/a"
 		if p.CrossCPUKnown() {
-			cross = textutil.Percent(p.CrossCPUPercent) + "%"
+			cross = format.Percent(p.CrossCPUPercent) + "%"
 		}
 		if p.LatencyKnown() {
-			p50 = textutil.Micros(p.LatencyP50Micros) + " µs"
+			p50 = format.Micros(p.LatencyP50Micros) + " µs"
 		}
 		s := fmt.Sprintf("  %7s %-15s %9s/s  cross-CPU %6s  p50 %s", id, textutil.Truncate(comm, 15),
-			textutil.Rate(p.PerSec, 9), cross, p50)
+			format.Rate(p.PerSec, 9), cross, p50)
 		return textutil.Truncate(s, m.width)
 	}
 	lines := []string{""}

@@ -86,7 +86,7 @@ func (m Model) rate(v float64) string {
 	if m.noRates() != "" {
 		return "-"
 	}
-	return textutil.Thousands(v)
+	return format.Thousands(v)
 }
 
 // SetHistory replaces the sparkline history, oldest first: a replay that
@@ -276,9 +276,9 @@ func (m Model) statsLine() string {
 		kv("load", fmt.Sprintf("%.2f %.2f %.2f", s.LoadAvg[0], s.LoadAvg[1], s.LoadAvg[2])),
 	}
 	if s.HasPSI {
-		parts = append(parts, kv("psi cpu", textutil.Percent(s.PSICPUSomeAvg10)+"%"))
+		parts = append(parts, kv("psi cpu", format.Percent(s.PSICPUSomeAvg10)+"%"))
 	}
-	parts = append(parts, kv("tasks", textutil.Thousands(float64(m.snap.Tasks))))
+	parts = append(parts, kv("tasks", format.Thousands(float64(m.snap.Tasks))))
 	return textutil.JoinFitting(parts, "  ", m.width)
 }
 

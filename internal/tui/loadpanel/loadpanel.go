@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
@@ -59,9 +60,9 @@ func (m Model) wakeLine() string {
 	if w.Note != "" {
 		return th.Dim.Render(textutil.Truncate(w.Note, m.width))
 	}
-	return textutil.Truncate(th.Value.Render(textutil.Percent(w.CrossCPUPercent)+"%")+" of "+textutil.Thousands(w.PerSec)+" wake-ups/s cross-CPU  "+
-		"wake→run p50 "+th.Value.Render(textutil.Micros(w.LatencyP50Micros)+" µs")+" p99 "+textutil.Micros(w.LatencyP99Micros)+" µs  "+
-		th.Value.Render(textutil.Thousands(w.ReschedIPIsPerSec))+" IPI/s", m.width)
+	return textutil.Truncate(th.Value.Render(format.Percent(w.CrossCPUPercent)+"%")+" of "+format.Thousands(w.PerSec)+" wake-ups/s cross-CPU  "+
+		"wake→run p50 "+th.Value.Render(format.Micros(w.LatencyP50Micros)+" µs")+" p99 "+format.Micros(w.LatencyP99Micros)+" µs  "+
+		th.Value.Render(format.Thousands(w.ReschedIPIsPerSec))+" IPI/s", m.width)
 }
 
 // Result is one finished demo step.
@@ -150,12 +151,12 @@ func (m Model) loadLines() []string {
 	case s.Running && s.NsPerRoundTrip > 0 && s.Threads > 0:
 		// One thread's time per unit, over all the threads.
 		rate := float64(s.Threads) * 1e9 / s.NsPerRoundTrip
-		line2 = th.Value.Render(textutil.Thousands(rate)) + " " + units + "/s (" + textutil.Thousands(rate/float64(s.Threads)) + " per thread)  " +
-			th.Value.Render(textutil.Thousands(s.LoadSwitches)) + " cs/s from its threads"
+		line2 = th.Value.Render(format.Thousands(rate)) + " " + units + "/s (" + format.Thousands(rate/float64(s.Threads)) + " per thread)  " +
+			th.Value.Render(format.Thousands(s.LoadSwitches)) + " cs/s from its threads"
 	case s.Running && s.NsPerRoundTrip > 0:
-		line2 = th.Value.Render(textutil.Thousands(s.NsPerRoundTrip)) + " ns/" + unit + "  " +
-			th.Value.Render(textutil.Thousands(s.LoadSwitches)) + " cs/s from its threads  " +
-			th.Dim.Render(textutil.Thousands(float64(s.RoundTrips))+" "+units)
+		line2 = th.Value.Render(format.Thousands(s.NsPerRoundTrip)) + " ns/" + unit + "  " +
+			th.Value.Render(format.Thousands(s.LoadSwitches)) + " cs/s from its threads  " +
+			th.Dim.Render(format.Thousands(float64(s.RoundTrips))+" "+units)
 	case s.Running:
 		line2 = th.Dim.Render("measuring…")
 	case s.Title != "":
@@ -191,9 +192,9 @@ func (m Model) demoLines() []string {
 	}
 	nsText := "-"
 	if s.Running && s.NsPerRoundTrip > 0 {
-		nsText = textutil.Thousands(s.NsPerRoundTrip)
+		nsText = format.Thousands(s.NsPerRoundTrip)
 	}
-	csText := textutil.Thousands(d.SystemCS)
+	csText := format.Thousands(d.SystemCS)
 	small := []string{th.Value.Render(nsText) + " ns/round trip   " + th.Value.Render(csText) + " cs/s system-wide"}
 	figures := small
 	if big := m.bigFigures(nsText, csText); big != nil && m.height >= 14 {
@@ -258,13 +259,13 @@ func (m Model) resultLines() []string {
 	for _, r := range d.Results {
 		ns, sw, cs := "-", "-", "-"
 		if r.Sampled {
-			cs = textutil.Thousands(r.SystemCS)
+			cs = format.Thousands(r.SystemCS)
 		}
 		if r.NsPerRoundTrip > 0 {
-			ns = textutil.Thousands(r.NsPerRoundTrip)
+			ns = format.Thousands(r.NsPerRoundTrip)
 		}
 		if r.NsPerSwitch > 0 {
-			sw = textutil.Thousands(r.NsPerSwitch)
+			sw = format.Thousands(r.NsPerSwitch)
 		}
 		lines = append(lines, textutil.Truncate(fmt.Sprintf("%-30s %12s %10s %12s", textutil.Truncate(r.Step, 30), ns, sw, cs), m.width))
 	}

@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/sanitize"
 	"github.com/ctxtop/ctxtop/internal/tui/textutil"
@@ -81,8 +82,8 @@ func (m Model) View() string {
 			break
 		}
 		line := textutil.PadRight(fmt.Sprintf("cpu%d", i), 6) +
-			textutil.PadLeft(textutil.Rate(c.InterruptsPerSec, 10), 10) + " " + th.Spark.Render(textutil.Bar(c.InterruptsPerSec, hiIn, bar)) + "  " +
-			textutil.PadLeft(textutil.Rate(c.ReschedIPIsPerSec, 10), 10) + " " + th.Hot[1].Render(textutil.Bar(c.ReschedIPIsPerSec, hiIPI, bar))
+			textutil.PadLeft(format.Rate(c.InterruptsPerSec, 10), 10) + " " + th.Spark.Render(textutil.Bar(c.InterruptsPerSec, hiIn, bar)) + "  " +
+			textutil.PadLeft(format.Rate(c.ReschedIPIsPerSec, 10), 10) + " " + th.Hot[1].Render(textutil.Bar(c.ReschedIPIsPerSec, hiIPI, bar))
 		// Bar is always bar cells wide, so the columns after it line up.
 		line += sched(i)
 		lines = append(lines, line)
@@ -115,7 +116,7 @@ func (m Model) schedColumns() (func(cpu int) string, string) {
 			cs, migr = "-", "-"
 		case cpu >= 0:
 			c := w.PerCPU[cpu]
-			cs, migr = textutil.Rate(c.SwitchesPerSec, 9), textutil.Rate(c.MigrationsPerSec, 7)
+			cs, migr = format.Rate(c.SwitchesPerSec, 9), format.Rate(c.MigrationsPerSec, 7)
 		}
 		if !both {
 			return " " + textutil.PadLeft(cs, 9)

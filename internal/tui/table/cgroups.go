@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"github.com/ctxtop/ctxtop/internal/fields"
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/model"
-	"github.com/ctxtop/ctxtop/internal/tui/textutil"
 )
 
 // The third row kind: one row per cgroup (container, pod, systemd unit).
@@ -36,12 +36,7 @@ func cgroupRows(cs []model.CgroupRates) []Row {
 			Key: CgroupKey(c.Path), PID: c.Processes, TID: c.Threads, Count: c.Threads, Comm: c.Name, Cgroup: c.Path,
 			NoWait: !c.HasThrottling, Hot: c.Hot, Why: c.Why, Container: c.Container,
 		}
-		for i := range r.Vals {
-			r.Vals[i] = math.NaN() // a field the cgroup view has no meaning for
-		}
-		r.Vals[fields.Voluntary], r.Vals[fields.Involuntary] = c.VoluntaryPerSec, c.InvoluntaryPerSec
-		r.Vals[fields.Total], r.Vals[fields.CPU] = c.TotalPerSec(), c.CPUPercent
-		r.Vals[fields.Wait] = c.ThrottledPercent
+		cgroupVals(&r, &c)
 		if c.LimitCPUs > 0 {
 			r.CPUs = strconv.FormatFloat(c.LimitCPUs, 'f', -1, 64)
 		}
@@ -125,7 +120,7 @@ func cgroupCell(r Row, c Column) (string, bool) {
 		if r.NoWait {
 			return "-", true
 		}
-		return textutil.Percent(r.Vals[fields.Wait]), true
+		return format.Percent(r.Vals[fields.Wait]), true
 	case ColCPUs:
 		return r.CPUs, true
 	}
@@ -146,13 +141,25 @@ func groupRow(g model.CgroupGroup) Row {
 		Key: groupKey(g.Namespace, g.PodUID), PID: g.Processes, TID: g.Threads, Count: g.Members, Comm: g.Name,
 		NoWait: !g.HasThrottling, Hot: g.Hot, Why: g.Why,
 	}
+	// The level's sums, drawn by the same columns as a cgroup's.
+	sums := model.CgroupRates{VoluntaryPerSec: g.VoluntaryPerSec, InvoluntaryPerSec: g.InvoluntaryPerSec,
+		CPUPercent: g.CPUPercent, HasThrottling: g.HasThrottling, ThrottledPercent: g.ThrottledPercent}
+	cgroupVals(&r, &sums)
+	return r
+}
+
+// cgroupVals fills a row's values from the cgroup columns the table shows
+// (package fields), NaN in the others: a field the cgroup view has no
+// meaning for.
+func cgroupVals(r *Row, c *model.CgroupRates) {
 	for i := range r.Vals {
 		r.Vals[i] = math.NaN()
 	}
-	r.Vals[fields.Voluntary], r.Vals[fields.Involuntary] = g.VoluntaryPerSec, g.InvoluntaryPerSec
-	r.Vals[fields.Total], r.Vals[fields.CPU] = g.TotalPerSec(), g.CPUPercent
-	r.Vals[fields.Wait] = g.ThrottledPercent
-	return r
+	for j := range fields.Cgroup {
+		if col := &fields.Cgroup[j]; col.InTable {
+			r.Vals[col.Table] = col.Value(c)
+		}
+	}
 }
 
 // cgroupTree lays out cgroup rows (already filtered) as the tree

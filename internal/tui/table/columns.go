@@ -86,7 +86,7 @@ func (m Model) offered(mode Mode, c Column) bool {
 		return mode != ModeCgroups
 	}
 	f := spec(c)
-	return f.Shown() && (!f.Numeric() || f.Process != nil || mode == ModeThreads)
+	return f.Shown() && (!f.Numeric() || f.Summed() || mode == ModeThreads)
 }
 
 // Columns lists every column of the current row kind, in table order.

@@ -104,10 +104,13 @@ func processRows(ps []model.ProcessRates, load isLoad) []Row {
 			Load: load != nil && load(p.PID, 0),
 		}
 		for j := range fields.Thread {
-			if f := &fields.Thread[j]; f.Process != nil {
-				r.Vals[f.ID] = f.Process(p)
-			} else if f.Numeric() {
-				r.Vals[f.ID] = math.NaN()
+			if f := &fields.Thread[j]; f.Numeric() {
+				r.Vals[f.ID] = math.NaN() // a thread's figure a process has no sum of
+			}
+		}
+		for j := range fields.Process {
+			if c := &fields.Process[j]; c.InTable {
+				r.Vals[c.Table] = c.Value(p)
 			}
 		}
 		rows = append(rows, r)

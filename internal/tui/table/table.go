@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ctxtop/ctxtop/internal/fields"
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/sanitize"
 	"github.com/ctxtop/ctxtop/internal/sorts"
@@ -124,7 +125,7 @@ func (m Model) has(c Column) bool {
 		return m.pods && !m.cgroups
 	}
 	f := spec(c)
-	return f.Shown() && (!f.Numeric() || f.Process != nil || !m.processes && !m.cgroups)
+	return f.Shown() && (!f.Numeric() || f.Summed() || !m.processes && !m.cgroups)
 }
 
 // shown says which columns fit the current width.
@@ -525,7 +526,7 @@ func (m Model) remainderLine(cols []Column, widths []int) string {
 		case ColComm:
 			s = "(no thread row)"
 		case ColTotal:
-			s = textutil.Rate(m.snap.UnattributedPerSec, widths[i])
+			s = format.Rate(m.snap.UnattributedPerSec, widths[i])
 		case ColReason:
 			s = model.UnattributedWhy
 			if m.unattributedWhy != "" {
@@ -591,9 +592,9 @@ func (m Model) cell(r Row, c Column, w int) string {
 		case math.IsNaN(v):
 			return "-" // not known for this row
 		case f.Kind == fields.Percent:
-			return textutil.PercentIn(v, w)
+			return format.PercentIn(v, w)
 		}
-		return textutil.Rate(v, w)
+		return format.Rate(v, w)
 	}
 	switch c {
 	case ColPID:

@@ -94,7 +94,7 @@ func (m *Model) treeRows(threads []Row, procs []model.ProcessRates) []Row {
 			f := &fields.Thread[j]
 			switch {
 			case !f.Numeric():
-			case f.Process == nil:
+			case !f.Summed():
 				p.Vals[f.ID] = math.NaN()
 			default:
 				for _, t := range ts {

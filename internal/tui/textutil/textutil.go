@@ -1,56 +1,16 @@
-// Package textutil holds the width-aware formatting every TUI component
-// shares: numbers with thousands separators, sparklines, bars, and fitting a
-// block of text into a fixed width and height.
+// Package textutil holds the cell-aware layout every TUI component shares:
+// padding and clipping to a width in terminal cells, wrapping, fitting a
+// block into a fixed width and height, sparklines and bars. How a value
+// reads (thousands separators, percentages, latencies) is package format's,
+// shared with the batch reports.
 package textutil
 
 import (
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/ctxtop/ctxtop/internal/format"
 )
-
-// Thousands formats v rounded to an integer with comma separators, the way
-// the rates are easiest to compare at a glance.
-func Thousands(v float64) string { return format.Thousands(v) }
-
-// Rate formats a per-second rate into at most width cells: thousands
-// separators when they fit, otherwise k/M/G so a narrow column never spills.
-func Rate(v float64, width int) string {
-	if s := Thousands(v); len(s) <= width {
-		return s
-	}
-	return format.Abbreviate(v, width)
-}
-
-// PercentIn is Percent in at most width cells: a percentage past any
-// sense (a counter that jumped) is abbreviated like a rate rather than
-// pushing the columns after it.
-func PercentIn(v float64, width int) string {
-	if s := Percent(v); len(s) <= width {
-		return s
-	}
-	return format.Abbreviate(v, width)
-}
-
-// Percent formats a percentage with one decimal below 100 and none above.
-func Percent(v float64) string {
-	if v >= 99.95 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64)
-}
-
-// Micros formats a latency in microseconds: one decimal below 100, then
-// whole numbers with thousands separators.
-func Micros(v float64) string {
-	if v < 100 {
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	return Thousands(v)
-}
 
 var sparkRunes = []rune("▁▂▃▄▅▆▇█")
 

@@ -8,46 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestThousands(t *testing.T) {
-	for _, c := range []struct {
-		in   float64
-		want string
-	}{{0, "0"}, {999.4, "999"}, {1000, "1,000"}, {1234567.8, "1,234,568"}, {-12345, "-12,345"}, {100000, "100,000"}} {
-		if got := Thousands(c.in); got != c.want {
-			t.Errorf("Thousands(%v) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
-func TestRateFitsWidth(t *testing.T) {
-	for _, c := range []struct {
-		in    float64
-		width int
-		want  string
-	}{{12345, 8, "12,345"}, {123456789, 8, "123.5M"}, {1234567, 7, "1.2M"}, {999999, 7, "999,999"}, {1e15, 4, "1.0P"}, {6639127543485.86, 8, "6.6T"}, {1e22, 3, "###"}} {
-		got := Rate(c.in, c.width)
-		if got != c.want {
-			t.Errorf("Rate(%v, %d) = %q, want %q", c.in, c.width, got, c.want)
-		}
-		if len(got) > c.width {
-			t.Errorf("Rate(%v, %d) = %q is wider than its column", c.in, c.width, got)
-		}
-	}
-}
-
-// An absurd percentage is abbreviated, never wider than its column.
-func TestPercentInFitsWidth(t *testing.T) {
-	for _, c := range []struct {
-		in    float64
-		width int
-		want  string
-	}{{42.25, 5, "42.2"}, {100, 5, "100"}, {6639127543485.86, 5, "6.6T"}} {
-		if got := PercentIn(c.in, c.width); got != c.want || len(got) > c.width {
-			t.Errorf("PercentIn(%v, %d) = %q, want %q", c.in, c.width, got, c.want)
-		}
-	}
-}
-
 func TestSparklineScalesAndAligns(t *testing.T) {
 	if got, want := Sparkline([]float64{0, 1, 2, 4}, 6), "  ▁▂▅█"; got != want {
 		t.Errorf("Sparkline = %q, want %q", got, want)

@@ -16,6 +16,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ctxtop/ctxtop/internal/fields"
+	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/sorts"
 	"github.com/ctxtop/ctxtop/internal/tui/filter"
@@ -30,10 +32,12 @@ type OpenMsg struct {
 	Comm     string
 }
 
-// Column is a sortable column.
+// Column is a sortable column: an index into fields.Wakeup, whose
+// entries say each column's title, width, when it drops, and how its cells
+// read.
 type Column int
 
-// The columns, left to right.
+// The columns, left to right, in fields.Wakeup's order.
 const (
 	ColWakerPID Column = iota
 	ColWakerTID
@@ -48,27 +52,7 @@ const (
 	numColumns
 )
 
-type spec struct {
-	title string
-	width int
-	left  bool
-	// drop: columns with the highest drop go first when the view is narrow;
-	// 0 never goes.
-	drop int
-}
-
-var specs = [numColumns]spec{
-	ColWakerPID: {"PID", 7, false, 3},
-	ColWakerTID: {"TID", 7, false, 1},
-	ColWaker:    {"WAKER", 15, true, 0},
-	ColWakeePID: {"PID", 7, false, 3},
-	ColWakeeTID: {"TID", 7, false, 1},
-	ColWakee:    {"WAKEE", 15, true, 0},
-	ColRate:     {"WAKE/s", 9, false, 0},
-	ColCross:    {"XCPU%", 6, false, 0},
-	ColP50:      {"P50µs", 8, false, 2},
-	ColP99:      {"P99µs", 8, false, 1},
-}
+func spec(c Column) *fields.Column[*model.WakeupPair] { return &fields.Wakeup[c] }
 
 // minName is how narrow a name column may get before columns are dropped.
 const minName = 8
@@ -250,30 +234,17 @@ func (m *Model) rebuild() {
 	m.scroll()
 }
 
-// compare orders numbers busiest (largest) first and names alphabetically,
-// as the thread table does.
+// compare orders IDs smallest first, figures busiest (largest) first and
+// names alphabetically, as the thread table does.
 func compare(c Column, a, b *model.WakeupPair) int {
-	switch c {
-	case ColWakerPID:
-		return cmp.Compare(a.WakerPID, b.WakerPID)
-	case ColWakerTID:
-		return cmp.Compare(a.WakerTID, b.WakerTID)
-	case ColWaker:
-		return strings.Compare(a.WakerComm, b.WakerComm)
-	case ColWakeePID:
-		return cmp.Compare(a.WakeePID, b.WakeePID)
-	case ColWakeeTID:
-		return cmp.Compare(a.WakeeTID, b.WakeeTID)
-	case ColWakee:
-		return strings.Compare(a.WakeeComm, b.WakeeComm)
-	case ColCross:
-		return cmp.Compare(b.CrossCPUPercent, a.CrossCPUPercent)
-	case ColP50:
-		return cmp.Compare(b.LatencyP50Micros, a.LatencyP50Micros)
-	case ColP99:
-		return cmp.Compare(b.LatencyP99Micros, a.LatencyP99Micros)
+	switch f := spec(c); f.Kind {
+	case fields.Integer:
+		return cmp.Compare(f.Value(a), f.Value(b))
+	case fields.Name:
+		return strings.Compare(f.Str(a), f.Str(b))
+	default:
+		return cmp.Compare(f.Value(b), f.Value(a))
 	}
-	return cmp.Compare(b.PerSec, a.PerSec)
 }
 
 func (m *Model) moveTo(i int) {
@@ -314,20 +285,20 @@ func (m Model) layout() ([]Column, []int) {
 		cols = cols[:0]
 		fixed := 0
 		for c := range numColumns {
-			if specs[c].drop > level {
+			if spec(c).Drop > level {
 				continue
 			}
 			cols = append(cols, c)
 			if c != ColWaker && c != ColWakee {
-				fixed += specs[c].width
+				fixed += spec(c).Width
 			}
 		}
 		fixed += len(cols) + 2 // separators, and " → " after the waker
 		if fixed+2*minName <= m.width || level == 0 {
-			name := min(max((m.width-fixed)/2, 1), specs[ColWaker].width)
+			name := min(max((m.width-fixed)/2, 1), spec(ColWaker).Width)
 			widths := make([]int, len(cols))
 			for i, c := range cols {
-				widths[i] = specs[c].width
+				widths[i] = spec(c).Width
 				if c == ColWaker || c == ColWakee {
 					widths[i] = name
 				}
@@ -381,7 +352,7 @@ func (m Model) status() string {
 		parts = append(parts, fmt.Sprintf("/%s %d shown", m.filter, len(m.rows)))
 	}
 	if m.w.Dropped > 0 {
-		parts = append(parts, th.Hot[2].Render(fmt.Sprintf("%s not counted: pair map full", textutil.Thousands(float64(m.w.Dropped)))))
+		parts = append(parts, th.Hot[2].Render(fmt.Sprintf("%s not counted: pair map full", format.Thousands(float64(m.w.Dropped)))))
 	}
 	parts = append(parts, th.Dim.Render("Enter wakee detail  W back"))
 	return textutil.JoinFitting(parts, "  ", m.width)
@@ -390,7 +361,7 @@ func (m Model) status() string {
 func (m Model) headerLine(cols []Column, widths []int) string {
 	var b strings.Builder
 	for i, c := range cols {
-		t := specs[c].title
+		t := spec(c).Title
 		if c == m.sortCol {
 			mark := "▾"
 			if m.reverse {
@@ -405,19 +376,10 @@ func (m Model) headerLine(cols []Column, widths []int) string {
 }
 
 func (m Model) align(c Column, s string, w int) string {
-	if specs[c].left {
+	if spec(c).TextLeft {
 		return textutil.PadRight(s, w)
 	}
 	return textutil.PadLeft(s, w)
-}
-
-// wakerID is the waker's PID or TID as shown: "-" for an interrupt, which
-// is no thread.
-func wakerID(p *model.WakeupPair, id int) string {
-	if p.WakerIsInterrupt() {
-		return "-"
-	}
-	return strconv.Itoa(id)
 }
 
 // sep follows a column: an arrow from the waker's side to the wakee's.
@@ -431,41 +393,27 @@ func sep(c Column) string {
 func (m Model) rowLine(p *model.WakeupPair, cols []Column, widths []int) string {
 	var b strings.Builder
 	for i, c := range cols {
-		w := widths[i]
-		var s string
-		switch c {
-		case ColWakerPID:
-			s = wakerID(p, p.WakerPID)
-		case ColWakerTID:
-			s = wakerID(p, p.WakerTID)
-		case ColWaker:
-			s = p.WakerComm
-		case ColWakeePID:
-			s = strconv.Itoa(p.WakeePID)
-		case ColWakeeTID:
-			s = strconv.Itoa(p.WakeeTID)
-		case ColWakee:
-			s = p.WakeeComm
-		case ColRate:
-			s = textutil.Rate(p.PerSec, w)
-		case ColCross:
-			s = textutil.Percent(p.CrossCPUPercent)
-			if !p.CrossCPUKnown() {
-				s = "-"
-			}
-		case ColP50:
-			s = textutil.Micros(p.LatencyP50Micros)
-			if !p.LatencyKnown() {
-				s = "-"
-			}
-		case ColP99:
-			s = textutil.Micros(p.LatencyP99Micros)
-			if !p.LatencyKnown() {
-				s = "-"
-			}
-		}
-		b.WriteString(m.align(c, s, w))
+		b.WriteString(m.align(c, cell(spec(c), p, widths[i]), widths[i]))
 		b.WriteString(sep(c))
 	}
 	return b.String()
+}
+
+// cell is a pair's cell of column f in w cells: "-" for a figure the pair
+// does not have (an interrupt is no thread; a latency not yet timed).
+func cell(f *fields.Column[*model.WakeupPair], p *model.WakeupPair, w int) string {
+	if f.Known != nil && !f.Known(p) {
+		return "-"
+	}
+	switch f.Kind {
+	case fields.Integer:
+		return strconv.Itoa(int(f.Value(p)))
+	case fields.Rate:
+		return format.Rate(f.Value(p), w)
+	case fields.Percent:
+		return format.Percent(f.Value(p))
+	case fields.Micros:
+		return format.Micros(f.Value(p))
+	}
+	return f.Str(p)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ctxtop/ctxtop/internal/fields"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/tui/keys"
 	"github.com/ctxtop/ctxtop/internal/tui/theme"
@@ -166,5 +167,26 @@ func TestSortSkipsHiddenColumns(t *testing.T) {
 	}
 	if slices.Contains(cols, ColWakerPID) {
 		t.Fatalf("80 columns show the waker PID; the test needs a hidden column")
+	}
+}
+
+// The view's columns are fields.Wakeup's, in its order: the constants
+// index it, and every column has a place on screen.
+func TestColumnsAreTheWakeupTable(t *testing.T) {
+	if len(fields.Wakeup) != int(numColumns) {
+		t.Fatalf("fields.Wakeup has %d columns, the view %d", len(fields.Wakeup), numColumns)
+	}
+	for c, id := range map[Column]fields.ID{
+		ColWakerPID: fields.WakerPID, ColWaker: fields.WakerComm, ColWakee: fields.WakeeComm,
+		ColRate: fields.WakeupRate, ColCross: fields.CrossCPU, ColP99: fields.LatencyP99,
+	} {
+		if got := spec(c).ID; got != id {
+			t.Errorf("column %d is field %d, want %d", c, got, id)
+		}
+	}
+	for c := range numColumns {
+		if f := spec(c); f.Title == "" || f.Width <= 0 {
+			t.Errorf("column %d: title %q, width %d", c, f.Title, f.Width)
+		}
 	}
 }
