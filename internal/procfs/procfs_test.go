@@ -47,6 +47,8 @@ func TestParseInterrupts(t *testing.T) {
  24:          1          4  IO-APIC   5-edge      ACPI:Ged
 NMI:          0          0   Non-maskable interrupts
 RES:       6739       6350   Rescheduling interrupts
+CAL:     100000         20   Function call interrupts
+TLB:          7          8   TLB shootdowns
 ERR:          0
 MIS:          0
 `
@@ -56,7 +58,8 @@ MIS:          0
 		want    Interrupts
 		wantErr bool
 	}{
-		{"two cpus", two, Interrupts{CPUs: 2, ReschedIPIs: 13089, ReschedPerCPU: []uint64{6739, 6350}, PerCPU: []uint64{33 + 1 + 6739, 4 + 6350}}, false},
+		{"two cpus", two, Interrupts{CPUs: 2, ReschedIPIs: 13089, ReschedPerCPU: []uint64{6739, 6350}, CallIPIs: 100020,
+			PerCPU: []uint64{33 + 1 + 6739 + 100000 + 7, 4 + 6350 + 20 + 8}}, false},
 		{"no RES row", "  CPU0\n 1: 5 x\n", Interrupts{CPUs: 1, ReschedPerCPU: []uint64{0}, PerCPU: []uint64{5}}, false},
 		{"short RES row", "  CPU0 CPU1\nRES: 5\n", Interrupts{}, true},
 		{"bad header", "hello\n", Interrupts{}, true},
