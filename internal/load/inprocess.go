@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ctxtop/ctxtop/internal/cpulist"
 )
 
 // stopGrace is how long Stop lets a side finish its round trip before it
@@ -177,7 +179,7 @@ func startLocal(cfg Config, counts []*atomic.Uint64) (*localRun, error) {
 				aborted.Store(true)
 				gate.open()
 				r.abort()
-				return nil, fmt.Errorf("pinning the process to %s: %w", FormatCPUs(cfg.CPUs), err)
+				return nil, fmt.Errorf("pinning the process to %s: %w", cpulist.Format(cfg.CPUs), err)
 			}
 		}
 		r.whole0, _ = readProcessCounters(os.Getpid())
