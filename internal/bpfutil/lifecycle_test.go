@@ -129,7 +129,9 @@ func TestLifecycleFailKeepsTheReason(t *testing.T) {
 // loaded for Keep, and turning on within it reuses it; past Keep it is
 // freed.
 func TestLifecycleIdleKeepsLoaded(t *testing.T) {
-	const keep = 100 * time.Millisecond
+	// Long enough that the checks right after turning off run within it
+	// on a loaded host.
+	const keep = time.Second
 	l, n, made := newCounted(nil, keep, true)
 	l.SetEnabled(true)
 	l.SetEnabled(false)
@@ -138,7 +140,6 @@ func TestLifecycleIdleKeepsLoaded(t *testing.T) {
 		t.Errorf("on, off, on within Keep: %+v, want one open, two starts, one idle", *n)
 	}
 	l.SetEnabled(false)
-	time.Sleep(keep / 2)
 	if c := closes(l, *made); c != 0 {
 		t.Errorf("within Keep: closed %d times, want kept", c)
 	}
@@ -163,15 +164,17 @@ func TestLifecycleStaleUnloadKeepsTheTracer(t *testing.T) {
 	l.SetEnabled(true)
 	l.SetEnabled(false)
 	// Hold the lock across the first timer's expiry, then turn on and
-	// off again under it, as two Applies racing the timer would.
+	// off again under it, as two Applies racing the timer would. The
+	// second keep is long, so that only the first expiry can free it.
 	l.Lock()
 	time.Sleep(2 * keep)
 	l.on = true
 	l.start()
 	l.on = false
+	l.h.Keep = time.Hour
 	l.idle()
 	l.Unlock()
-	time.Sleep(keep / 5) // the first expiry now takes the lock
+	time.Sleep(200 * time.Millisecond) // the first expiry now takes the lock
 	l.Lock()
 	loaded := l.loaded
 	l.Unlock()
