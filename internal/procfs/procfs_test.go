@@ -132,6 +132,26 @@ func TestParsePressureCPUSome(t *testing.T) {
 	}
 }
 
+// TestParseLoadAvgThreads: the task walk sizes its array and decides to
+// load the skipping walk at once by the host's thread count, which
+// sysinfo(2) wraps past 65,535: at 100,000 threads the first walk grew the
+// array, and the reload threw away the skipping walk loaded beside it.
+func TestParseLoadAvgThreads(t *testing.T) {
+	for in, want := range map[string]int{
+		"0.52 0.31 0.20 3/1234 5678\n":          1234,
+		"2483.83 829.43 307.88 1/100236 101398": 100236,
+	} {
+		if n, ok := ParseLoadAvgThreads([]byte(in)); !ok || n != want {
+			t.Errorf("ParseLoadAvgThreads(%q) = %d, %v; want %d", in, n, ok, want)
+		}
+	}
+	for _, bad := range []string{"", "0.52 0.31 0.20", "0.52 0.31 0.20 31234 5678", "0.52 0.31 0.20 3/x 5678", "0.52 0.31 0.20 3/99999999999 1"} {
+		if n, ok := ParseLoadAvgThreads([]byte(bad)); ok {
+			t.Errorf("ParseLoadAvgThreads(%q) = %d, want refused", bad, n)
+		}
+	}
+}
+
 func TestParseLoadAvg(t *testing.T) {
 	got, err := ParseLoadAvg([]byte("0.00 0.02 12.50 1/85 5767\n"), "loadavg")
 	if err != nil {

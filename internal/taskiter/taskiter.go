@@ -14,15 +14,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/bpfutil"
+	"github.com/ctxtop/ctxtop/internal/procfs"
 )
 
 // ErrUnavailable wraps every reason the iterator cannot run here; its
@@ -146,12 +144,12 @@ const minCapacity = 4096
 // hostThreads is how many threads the host runs now, by which Open sizes
 // the array, with room to grow, so that a start does not load the program
 // twice (and throw away the skipping walk loading beside it): the
-// kernel's count in /proc/loadavg ("0.52 0.31 0.20 3/1234 5678": runnable
-// and all threads), or sysinfo(2)'s where that cannot be read, which
-// counts in 16 bits and so wraps past 65,535.
+// kernel's count in /proc/loadavg (procfs.ParseLoadAvgThreads), or
+// sysinfo(2)'s where that cannot be read, which counts in 16 bits and so
+// wraps past 65,535.
 func hostThreads() int {
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		if n, ok := parseLoadavgThreads(b); ok {
+	if b, err := procfs.ReadFile("/proc/loadavg", procfs.LimitLine); err == nil {
+		if n, ok := procfs.ParseLoadAvgThreads(b); ok {
 			return n
 		}
 	}
@@ -160,24 +158,6 @@ func hostThreads() int {
 		return 0
 	}
 	return int(si.Procs)
-}
-
-// parseLoadavgThreads is the thread count in /proc/loadavg, the number
-// after the slash of its fourth field.
-func parseLoadavgThreads(b []byte) (int, bool) {
-	f := strings.Fields(string(b))
-	if len(f) < 4 {
-		return 0, false
-	}
-	_, all, ok := strings.Cut(f[3], "/")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(all)
-	if err != nil || n < 0 || n > maxID {
-		return 0, false
-	}
-	return n, true
 }
 
 // Open loads the program and maps its array. Its errors wrap
