@@ -65,12 +65,13 @@ install: build
 	'$(abspath $(BIN))' completion zsh > '$(DESTDIR)$(SHAREDIR)/zsh/site-functions/_ctxtop'
 	'$(abspath $(BIN))' completion fish > '$(DESTDIR)$(SHAREDIR)/fish/vendor_completions.d/ctxtop.fish'
 
-# Rebuild the committed BPF object and its Go bindings (needs clang and
+# Rebuild the committed BPF objects and their Go bindings (needs clang and
 # llvm-strip: apt-get install -y clang llvm libbpf-dev). bpf2go strips DWARF and
 # maps the source directory to a relative path, so the same clang gives the
-# same bytes on any machine.
+# same bytes on any machine. Every package's go:generate lines run, so a new
+# tracer's are picked up without a line here.
 generate:
-	$(GO) generate ./internal/waketrace/ ./internal/stacks/ ./internal/taskiter/
+	$(GO) generate ./internal/...
 
 clean:
 	rm -rf bin

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxtop/ctxtop/internal/cpulist"
 	"github.com/ctxtop/ctxtop/internal/load"
 )
 
@@ -247,7 +248,7 @@ func (o *loadOptions) config(cmd *cobra.Command) (load.Config, error) {
 }
 
 func parseCPUsFlag(s string) ([]int, error) {
-	cpus, err := load.ParseCPUList(s)
+	cpus, err := cpulist.Parse(s)
 	if err != nil {
 		return nil, fmt.Errorf("--cpus: %w", err)
 	}

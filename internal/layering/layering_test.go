@@ -64,9 +64,6 @@ var exceptions = map[[2]string]string{
 		"through the pipeline; it moves out of record with the pipeline's one entry point (issue 27)",
 	{"internal/exporter", "internal/sampler"}: "the exporter samples on scrape with a sampler of its own; " +
 		"the pipeline's entry point over a raw source is to take that over (issue 27)",
-	{"internal/procctl", "internal/load"}: "the monitor's set-affinity key parses its CPU list with " +
-		"load.ParseCPUList, which pulls in the load generator and its /proc readers (issue 27: " +
-		"the load generator's own /proc readers go)",
 }
 
 type pkg struct {

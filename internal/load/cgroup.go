@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ctxtop/ctxtop/internal/procfs"
 )
 
 // cfsPeriodUs is the CFS bandwidth period ctxtop sets: the kernel's
@@ -29,67 +32,39 @@ type cgroup struct {
 // its root delegates cpu to children, else the v1 hierarchy that has cpu
 // mounted, at this process's own place in it.
 func cgroupRoot() (dir string, v2 bool, err error) {
-	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	mounts, err := procfs.ReadFile(selfProc.Path("self", "mountinfo"), procfs.LimitStat)
 	if err != nil {
 		return "", false, err
 	}
-	own, _ := os.ReadFile("/proc/self/cgroup")
+	own, _ := procfs.ReadFile(selfProc.Path("self", "cgroup"), procfs.LimitStatus)
 	return findCPUCgroup(string(mounts), string(own), os.ReadFile)
 }
 
 // findCPUCgroup is cgroupRoot on the contents of /proc/self/mountinfo and
-// /proc/self/cgroup; readFile reads a v2 root's cgroup.subtree_control.
-// On a hybrid system (v1 controllers, cgroup2 mounted beside them with no
-// controllers of its own) it picks v1.
+// /proc/self/cgroup, which procfs parses as the sampler does; readFile
+// reads a v2 root's cgroup.subtree_control. On a hybrid system (v1
+// controllers, cgroup2 mounted beside them with no controllers of its own)
+// it picks v1.
 func findCPUCgroup(mounts, own string, readFile func(string) ([]byte, error)) (dir string, v2 bool, err error) {
-	var v1 string
-	for line := range strings.SplitSeq(mounts, "\n") {
-		pre, post, ok := strings.Cut(line, " - ")
-		f, g := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(f) < 5 || len(g) < 3 {
-			continue
-		}
-		mnt := f[4]
-		switch g[0] {
-		case "cgroup2":
-			ctl, _ := readFile(filepath.Join(mnt, "cgroup.subtree_control"))
-			if hasWord(string(ctl), "cpu") {
-				return mnt, true, nil
-			}
-		case "cgroup":
-			for _, o := range strings.Split(g[2], ",") {
-				if o == "cpu" && v1 == "" {
-					v1 = filepath.Join(mnt, ownPath(own, f[3], "cpu"))
-				}
-			}
+	m, err := procfs.ParseCgroupMounts([]byte(mounts), "/proc/self/mountinfo")
+	if err != nil {
+		return "", false, fmt.Errorf("--cpu-quota: %w", err)
+	}
+	if m.V2 != "" {
+		ctl, _ := readFile(filepath.Join(m.V2, "cgroup.subtree_control"))
+		if slices.Contains(strings.Fields(string(ctl)), "cpu") {
+			return m.V2, true, nil
 		}
 	}
-	if v1 != "" {
-		return v1, false, nil
+	if m.CPU != "" {
+		// This process's path in the hierarchy, relative to the mount's
+		// root (the mount may itself be a subtree); its root when the
+		// file has no cpu line.
+		cpu, _, _ := procfs.ProcCgroupPaths([]byte(own), "/proc/self/cgroup")
+		rel := strings.TrimPrefix(string(cpu), m.CPURoot)
+		return filepath.Join(m.CPU, "/"+strings.TrimPrefix(rel, "/")), false, nil
 	}
 	return "", false, errors.New("--cpu-quota: no usable cgroup cpu controller (neither cgroup v2 with cpu enabled nor a v1 cpu hierarchy is mounted)")
-}
-
-// ownPath is this process's path in the v1 hierarchy with controller ctl,
-// relative to the mount's root (the mount may itself be a subtree).
-func ownPath(procCgroup, mountRoot, ctl string) string {
-	for line := range strings.SplitSeq(procCgroup, "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) == 3 && hasWord(strings.ReplaceAll(parts[1], ",", " "), ctl) {
-			p := strings.TrimPrefix(parts[2], mountRoot)
-			return "/" + strings.TrimPrefix(p, "/")
-		}
-	}
-	return "/"
-}
-
-func hasWord(s, w string) bool {
-	for _, f := range strings.Fields(s) {
-		if f == w {
-			return true
-		}
-	}
-	return false
 }
 
 // newCgroup makes a cgroup limited to quota CPUs.
@@ -226,28 +201,11 @@ func parsePoolName(name string) (pid int, start uint64, hasStart, ok bool) {
 	return int(nums[0]), 0, false, true
 }
 
-// startTime is process pid's start time in clock ticks since boot.
+// startTime is process pid's start time in clock ticks since boot: its
+// main thread's (the process's own stat line gives the same).
 func startTime(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	return parseStartTime(b)
-}
-
-// parseStartTime reads field 22 of a /proc/PID/stat line, counted after
-// the last ')' since the command name may hold anything.
-func parseStartTime(b []byte) (uint64, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, errors.New("stat: no ')' after the command name")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	const field = 22 - 3 // fields after "pid (comm)" start at 3
-	if len(f) <= field {
-		return 0, fmt.Errorf("stat: %d fields after the command name, want over %d", len(f), field)
-	}
-	return strconv.ParseUint(f[field], 10, 64)
+	st, err := selfProc.TaskStat(pid, pid)
+	return st.StartTime, err
 }
 
 // ownerAlive reports whether the process that named a pool cgroup still

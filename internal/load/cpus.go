@@ -1,69 +1,16 @@
 package load
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/cpulist"
 )
 
-// maxCPU bounds CPU numbers so that "0-999999999" fails fast instead of
-// allocating; it is the size of the kernel's default cpumask for
-// sched_setaffinity in x/sys (CPU_SETSIZE).
-const maxCPU = 1024
-
-// ErrCPUList is wrapped by every CPU-list syntax error.
-var ErrCPUList = errors.New("bad CPU list")
-
-// ParseCPUList parses the kernel's list syntax ("0", "0,1", "0-1", "0,2-3")
-// and keeps the order given, since [a, b] means ping on a, pong on b. It
-// checks syntax only; ValidateCPUs checks the CPUs against this machine.
-func ParseCPUList(s string) ([]int, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, fmt.Errorf("%w: empty", ErrCPUList)
-	}
-	var cpus []int
-	for part := range strings.SplitSeq(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := parseCPU(lo)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %q", ErrCPUList, s)
-		}
-		b := a
-		if isRange {
-			if b, err = parseCPU(hi); err != nil || b < a {
-				return nil, fmt.Errorf("%w: %q", ErrCPUList, s)
-			}
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-			if len(cpus) > maxCPU {
-				return nil, fmt.Errorf("%w: %q: too many CPUs", ErrCPUList, s)
-			}
-		}
-	}
-	return cpus, nil
-}
-
-func parseCPU(s string) (int, error) {
-	if s == "" || len(s) > 5 {
-		return 0, ErrCPUList
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0, ErrCPUList
-		}
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n >= maxCPU {
-		return 0, ErrCPUList
-	}
-	return n, nil
-}
+// maxCPU bounds CPU numbers (cpulist.Max).
+const maxCPU = cpulist.Max
 
 // AllowedCPUs are the CPUs this process may run on (sched_getaffinity), in
 // ascending order.
@@ -89,7 +36,7 @@ func onlineCPUs() []int {
 	if err != nil {
 		return nil
 	}
-	cpus, err := ParseCPUList(string(b))
+	cpus, err := cpulist.Parse(string(b))
 	if err != nil {
 		return nil
 	}
@@ -109,10 +56,10 @@ func ValidateCPUs(cpus []int) error {
 	online := onlineCPUs()
 	for _, c := range cpus {
 		if online != nil && !contains(online, c) {
-			return fmt.Errorf("cpus: CPU %d is not online (online: %s)", c, FormatCPUs(online))
+			return fmt.Errorf("cpus: CPU %d is not online (online: %s)", c, cpulist.Format(online))
 		}
 		if !contains(allowed, c) {
-			return fmt.Errorf("cpus: CPU %d is not in this process's allowed set (%s)", c, FormatCPUs(allowed))
+			return fmt.Errorf("cpus: CPU %d is not in this process's allowed set (%s)", c, cpulist.Format(allowed))
 		}
 	}
 	return nil
@@ -125,27 +72,6 @@ func contains(s []int, v int) bool {
 		}
 	}
 	return false
-}
-
-// FormatCPUs writes a list back in the kernel's syntax, ranges collapsed.
-func FormatCPUs(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(cpus[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
 }
 
 // pinSelf pins the calling OS thread (it must be locked) to cpu.

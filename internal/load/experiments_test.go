@@ -179,23 +179,6 @@ func TestIPIsCounted(t *testing.T) {
 	}
 }
 
-func TestSumIPIRow(t *testing.T) {
-	const in = `           CPU0       CPU1
- 24:          1          0  IO-APIC   5-edge      ACPI:Ged
-RES:       6739       6350   Rescheduling interrupts
-CAL:     100000         20   Function call interrupts
-ERR:          0
-`
-	for _, c := range []struct {
-		label string
-		want  uint64
-	}{{"RES:", 13089}, {"CAL:", 100020}, {"TLB:", 0}, {"ERR:", 0}} {
-		if got := sumIPIRow([]byte(in), c.label, 2); got != c.want {
-			t.Errorf("sumIPIRow(%s) = %d, want %d", c.label, got, c.want)
-		}
-	}
-}
-
 // TestHardwareCounters: with a PMU the counters are there and plausible;
 // without one the summary says why, in words.
 func TestHardwareCounters(t *testing.T) {

@@ -6,12 +6,11 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/ctxtop/ctxtop/internal/procfs"
+	"github.com/ctxtop/ctxtop/internal/cpulist"
 )
 
 // stopGrace is how long Stop lets a side finish its round trip before it
@@ -180,7 +179,7 @@ func startLocal(cfg Config, counts []*atomic.Uint64) (*localRun, error) {
 				aborted.Store(true)
 				gate.open()
 				r.abort()
-				return nil, fmt.Errorf("pinning the process to %s: %w", FormatCPUs(cfg.CPUs), err)
+				return nil, fmt.Errorf("pinning the process to %s: %w", cpulist.Format(cfg.CPUs), err)
 			}
 		}
 		r.whole0, _ = readProcessCounters(os.Getpid())
@@ -244,39 +243,14 @@ func (r *localRun) openHW() {
 type ipiCounts struct{ res, cal uint64 }
 
 // readIPIs reads RES and CAL from /proc/interrupts; ok is false when the
-// file or RES is missing (CAL may be absent on other architectures).
+// file cannot be read or parsed (CAL may be absent on other
+// architectures).
 func readIPIs() (ipiCounts, bool) {
-	b, err := os.ReadFile("/proc/interrupts")
+	in, err := selfProc.Interrupts()
 	if err != nil {
 		return ipiCounts{}, false
 	}
-	var in procfs.Interrupts
-	if procfs.ParseInterrupts(b, "/proc/interrupts", &in) != nil {
-		return ipiCounts{}, false
-	}
-	c := ipiCounts{res: in.ReschedIPIs, cal: sumIPIRow(b, "CAL:", in.CPUs)}
-	return c, true
-}
-
-// sumIPIRow sums the per-CPU counts of the /proc/interrupts row labelled
-// label, which has one column per CPU; 0 when there is no such row.
-func sumIPIRow(b []byte, label string, cpus int) uint64 {
-	for line := range strings.SplitSeq(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 || f[0] != label {
-			continue
-		}
-		var sum uint64
-		for _, v := range f[1:min(len(f), cpus+1)] {
-			n, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				break
-			}
-			sum += n
-		}
-		return sum
-	}
-	return 0
+	return ipiCounts{res: in.ReschedIPIs, cal: in.CallIPIs}, true
 }
 
 // startGate holds every side until all are set up. The sides wait in
@@ -621,7 +595,7 @@ func (r *localRun) summarizeWalk(s *Summary) {
 
 // readProcessCounters sums the counters over every thread of pid.
 func readProcessCounters(pid int) (Counters, error) {
-	dir := fmt.Sprintf("/proc/%d/task", pid)
+	dir := selfProc.Path(strconv.Itoa(pid), "task")
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return Counters{}, err

@@ -2,7 +2,6 @@ package load
 
 import (
 	"os"
-	"strconv"
 
 	"github.com/ctxtop/ctxtop/internal/procfs"
 )
@@ -21,27 +20,24 @@ type Counters struct {
 	HasSchedstat  bool
 }
 
+// selfProc is the procfs the load generator reads its own threads, its
+// process and the host's interrupts from: the one it runs with, where its
+// threads are (--proc, another tree, is the monitor's).
+var selfProc = procfs.Unchecked("/proc")
+
 // ReadCounters reads the counters of thread tid of process pid under root
-// (normally "/proc"): /proc/PID/task/TID/status for the switch counts and
-// /proc/PID/task/TID/sched for migrations.
+// (normally "/proc"): /proc/PID/task/TID/status for the switch counts,
+// sched for migrations and schedstat for run and wait times.
 func ReadCounters(root string, pid, tid int) (Counters, error) {
-	dir := root + "/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid)
-	b, err := procfs.ReadFile(dir+"/status", procfs.LimitStatus)
-	if err != nil {
-		return Counters{}, err
-	}
-	st, err := procfs.ParseTaskStatus(b, dir+"/status")
+	fs := procfs.Unchecked(root)
+	st, err := fs.TaskStatus(pid, tid)
 	if err != nil {
 		return Counters{}, err
 	}
 	c := Counters{Voluntary: st.VoluntarySwitches, Involuntary: st.InvoluntarySwitches}
-	if s, err := procfs.ReadFile(dir+"/sched", procfs.LimitStatus); err == nil {
-		c.Migrations, c.HasMigrations = procfs.ParseTaskSchedMigrations(s)
-	}
-	if s, err := procfs.ReadFile(dir+"/schedstat", procfs.LimitLine); err == nil {
-		if ss, err := procfs.ParseTaskSchedstat(s, dir+"/schedstat"); err == nil {
-			c.RunNs, c.WaitNs, c.HasSchedstat = ss.RunNs, ss.WaitNs, true
-		}
+	c.Migrations, c.HasMigrations = fs.TaskSchedMigrations(pid, tid)
+	if ss, err := fs.TaskSchedstat(pid, tid); err == nil {
+		c.RunNs, c.WaitNs, c.HasSchedstat = ss.RunNs, ss.WaitNs, true
 	}
 	return c, nil
 }

@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ctxtop/ctxtop/internal/load"
+	"github.com/ctxtop/ctxtop/internal/cpulist"
 )
 
 // Target is what an action applies to: one thread (TID > 0) or, with TID 0,
@@ -76,7 +76,7 @@ func Send(t Target, sig Signal) (string, error) {
 // ParseCPUs reads a CPU list as taskset -c takes it ("0", "0-1", "0,2"),
 // sorted and without repeats.
 func ParseCPUs(s string) ([]int, error) {
-	cpus, err := load.ParseCPUList(s)
+	cpus, err := cpulist.Parse(s)
 	if err != nil {
 		return nil, fmt.Errorf("%q is not a CPU list (0, 0-1, 0,2)", strings.TrimSpace(s))
 	}
@@ -85,7 +85,7 @@ func ParseCPUs(s string) ([]int, error) {
 }
 
 // FormatCPUs writes cpus in the kernel's list syntax: 0-1,4.
-func FormatCPUs(cpus []int) string { return load.FormatCPUs(cpus) }
+func FormatCPUs(cpus []int) string { return cpulist.Format(cpus) }
 
 // SetAffinity restricts the target to cpus with sched_setaffinity: the
 // thread, or each thread of the process (affinity is per thread; taskset

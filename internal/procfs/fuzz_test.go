@@ -43,7 +43,12 @@ func FuzzParsePressureCPUSome(f *testing.F) {
 
 func FuzzParseLoadAvg(f *testing.F) {
 	f.Add([]byte("0.00 0.02 0.00 1/85 5767\n"))
-	f.Fuzz(func(t *testing.T, b []byte) { _, _ = ParseLoadAvg(b, "loadavg") })
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = ParseLoadAvg(b, "loadavg")
+		if n, ok := ParseLoadAvgThreads(b); ok && (n < 0 || n > maxThreads) {
+			t.Errorf("ParseLoadAvgThreads(%q) = %d", b, n)
+		}
+	})
 }
 
 func FuzzParseTaskStatus(f *testing.F) {

@@ -9,12 +9,17 @@ package procfs
 //	ERR:          0
 //
 // RES counts rescheduling IPIs: one CPU asking another to run its scheduler,
-// typically because it woke a task that should run over there. ERR and MIS
+// typically because it woke a task that should run over there. CAL counts
+// function-call IPIs, which since Linux 5.8 also carry a wake-up to a CPU
+// that shares no cache with the waker (queued on its wake list); other
+// architectures may have no such row. ERR and MIS
 // carry one system-wide value and are left out of the per-CPU sums.
 type Interrupts struct {
 	CPUs          int
 	ReschedIPIs   uint64
 	ReschedPerCPU []uint64
+	// CallIPIs sums the CAL row; 0 when there is none.
+	CallIPIs uint64
 	// PerCPU sums every per-CPU row for each CPU column.
 	PerCPU []uint64
 }
@@ -51,7 +56,7 @@ func ParseInterrupts(b []byte, path string, dst *Interrupts) error {
 		return parseErr(path, "header")
 	}
 	dst.CPUs = cpus
-	dst.ReschedIPIs = 0
+	dst.ReschedIPIs, dst.CallIPIs = 0, 0
 	dst.ReschedPerCPU = resize(dst.ReschedPerCPU, cpus)
 	dst.PerCPU = resize(dst.PerCPU, cpus)
 	for i < len(b) {
@@ -64,7 +69,7 @@ func ParseInterrupts(b []byte, path string, dst *Interrupts) error {
 		if label[len(label)-1] != ':' {
 			return parseErr(path, string(label))
 		}
-		isRes := string(label) == "RES:"
+		isRes, isCal := string(label) == "RES:", string(label) == "CAL:"
 		// A row is per-CPU only if it has a number for every column.
 		k, start := 0, j
 		for ; k < cpus; k++ {
@@ -86,9 +91,12 @@ func ParseInterrupts(b []byte, path string, dst *Interrupts) error {
 			f, j = nextField(line, j)
 			v, _ := parseUint(f)
 			dst.PerCPU[c] += v
-			if isRes {
+			switch {
+			case isRes:
 				dst.ReschedPerCPU[c] = v
 				dst.ReschedIPIs += v
+			case isCal:
+				dst.CallIPIs += v
 			}
 		}
 	}

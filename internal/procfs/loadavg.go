@@ -1,5 +1,7 @@
 package procfs
 
+import "bytes"
+
 // LoadAvg reads <root>/loadavg: "0.00 0.02 0.00 1/85 5767", the 1, 5 and 15
 // minute run-queue averages, then running/total tasks and the last PID.
 func (fs FS) LoadAvg() ([3]float64, error) {
@@ -25,4 +27,29 @@ func ParseLoadAvg(b []byte, path string) ([3]float64, error) {
 		out[k] = v
 	}
 	return out, nil
+}
+
+// maxThreads bounds a thread count: PID_MAX_LIMIT, as many tasks as the
+// kernel can number.
+const maxThreads = 4 << 20
+
+// ParseLoadAvgThreads is the host's thread count from /proc/loadavg: the
+// number after the slash of its fourth field ("3/1234": runnable and all
+// threads), counted in full where sysinfo(2)'s count wraps past 65,535.
+// ok is false when the field is missing or malformed.
+func ParseLoadAvgThreads(b []byte) (n int, ok bool) {
+	var f []byte
+	i := 0
+	for range 4 {
+		f, i = nextField(b, i)
+	}
+	slash := bytes.IndexByte(f, '/')
+	if slash < 0 {
+		return 0, false
+	}
+	v, ok := parseUint(f[slash+1:])
+	if !ok || v > maxThreads {
+		return 0, false
+	}
+	return int(v), true
 }

@@ -47,6 +47,8 @@ func TestParseInterrupts(t *testing.T) {
  24:          1          4  IO-APIC   5-edge      ACPI:Ged
 NMI:          0          0   Non-maskable interrupts
 RES:       6739       6350   Rescheduling interrupts
+CAL:     100000         20   Function call interrupts
+TLB:          7          8   TLB shootdowns
 ERR:          0
 MIS:          0
 `
@@ -56,7 +58,8 @@ MIS:          0
 		want    Interrupts
 		wantErr bool
 	}{
-		{"two cpus", two, Interrupts{CPUs: 2, ReschedIPIs: 13089, ReschedPerCPU: []uint64{6739, 6350}, PerCPU: []uint64{33 + 1 + 6739, 4 + 6350}}, false},
+		{"two cpus", two, Interrupts{CPUs: 2, ReschedIPIs: 13089, ReschedPerCPU: []uint64{6739, 6350}, CallIPIs: 100020,
+			PerCPU: []uint64{33 + 1 + 6739 + 100000 + 7, 4 + 6350 + 20 + 8}}, false},
 		{"no RES row", "  CPU0\n 1: 5 x\n", Interrupts{CPUs: 1, ReschedPerCPU: []uint64{0}, PerCPU: []uint64{5}}, false},
 		{"short RES row", "  CPU0 CPU1\nRES: 5\n", Interrupts{}, true},
 		{"bad header", "hello\n", Interrupts{}, true},
@@ -126,6 +129,26 @@ func TestParsePressureCPUSome(t *testing.T) {
 				t.Errorf("ParsePressureCPUSome (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestParseLoadAvgThreads: the task walk sizes its array and decides to
+// load the skipping walk at once by the host's thread count, which
+// sysinfo(2) wraps past 65,535: at 100,000 threads the first walk grew the
+// array, and the reload threw away the skipping walk loaded beside it.
+func TestParseLoadAvgThreads(t *testing.T) {
+	for in, want := range map[string]int{
+		"0.52 0.31 0.20 3/1234 5678\n":          1234,
+		"2483.83 829.43 307.88 1/100236 101398": 100236,
+	} {
+		if n, ok := ParseLoadAvgThreads([]byte(in)); !ok || n != want {
+			t.Errorf("ParseLoadAvgThreads(%q) = %d, %v; want %d", in, n, ok, want)
+		}
+	}
+	for _, bad := range []string{"", "0.52 0.31 0.20", "0.52 0.31 0.20 31234 5678", "0.52 0.31 0.20 3/x 5678", "0.52 0.31 0.20 3/99999999999 1"} {
+		if n, ok := ParseLoadAvgThreads([]byte(bad)); ok {
+			t.Errorf("ParseLoadAvgThreads(%q) = %d, want refused", bad, n)
+		}
 	}
 }
 

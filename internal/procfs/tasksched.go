@@ -1,6 +1,9 @@
 package procfs
 
-import "bytes"
+import (
+	"bytes"
+	"strconv"
+)
 
 // TaskSched is what the sampler takes from /proc/PID/task/TID/sched
 // (present with CONFIG_SCHED_DEBUG), a table of "key : value" lines the
@@ -83,6 +86,17 @@ func schedValue(line []byte, key string) ([]byte, bool) {
 		return nil, false
 	}
 	return bytes.TrimSpace(rest[1:]), true
+}
+
+// TaskSchedMigrations reads se.nr_migrations from
+// <root>/PID/task/TID/sched; ok is false when the file cannot be read (a
+// kernel built without CONFIG_SCHED_DEBUG has none) or lacks the field.
+func (fs FS) TaskSchedMigrations(pid, tid int) (n uint64, ok bool) {
+	b, err := ReadFile(fs.Path(strconv.Itoa(pid), "task", strconv.Itoa(tid), "sched"), LimitStatus)
+	if err != nil {
+		return 0, false
+	}
+	return ParseTaskSchedMigrations(b)
 }
 
 // ParseTaskSchedMigrations finds "se.nr_migrations : N" in a sched file. ok

@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/bpfutil"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/symbolize"
 )
@@ -39,19 +39,13 @@ type Options struct {
 // Collector attaches the tracer only while wanted, drains and symbolizes
 // its counts once per refresh (Drain), and picks the next targets from the
 // snapshot made from them (Retarget); the shares over the last refreshes
-// are the pipeline's (model.StackWindow). Its methods are safe from any goroutine.
+// are the pipeline's (model.StackWindow). Its methods are safe from any
+// goroutine; the fields below life are guarded by its lock.
 type Collector struct {
 	opt   Options
-	want  atomic.Bool
 	focus atomic.Int64
-	open  func() (*Tracer, error)
 
-	mu sync.Mutex
-	on bool
-	tr *Tracer
-	// unload frees tr once the collector has been off for KeepLoaded.
-	unload  *time.Timer
-	err     error
+	life    *bpfutil.Lifecycle[*Tracer]
 	sym     *symbolize.Symbolizer
 	symErr  error
 	raw     Raw
@@ -143,53 +137,41 @@ func NewCollector(opt Options) *Collector {
 	if opt.Budget <= 0 {
 		opt.Budget = sampleBudget
 	}
-	return &Collector{opt: opt, open: Open}
+	c := &Collector{opt: opt}
+	c.life = bpfutil.NewLifecycle(bpfutil.Hooks[*Tracer]{Open: Open, Start: c.start,
+		Idle: (*Tracer).Reset, Keep: KeepLoaded})
+	return c
 }
 
 // Want records whether the programs should be attached; Apply makes it so.
-func (c *Collector) Want(on bool) { c.want.Store(on) }
+func (c *Collector) Want(on bool) { c.life.Want(on) }
 
 // SetEnabled is Want then Apply.
-func (c *Collector) SetEnabled(on bool) {
-	c.Want(on)
-	c.Apply()
-}
+func (c *Collector) SetEnabled(on bool) { c.life.SetEnabled(on) }
 
 // Focus makes tid (the detail view's thread) a target ahead of any other
 // from the next refresh on; 0 for none.
 func (c *Collector) Focus(tid int) { c.focus.Store(int64(tid)) }
 
 // Err is why the programs could not be attached, nil when they are.
-func (c *Collector) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
+func (c *Collector) Err() error { return c.life.Err() }
+
+// Apply attaches or detaches the programs as the last Want asked; turned
+// off, they stay loaded, detached and emptied, for KeepLoaded.
+func (c *Collector) Apply() { c.life.Apply() }
+
+// Close detaches the programs for good.
+func (c *Collector) Close() { c.life.Close() }
+
+// tracer is the tracer while one is loaded, nil otherwise; c.life is
+// locked.
+func (c *Collector) tracer() *Tracer {
+	tr, _, _ := c.life.Ready()
+	return tr
 }
 
-// Apply attaches or detaches the programs as the last Want asked.
-func (c *Collector) Apply() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	on := c.want.Load()
-	if on == c.on {
-		return
-	}
-	c.on = on
-	if !on {
-		c.idleLocked()
-		return
-	}
-	if c.unload != nil {
-		c.unload.Stop()
-		c.unload = nil
-	}
-	if c.tr == nil {
-		c.tr, c.err = c.open()
-		if c.err != nil {
-			c.tr = nil
-			return
-		}
-	}
+// start traces afresh from the tracer loaded now or kept loaded.
+func (c *Collector) start(tr *Tracer) error {
 	if c.sym == nil {
 		// DEBUGINFOD_URLS, as GDB and perf read it: names of stripped
 		// libraries fetched in the background, never waited for.
@@ -205,38 +187,18 @@ func (c *Collector) Apply() {
 		seeds[i] = Target{TID: tid, Every: seedEvery}
 	}
 	c.followGo(c.opt.PIDs)
-	c.err = c.setTargets(seeds)
-	if c.err == nil {
-		// The kernel's totals run on while the tracer is kept loaded: count from here.
-		c.err = c.tr.Read(&c.lastRaw)
+	if err := c.setTargets(seeds); err != nil {
+		return err
 	}
+	// The kernel's totals run on while the tracer is kept loaded: count from here.
+	return tr.Read(&c.lastRaw)
 }
 
 // setTargets hands the targets to the tracer and attaches the programs
 // only while there is one: with none, no switch anywhere pays for them.
 func (c *Collector) setTargets(targets []Target) error {
-	return errors.Join(c.tr.SetTargets(targets), c.tr.SetAttached(len(targets) > 0))
-}
-
-// idleLocked detaches the programs and empties the maps, keeping them
-// loaded for KeepLoaded in case the collector is turned on again.
-func (c *Collector) idleLocked() {
-	c.err = nil
-	if c.tr == nil {
-		return
-	}
-	if err := c.tr.Reset(); err != nil {
-		c.closeLocked()
-		return
-	}
-	tr := c.tr
-	c.unload = time.AfterFunc(KeepLoaded, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if !c.on && c.tr == tr {
-			c.closeLocked()
-		}
-	})
+	tr := c.tracer()
+	return errors.Join(tr.SetTargets(targets), tr.SetAttached(len(targets) > 0))
 }
 
 // seed lists the threads of the -p processes, up to MaxTargets.
@@ -257,27 +219,6 @@ func (c *Collector) seed() []int {
 		}
 	}
 	return tids
-}
-
-// Close detaches the programs for good.
-func (c *Collector) Close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.want.Store(false)
-	c.on = false
-	c.closeLocked()
-}
-
-func (c *Collector) closeLocked() {
-	if c.unload != nil {
-		c.unload.Stop()
-		c.unload = nil
-	}
-	if c.tr != nil {
-		c.tr.Close()
-		c.tr = nil
-	}
-	c.err = nil
 }
 
 func add(m map[int]map[string]*counted, tid int, r *resolved, pid int, waker string, n uint64) {
@@ -318,7 +259,7 @@ func (c *Collector) resolve(st *model.Stacks, pid int, kstack, ustack int32, gst
 	}
 	r := &resolved{own: "", kernelFrames: 0, usedAt: c.refresh}
 	if c.sym != nil {
-		if addrs := c.tr.Stack(kstack); len(addrs) > 0 {
+		if addrs := c.tracer().Stack(kstack); len(addrs) > 0 {
 			kf, err := c.sym.Kernel(addrs, symbolize.StackAddresses)
 			if errors.Is(err, symbolize.ErrKernelHidden) {
 				st.KernelHidden = true
@@ -331,7 +272,7 @@ func (c *Collector) resolve(st *model.Stacks, pid int, kstack, ustack int32, gst
 			}
 		}
 		var uf []symbolize.Frame
-		if addrs := c.tr.Stack(ustack); len(addrs) > 0 {
+		if addrs := c.tracer().Stack(ustack); len(addrs) > 0 {
 			if f, err := c.sym.User(pid, addrs, symbolize.StackAddresses); err == nil || len(f) == len(addrs) {
 				uf = f
 			}
@@ -366,7 +307,7 @@ func (c *Collector) freeStale() {
 		if c.refresh-at < c.opt.Window {
 			continue
 		}
-		c.tr.FreeStack(id)
+		c.tracer().FreeStack(id)
 		delete(c.used, id)
 		for k := range c.cache {
 			if k.kstack == id || k.ustack == id {
@@ -425,12 +366,13 @@ func (c *Collector) targetPIDs(snap *model.Snapshot) []int {
 // processes no target is in any more: the kernel looks only the targets'
 // processes up.
 func (c *Collector) followGo(pids []int) {
-	if c.sym == nil || c.tr == nil {
+	tr := c.tracer()
+	if c.sym == nil || tr == nil {
 		return
 	}
 	for pid := range c.goPIDs {
 		if !slices.Contains(pids, pid) {
-			_ = c.tr.SetGoProcess(pid, nil)
+			_ = tr.SetGoProcess(pid, nil)
 			delete(c.goPIDs, pid)
 		}
 	}
@@ -440,7 +382,7 @@ func (c *Collector) followGo(pids []int) {
 		}
 		rt, err := c.sym.GoProcess(pid)
 		if err == nil {
-			err = c.tr.SetGoProcess(pid, &rt)
+			err = tr.SetGoProcess(pid, &rt)
 		}
 		c.goPIDs[pid] = err
 	}

@@ -17,16 +17,17 @@ import (
 // (model.StackWindow), live and in a replay alike. Call Retarget with the
 // Snapshot made from it.
 func (c *Collector) Drain() *model.StackSample {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.on {
+	c.life.Lock()
+	defer c.life.Unlock()
+	tr, ok, why := c.life.Ready()
+	if !ok && why == "" {
 		return nil
 	}
 	now := time.Now()
-	if c.err != nil {
-		return &model.StackSample{Time: now, Unavailable: c.err.Error()}
+	if !ok {
+		return &model.StackSample{Time: now, Unavailable: why}
 	}
-	if err := c.tr.Read(&c.raw); err != nil {
+	if err := tr.Read(&c.raw); err != nil {
 		return &model.StackSample{Time: now, Unavailable: err.Error()}
 	}
 	c.refresh++
@@ -68,9 +69,9 @@ func stackCounts(m map[int]map[string]*counted) []model.StackCount {
 // stacks no count referred to for a window. It does nothing while the
 // collector is off or failed.
 func (c *Collector) Retarget(snap *model.Snapshot) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.on || c.err != nil || c.tr == nil {
+	c.life.Lock()
+	defer c.life.Unlock()
+	if _, ok, _ := c.life.Ready(); !ok {
 		return
 	}
 	c.freeStale()

@@ -15,7 +15,6 @@ import (
 	"slices"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
 
 	"github.com/ctxtop/ctxtop/internal/bpfutil"
 	"github.com/ctxtop/ctxtop/internal/symbolize"
@@ -50,19 +49,18 @@ const (
 // ErrUnavailable wraps every reason the programs cannot run here.
 var ErrUnavailable = errors.New("stacks unavailable")
 
+// object is the programs as the binary embeds them.
+var object = bpfutil.Object{Unavailable: ErrUnavailable, Bytes: _StacksBytes,
+	Kernel: "BTF tracepoint programs need Linux 5.5 or later", Host: bpfutil.Host()}
+
 // Check reports, without loading anything, why the tracer cannot run (see
 // bpfutil.Needs.Check), in one line wrapping ErrUnavailable.
-func Check() error {
-	if err := bpfutil.Host().Check(); err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	return nil
-}
+func Check() error { return object.Check() }
 
 // Tracer is the loaded programs and their maps; SetAttached attaches them.
 type Tracer struct {
 	objs       stacksObjects
-	sw, waking link.Link
+	sw, waking *bpfutil.RawLink
 	slots      map[uint32]stacksTarget // the table's non-empty slots as last written (countdowns aside)
 	bkeys      []stacksBlockKey
 	bvals      []uint64
@@ -109,12 +107,9 @@ const batch = 256
 // Open loads the programs, detached and with no target yet: SetAttached
 // attaches them.
 func Open() (t *Tracer, err error) {
-	if err := bpfutil.Host().Prepare(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	spec, err := bpfutil.Spec(_StacksBytes)
+	spec, err := object.Spec()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, err
 	}
 	for name, want := range map[string]uint32{"targets": targetSlots, "stack_map": MaxStacks, "blocked": MaxBlocked, "wakes": MaxWakes,
 		"go_procs": MaxGoProcesses} {
@@ -133,8 +128,8 @@ func Open() (t *Tracer, err error) {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	t = &Tracer{slots: map[uint32]stacksTarget{}, goProcs: map[uint32]bool{}}
-	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
-		return nil, fmt.Errorf("%w: the kernel cannot load the programs: %s", ErrUnavailable, bpfutil.FirstLine(err))
+	if err := object.Load(spec, &t.objs, nil); err != nil {
+		return nil, err
 	}
 	t.bkeys, t.bvals = make([]stacksBlockKey, batch), make([]uint64, batch)
 	t.wkeys, t.wvals = make([]stacksWakeKey, batch), make([]stacksWakeVal, batch)
@@ -142,31 +137,13 @@ func Open() (t *Tracer, err error) {
 	return t, nil
 }
 
-func attach(p *ebpf.Program) (link.Link, error) {
-	l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
-	if err != nil {
-		return nil, fmt.Errorf("%w: cannot attach %s: %s", ErrUnavailable, p, bpfutil.FirstLine(err))
-	}
-	return l, nil
-}
-
 // SetAttached attaches (true) or detaches (false) both programs, keeping
 // the maps: the collector attaches them only while it has targets.
 func (t *Tracer) SetAttached(on bool) error {
 	var err1, err2 error
-	t.sw, err1 = setLink(t.sw, t.objs.CtxtopStacksSwitch, on)
-	t.waking, err2 = setLink(t.waking, t.objs.CtxtopStacksWaking, on)
+	t.sw, err1 = object.SetLink(t.sw, t.objs.CtxtopStacksSwitch, on)
+	t.waking, err2 = object.SetLink(t.waking, t.objs.CtxtopStacksWaking, on)
 	return errors.Join(err1, err2)
-}
-
-func setLink(l link.Link, p *ebpf.Program, on bool) (link.Link, error) {
-	switch {
-	case on && l == nil:
-		return attach(p)
-	case !on && l != nil:
-		return nil, l.Close()
-	}
-	return l, nil
 }
 
 // Target is a traced thread and how it is sampled: one of about Every of
@@ -362,7 +339,7 @@ func (t *Tracer) Close() error {
 		return nil
 	}
 	var errs []error
-	for _, l := range []link.Link{t.sw, t.waking} {
+	for _, l := range []*bpfutil.RawLink{t.sw, t.waking} {
 		if l != nil {
 			errs = append(errs, l.Close())
 		}

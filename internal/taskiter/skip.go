@@ -265,7 +265,7 @@ func (it *Iter) attach() error {
 		return err
 	}
 	for _, p := range []*ebpf.Program{it.progs.Wakeup, it.progs.WakeupNew} {
-		l, err := bpfutil.AttachRaw(p)
+		l, err := object.Attach(p)
 		if err != nil {
 			it.detach()
 			return err

@@ -264,24 +264,9 @@ func TestAccountDropsDearHooks(t *testing.T) {
 	}
 }
 
-// TestParseLoadavgThreads: the array and the decision to load the skipping
-// walk at once go by the host's thread count, which sysinfo(2) wraps past
-// 65,535: at 100,000 threads the first walk grew the array, and the reload
-// threw away the skipping walk loaded beside it.
-func TestParseLoadavgThreads(t *testing.T) {
-	for in, want := range map[string]int{
-		"0.52 0.31 0.20 3/1234 5678\n":          1234,
-		"2483.83 829.43 307.88 1/100236 101398": 100236,
-	} {
-		if n, ok := parseLoadavgThreads([]byte(in)); !ok || n != want {
-			t.Errorf("parseLoadavgThreads(%q) = %d, %v; want %d", in, n, ok, want)
-		}
-	}
-	for _, bad := range []string{"", "0.52 0.31 0.20", "0.52 0.31 0.20 31234 5678", "0.52 0.31 0.20 3/x 5678", "0.52 0.31 0.20 3/99999999999 1"} {
-		if n, ok := parseLoadavgThreads([]byte(bad)); ok {
-			t.Errorf("parseLoadavgThreads(%q) = %d, want refused", bad, n)
-		}
-	}
+// TestHostThreads: the host's thread count (its parser's cases are
+// procfs's TestParseLoadAvgThreads).
+func TestHostThreads(t *testing.T) {
 	if n := hostThreads(); n < 2 {
 		t.Errorf("hostThreads() = %d on a host running this test", n)
 	}

@@ -14,29 +14,26 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/bpfutil"
+	"github.com/ctxtop/ctxtop/internal/procfs"
 )
 
 // ErrUnavailable wraps every reason the iterator cannot run here; its
 // message says what is missing, in one line.
 var ErrUnavailable = errors.New("BPF task iterator unavailable")
 
+// object is the program as the binary embeds it.
+var object = bpfutil.Object{Unavailable: ErrUnavailable, Bytes: _TaskiterBytes,
+	Kernel: "open-coded task iterators need Linux 6.7 or later", Host: bpfutil.Host()}
+
 // Check reports, without loading anything, why the iterator cannot run
 // (see bpfutil.Needs.Check), in one line wrapping ErrUnavailable.
-func Check() error {
-	if err := bpfutil.Host().Check(); err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	return nil
-}
+func Check() error { return object.Check() }
 
 // Options selects what a pass reports.
 type Options struct {
@@ -147,12 +144,12 @@ const minCapacity = 4096
 // hostThreads is how many threads the host runs now, by which Open sizes
 // the array, with room to grow, so that a start does not load the program
 // twice (and throw away the skipping walk loading beside it): the
-// kernel's count in /proc/loadavg ("0.52 0.31 0.20 3/1234 5678": runnable
-// and all threads), or sysinfo(2)'s where that cannot be read, which
-// counts in 16 bits and so wraps past 65,535.
+// kernel's count in /proc/loadavg (procfs.ParseLoadAvgThreads), or
+// sysinfo(2)'s where that cannot be read, which counts in 16 bits and so
+// wraps past 65,535.
 func hostThreads() int {
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		if n, ok := parseLoadavgThreads(b); ok {
+	if b, err := procfs.ReadFile("/proc/loadavg", procfs.LimitLine); err == nil {
+		if n, ok := procfs.ParseLoadAvgThreads(b); ok {
 			return n
 		}
 	}
@@ -163,33 +160,15 @@ func hostThreads() int {
 	return int(si.Procs)
 }
 
-// parseLoadavgThreads is the thread count in /proc/loadavg, the number
-// after the slash of its fourth field.
-func parseLoadavgThreads(b []byte) (int, bool) {
-	f := strings.Fields(string(b))
-	if len(f) < 4 {
-		return 0, false
-	}
-	_, all, ok := strings.Cut(f[3], "/")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(all)
-	if err != nil || n < 0 || n > maxID {
-		return 0, false
-	}
-	return n, true
-}
-
 // Open loads the program and maps its array. Its errors wrap
 // ErrUnavailable and fit on one line.
 func Open(opts Options) (*Iter, error) {
-	if err := bpfutil.Host().Prepare(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	if err := object.Host.Prepare(); err != nil {
+		return nil, object.Wrap(err)
 	}
 	ncpu, err := ebpf.PossibleCPU()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, object.Wrap(err)
 	}
 	words := (ncpu + 63) / 64
 	if words > MaxMaskWords {
@@ -220,15 +199,17 @@ func (it *Iter) load(capacity int) error {
 	// The skipping walk loading in the background is over the maps this
 	// replaces: it would have to be loaded again.
 	it.discardLoad()
-	spec, err := bpfutil.Spec(_TaskiterBytes)
+	// Open ran the prelude's checks (object.Spec); a reload for a grown
+	// array, within a walk, repeats none of them.
+	spec, err := bpfutil.Spec(object.Bytes)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return object.Wrap(err)
 	}
 	if err := spec.Variables[taskiterVarMaskWords].Set(uint32(it.maskWords)); err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return object.Wrap(err)
 	}
 	if err := spec.Variables[taskiterVarFilterTgid].Set(it.opts.PIDs != nil); err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return object.Wrap(err)
 	}
 	spec.Maps[taskiterMapRecs].ValueSize = uint32(it.size)
 	spec.Maps[taskiterMapRecs].MaxEntries = uint32(capacity)
@@ -252,13 +233,13 @@ func (it *Iter) load(capacity int) error {
 	// KernelTypes as well as the cache: without it the relocations would
 	// also read every kernel module's BTF, which the program never names.
 	opts := &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: kernel}, Cache: it.types}
-	if err := spec.LoadAndAssign(&objs, opts); err != nil {
-		return fmt.Errorf("%w: kernel %s cannot load the program (open-coded task iterators need Linux 6.7 or later): %s", ErrUnavailable, bpfutil.KernelRelease(), bpfutil.FirstLine(err))
+	if err := object.Load(spec, &objs, opts); err != nil {
+		return err
 	}
 	for _, pid := range it.opts.PIDs {
 		if err := objs.Targets.Put(uint32(pid), uint8(1)); err != nil {
 			objs.Close()
-			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+			return object.Wrap(err)
 		}
 	}
 	// The array is read in place: a pass copies nothing but what the

@@ -83,7 +83,7 @@ func BenchmarkTracerOverheadPinnedFutex(b *testing.B) {
 			b.Fatal(err)
 		}
 		setLinks := func(waking, perCPU bool) {
-			if tr.waking, err = setLink(tr.waking, tr.objs.CtxtopWaking, waking); err != nil {
+			if tr.waking, err = object.SetLink(tr.waking, tr.objs.CtxtopWaking, waking); err != nil {
 				b.Fatal(err)
 			}
 			if err := tr.SetPerCPU(perCPU); err != nil {

@@ -1,10 +1,10 @@
 package waketrace
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/bpfutil"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/polltimer"
 )
@@ -13,15 +13,10 @@ import (
 // or batch mode asked for wake-ups), so a monitor that does not show them
 // pays nothing, and turns each read into rates. Its methods are safe from
 // any goroutine: the TUI switches it from its event loop while a sampling
-// command reads it.
+// command reads it. Its state is guarded by life's lock.
 type Collector struct {
-	mu         sync.Mutex
-	want       atomic.Bool
+	life       *bpfutil.Lifecycle[*Tracer]
 	wantPerCPU atomic.Bool
-	open       func() (*Tracer, error)
-	tr         *Tracer
-	err        error
-	on         bool
 	since      time.Time
 	// prev is the previous read (nil before the first), held in last.
 	prev      *model.WakeupSample
@@ -57,20 +52,23 @@ func latencyWindow(rate float64, interval time.Duration) time.Duration {
 }
 
 // NewCollector returns a collector that is off.
-func NewCollector() *Collector { return &Collector{open: Open} }
+func NewCollector() *Collector { return newCollector(Open) }
+
+// newCollector is NewCollector with the tracer opened by open.
+func newCollector(open func() (*Tracer, error)) *Collector {
+	c := &Collector{}
+	c.life = bpfutil.NewLifecycle(bpfutil.Hooks[*Tracer]{Open: open, Start: c.start, Sync: c.sync, Stop: c.stopWindow})
+	return c
+}
 
 // SetEnabled attaches (true) or detaches (false) the programs. A failure
-// to attach is kept and shown by every Snapshot until it is switched off.
-func (c *Collector) SetEnabled(on bool) {
-	c.want.Store(on)
-	c.Apply()
-}
+// to attach is kept and shown by every read until it is switched off.
+func (c *Collector) SetEnabled(on bool) { c.life.SetEnabled(on) }
 
 // Want records whether the programs should be attached, at once and
 // without blocking; Apply, which takes a while to load them, then makes it
-// so. A caller with an event loop calls Want there and Apply off it: of
-// several Applies in flight, whichever runs last applies the latest Want.
-func (c *Collector) Want(on bool) { c.want.Store(on) }
+// so (bpfutil.Lifecycle).
+func (c *Collector) Want(on bool) { c.life.Want(on) }
 
 // WantPerCPU records whether the per-CPU switch and migration counters
 // should run too, while the programs are attached: they cost every context
@@ -79,68 +77,58 @@ func (c *Collector) WantPerCPU(on bool) { c.wantPerCPU.Store(on) }
 
 // Apply attaches or detaches the programs as the last Want and WantPerCPU
 // asked.
-func (c *Collector) Apply() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	on := c.want.Load()
-	if on != c.on {
-		c.on = on
-		if !on {
-			c.closeLocked()
-			return
-		}
-		c.tr, c.err = c.open()
-		c.since, c.prev = time.Now(), nil
-		if c.err == nil {
-			c.timeLatencies(firstLatencyWindow)
-		}
-	}
-	if c.on && c.err == nil {
-		c.err = c.tr.SetPerCPU(c.wantPerCPU.Load())
-	}
+func (c *Collector) Apply() { c.life.Apply() }
+
+// Err is why the programs could not be attached, nil when they are (or
+// the collector is off).
+func (c *Collector) Err() error { return c.life.Err() }
+
+// Close detaches the programs for good.
+func (c *Collector) Close() { c.life.Close() }
+
+// start counts from now, timing wake-ups for the first window.
+func (c *Collector) start(*Tracer) error {
+	c.since, c.prev = time.Now(), nil
+	return c.timeLatencies(firstLatencyWindow)
 }
 
+func (c *Collector) sync(tr *Tracer) error { return tr.SetPerCPU(c.wantPerCPU.Load()) }
+
 // timeLatencies times wake-ups for d from now, or until told otherwise
-// when d is 0. c.mu is held.
-func (c *Collector) timeLatencies(d time.Duration) {
+// when d is 0. c.life is locked and its tracer loaded.
+func (c *Collector) timeLatencies(d time.Duration) error {
 	c.windowEnd = time.Time{}
 	if c.window != nil {
 		c.window.Stop()
 	}
-	if err := c.tr.TimeLatencies(true); err != nil {
-		c.err = err
-		return
+	tr, _, _ := c.life.Ready()
+	if err := tr.TimeLatencies(true); err != nil {
+		return err
 	}
 	if d == 0 {
-		return
+		return nil
 	}
 	if c.window == nil {
 		c.window = polltimer.New(c.endWindow)
 	}
 	c.windowEnd = time.Now().Add(d)
 	c.window.Start(d)
+	return nil
 }
 
 // endWindow stops timing wake-ups when the window is over. An expiry of a
 // window that a later one replaced may still be on its way here; the
 // window's end tells them apart.
 func (c *Collector) endWindow() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.windowEnd.IsZero() || time.Now().Before(c.windowEnd) || c.tr == nil {
+	c.life.Lock()
+	defer c.life.Unlock()
+	tr, _, _ := c.life.Ready()
+	if c.windowEnd.IsZero() || time.Now().Before(c.windowEnd) || tr == nil {
 		return
 	}
 	c.windowEnd = time.Time{}
 	c.window.Stop()
-	c.tr.TimeLatencies(false)
-}
-
-// Err is why the programs could not be attached, nil when they are (or
-// the collector is off).
-func (c *Collector) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
+	tr.TimeLatencies(false)
 }
 
 // Read reads the maps and returns the raw counts since the previous read
@@ -148,15 +136,13 @@ func (c *Collector) Err() error {
 // live Sample carries and a recording keeps. It returns nil and "" when
 // the collector is off, nil and why when the programs are not attached.
 func (c *Collector) Read() (*model.WakeupSample, string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.on {
-		return nil, ""
+	c.life.Lock()
+	defer c.life.Unlock()
+	tr, ok, why := c.life.Ready()
+	if !ok {
+		return nil, why
 	}
-	if c.err != nil {
-		return nil, c.err.Error()
-	}
-	if err := c.tr.Read(&c.cur); err != nil {
+	if err := tr.Read(&c.cur); err != nil {
 		return nil, "reading the wake-up maps: " + err.Error()
 	}
 	since := c.since
@@ -174,29 +160,17 @@ func (c *Collector) Read() (*model.WakeupSample, string) {
 		for _, p := range raw.Pairs {
 			n += p.Wakeups
 		}
-		c.timeLatencies(latencyWindow(float64(n)/d.Seconds(), d))
+		c.life.Fail(c.timeLatencies(latencyWindow(float64(n)/d.Seconds(), d)))
 	}
 	return raw, ""
 }
 
-// Close detaches the programs for good.
-func (c *Collector) Close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.want.Store(false)
-	c.on = false
-	c.closeLocked()
-}
-
-func (c *Collector) closeLocked() {
+// stopWindow ends the window for good: the tracer is about to be
+// detached.
+func (c *Collector) stopWindow() {
 	c.windowEnd = time.Time{}
 	if c.window != nil {
 		c.window.Close()
 		c.window = nil
 	}
-	if c.tr != nil {
-		c.tr.Close()
-		c.tr = nil
-	}
-	c.err = nil
 }

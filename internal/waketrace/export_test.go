@@ -6,13 +6,13 @@ import "github.com/ctxtop/ctxtop/internal/model"
 // tests and benchmarks, which have no Sample to carry it. Each call
 // drains the maps as Read does.
 func (c *Collector) Snapshot() *model.Wakeups {
-	c.mu.Lock()
+	c.life.Lock()
 	prev := c.prev
 	var prevCopy *model.WakeupSample
 	if prev != nil {
 		prevCopy = &model.WakeupSample{Time: prev.Time, Dropped: prev.Dropped, CPUs: append([]model.CPUSchedCount(nil), prev.CPUs...)}
 	}
-	c.mu.Unlock()
+	c.life.Unlock()
 	raw, why := c.Read()
 	if why != "" {
 		return &model.Wakeups{Unavailable: why}

@@ -48,18 +48,14 @@ const (
 // message says what is missing and how to get it, in one line.
 var ErrUnavailable = errors.New("wake-ups unavailable")
 
-// host is the host the programs need BTF and capabilities of, or what a
-// test pretends it is.
-var host = bpfutil.Host()
+// object is the programs as the binary embeds them; its Host is what a
+// test pretends the host is.
+var object = bpfutil.Object{Unavailable: ErrUnavailable, Bytes: _WaketraceBytes,
+	Kernel: "BTF tracepoint programs need Linux 5.5 or later", Host: bpfutil.Host()}
 
 // Check reports, without loading anything, why the tracer cannot run (see
 // bpfutil.Needs.Check), in one line wrapping ErrUnavailable.
-func Check() error {
-	if err := host.Check(); err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	return nil
-}
+func Check() error { return object.Check() }
 
 // Tracer is the loaded and attached programs and their maps.
 type Tracer struct {
@@ -91,16 +87,13 @@ func Open() (*Tracer, error) { return open(PairMapSize) }
 
 // open is Open with a pair map of pairs entries, so a test can fill one.
 func open(pairs uint32) (t *Tracer, err error) {
-	if err := host.Prepare(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	spec, err := bpfutil.Spec(_WaketraceBytes)
+	spec, err := object.Spec()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, err
 	}
 	ncpu, err := ebpf.PossibleCPU()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, object.Wrap(err)
 	}
 	spec.Maps[waketraceMapCpuStatMap].MaxEntries = uint32(ncpu)
 	if m := spec.Maps[waketraceMapNotes]; m.MaxEntries != NoteSlots || m.ValueSize != 256 {
@@ -111,11 +104,11 @@ func open(pairs uint32) (t *Tracer, err error) {
 	}
 	spec.Maps[waketraceMapPairMap].MaxEntries = pairs
 	if err := setPerCPULayout(spec); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, object.Wrap(err)
 	}
 	t = &Tracer{}
-	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
-		return nil, fmt.Errorf("%w: kernel %s cannot load the programs (BTF tracepoint programs need Linux 5.5 or later): %s", ErrUnavailable, bpfutil.KernelRelease(), bpfutil.FirstLine(err))
+	if err := object.Load(spec, &t.objs, nil); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -123,7 +116,7 @@ func open(pairs uint32) (t *Tracer, err error) {
 			t = nil
 		}
 	}()
-	if t.waking, err = attach(t.objs.CtxtopWaking); err != nil {
+	if t.waking, err = object.Attach(t.objs.CtxtopWaking); err != nil {
 		return nil, err
 	}
 	t.keys = make([]waketracePairKey, batch)
@@ -134,26 +127,6 @@ func open(pairs uint32) (t *Tracer, err error) {
 	}
 	t.cpus = make([]waketraceCpuStats, ncpu)
 	return t, nil
-}
-
-// attach attaches a program to its tracepoint with a raw system call
-// (bpfutil.RawLink says why raw).
-func attach(p *ebpf.Program) (*bpfutil.RawLink, error) {
-	l, err := bpfutil.AttachRaw(p)
-	if err != nil {
-		return nil, fmt.Errorf("%w: kernel %s cannot attach %s: %v", ErrUnavailable, bpfutil.KernelRelease(), p, err)
-	}
-	return l, nil
-}
-
-func setLink(l *bpfutil.RawLink, p *ebpf.Program, on bool) (*bpfutil.RawLink, error) {
-	switch {
-	case on && l == nil:
-		return attach(p)
-	case !on && l != nil:
-		return nil, l.Close()
-	}
-	return l, nil
 }
 
 // SetPerCPU turns the per-CPU switch and migration counters on or off.
@@ -177,8 +150,8 @@ func (t *Tracer) TimeLatencies(on bool) error {
 // SetPerCPU and TimeLatencies asked.
 func (t *Tracer) sync() error {
 	var err1, err2 error
-	t.sw, err1 = setLink(t.sw, t.objs.CtxtopSwitch, t.perCPU || t.timing)
-	t.migrate, err2 = setLink(t.migrate, t.objs.CtxtopMigrate, t.perCPU)
+	t.sw, err1 = object.SetLink(t.sw, t.objs.CtxtopSwitch, t.perCPU || t.timing)
+	t.migrate, err2 = object.SetLink(t.migrate, t.objs.CtxtopMigrate, t.perCPU)
 	return errors.Join(err1, err2)
 }
 

@@ -94,9 +94,11 @@ func TestCollectorTimesLatenciesPartOfTheInterval(t *testing.T) {
 	c := NewCollector()
 	defer c.Close()
 	window := func(d time.Duration) {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		c.timeLatencies(d)
+		c.life.Lock()
+		defer c.life.Unlock()
+		if err := c.timeLatencies(d); err != nil {
+			t.Fatal(err)
+		}
 	}
 	c.SetEnabled(true) // the first window: firstLatencyWindow
 	if n := bpfLinks(t) - before; n != 2 {
@@ -520,10 +522,9 @@ func TestCollectorAttachesOnlyWhileEnabled(t *testing.T) {
 }
 
 func TestCollectorShowsWhyUnavailable(t *testing.T) {
-	c := NewCollector()
-	c.open = func() (*Tracer, error) {
+	c := newCollector(func() (*Tracer, error) {
 		return nil, fmt.Errorf("%w: needs root, or CAP_BPF and CAP_PERFMON", ErrUnavailable)
-	}
+	})
 	c.SetEnabled(true)
 	w := c.Snapshot()
 	if w == nil || w.Unavailable != "wake-ups unavailable: needs root, or CAP_BPF and CAP_PERFMON" {
@@ -546,8 +547,8 @@ func TestCommIsSanitized(t *testing.T) {
 }
 
 func TestOpenWithoutBTFSaysWhatIsMissing(t *testing.T) {
-	host.BTF = filepath.Join(t.TempDir(), "no-such-btf")
-	t.Cleanup(func() { host = bpfutil.Host() })
+	object.Host.BTF = filepath.Join(t.TempDir(), "no-such-btf")
+	t.Cleanup(func() { object.Host = bpfutil.Host() })
 	before := bpfFDs(t)
 	tr, err := Open()
 	if tr != nil || !errors.Is(err, ErrUnavailable) {
