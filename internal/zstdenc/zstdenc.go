@@ -1,7 +1,7 @@
 // Package zstdenc writes Zstandard frames (RFC 8878) that any zstd decoder
 // reads: a hash-table match finder that tries the last offset first and
-// looks one byte ahead, Huffman-coded literals (klauspost/compress's huff0)
-// and each block's own sequence tables where they beat the predefined ones.
+// looks one byte ahead, Huffman-coded literals and each block's own
+// sequence tables where they beat the predefined ones.
 // It exists for the recorder's chunks: klauspost/compress's encoder links
 // every compression level and its dictionary variants, some 230 KB of a
 // binary that has a budget, to compress a few hundred kilobytes every few
@@ -15,8 +15,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-
-	"github.com/klauspost/compress/huff0"
 )
 
 const (
@@ -37,7 +35,7 @@ type Encoder struct {
 	rep    [3]uint32           // the decoder's repeated offsets
 	lits   []byte
 	seqs   []seq
-	huff   huff0.Scratch
+	huff   huffman
 	codes  [][3]uint8 // each sequence's literal length, offset and match length codes
 	tables [3]fseTable
 	bw     bitWriter
@@ -212,20 +210,12 @@ func (e *Encoder) appendLiterals(dst []byte) []byte {
 	lits := e.lits
 	n := len(lits)
 	if n >= 32 {
-		e.huff.Reuse = huff0.ReusePolicyNone
-		e.huff.WantLogLess = 4
-		var out []byte
-		var err error
 		single := n < 1024
-		if single {
-			out, _, err = huff0.Compress1X(lits, &e.huff)
-		} else {
-			out, _, err = huff0.Compress4X(lits, &e.huff)
-		}
+		out, rle, ok := e.huff.compress(lits, single)
 		switch {
-		case err == huff0.ErrUseRLE:
+		case rle:
 			return append(appendLitsHeader(dst, litsRLE, n), lits[0])
-		case err == nil && len(out)+5 < n:
+		case ok && len(out)+5 < n:
 			c := len(out)
 			switch {
 			case single: // both sizes < 1024

@@ -216,3 +216,58 @@ func TestRawBlockKeepsOffsets(t *testing.T) {
 		t.Errorf("%d bytes in, %d different bytes out", len(in), len(got))
 	}
 }
+
+// TestHuffmanCodes: text is Huffman-coded in one stream and in four; a
+// skewed distribution whose optimal code runs past 11 bits is flattened
+// to at most 11, and every code is complete (the decoder derives the last
+// weight from that); the frames decode.
+func TestHuffmanCodes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	// Fibonacci counts over 30 byte values: an optimal code 29 bits deep.
+	var skewed []byte
+	a, b := 1, 1
+	for s := range 30 {
+		for range a {
+			skewed = append(skewed, byte(s))
+		}
+		a, b = b, a+b
+	}
+	rng.Shuffle(len(skewed), func(i, j int) { skewed[i], skewed[j] = skewed[j], skewed[i] })
+	text := inputs()["text 5000"]
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, c := range []struct {
+		name   string
+		lits   []byte
+		single bool
+	}{
+		{"text, one stream", text[:1000], true},
+		{"text, four streams", text, false},
+		{"skewed", skewed, false},
+		{"skewed, few", skewed[:500], true},
+	} {
+		var h huffman
+		if _, rle, ok := h.compress(c.lits, c.single); rle || !ok {
+			t.Errorf("%s: rle %v, ok %v; want Huffman-coded", c.name, rle, ok)
+			continue
+		}
+		kraft, longest := 0, uint8(0)
+		for _, l := range h.lens {
+			if l > 0 {
+				kraft += 1 << (huffMaxBits - l)
+				longest = max(longest, l)
+			}
+		}
+		if longest > huffMaxBits || kraft != 1<<huffMaxBits {
+			t.Errorf("%s: longest code %d bits, Kraft sum %d/%d", c.name, longest, kraft, 1<<huffMaxBits)
+		}
+		var e Encoder
+		got, err := d.DecodeAll(e.EncodeAll(c.lits, nil), nil)
+		if err != nil || !bytes.Equal(got, c.lits) {
+			t.Errorf("%s: round trip: %v", c.name, err)
+		}
+	}
+}
