@@ -16,6 +16,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/record/recordtest"
 	"github.com/ctxtop/ctxtop/internal/sampler"
+	"github.com/ctxtop/ctxtop/internal/zstdenc"
 )
 
 // hourFile is one hour at 1 s of a made-up host with 1,000 threads of
@@ -94,7 +95,7 @@ func BenchmarkHourSize(b *testing.B) {
 // rawChunks are a recording's chunks before compression: the input every
 // compressor is compared on. CTXTOP_RECORDING names a real recording;
 // without it, the made-up hour.
-func rawChunks(b *testing.B) (chunks [][]byte, samples int) {
+func rawChunks(b testing.TB) (chunks [][]byte, samples int) {
 	data := hourFile()
 	if p := os.Getenv("CTXTOP_RECORDING"); p != "" {
 		var err error
@@ -117,7 +118,8 @@ func rawChunks(b *testing.B) (chunks [][]byte, samples int) {
 }
 
 // BenchmarkCodecs compresses the same chunks with each candidate: the
-// figures behind the choice of zstd's default level.
+// figures behind the choice of zstd's default level, and of the
+// in-house zstd encoder (zstdenc) that replaced it.
 func BenchmarkCodecs(b *testing.B) {
 	chunks, samples := rawChunks(b)
 	zenc := func(l zstd.EncoderLevel) func([]byte, []byte) []byte {
@@ -127,6 +129,7 @@ func BenchmarkCodecs(b *testing.B) {
 		}
 		return func(dst, src []byte) []byte { return e.EncodeAll(src, dst[:0]) }
 	}
+	var own zstdenc.Encoder
 	gz := func(dst, src []byte) []byte {
 		var buf bytes.Buffer
 		w, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
@@ -146,6 +149,7 @@ func BenchmarkCodecs(b *testing.B) {
 		{"zstd-default", zenc(zstd.SpeedDefault)},
 		{"zstd-better", zenc(zstd.SpeedBetterCompression)},
 		{"zstd-best", zenc(zstd.SpeedBestCompression)},
+		{"zstdenc", func(dst, src []byte) []byte { return own.EncodeAll(src, dst[:0]) }}, // used
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var dst []byte

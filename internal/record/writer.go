@@ -7,9 +7,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/zstdenc"
 )
 
 // ErrSizeLimit means the next chunk would take the file past MaxSize; it
@@ -32,8 +31,6 @@ const (
 type WriterOptions struct {
 	FlushEvery    time.Duration
 	KeyframeEvery time.Duration
-	// Level is the zstd level; zero is zstd.SpeedDefault.
-	Level zstd.EncoderLevel
 	// MaxSize, when positive, is the most bytes the file may hold.
 	MaxSize int64
 }
@@ -43,7 +40,9 @@ type Writer struct {
 	w    io.Writer
 	opts WriterOptions
 	enc  encoder
-	z    *zstd.Encoder
+	// z compresses chunks on the calling goroutine: the recorder must
+	// not add context switches of its own.
+	z *zstdenc.Encoder
 
 	raw    []byte
 	frames int
@@ -80,22 +79,13 @@ func NewWriter(w io.Writer, h Header, o WriterOptions) (*Writer, error) {
 	if o.KeyframeEvery <= 0 {
 		o.KeyframeEvery = DefaultKeyframeEvery
 	}
-	if o.Level == 0 {
-		o.Level = zstd.SpeedDefault
-	}
-	// One goroutine, no background workers: the recorder must not add
-	// context switches of its own.
-	z, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(o.Level), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
-	if err != nil {
-		return nil, err
-	}
 	h.Version = FormatVersion
 	body := h.marshal()
 	b := append([]byte(magic), FormatVersion)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(body)))
 	b = append(b, body...)
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(body, castagnoli))
-	wr := &Writer{w: w, opts: o, z: z, ratio: 1}
+	wr := &Writer{w: w, opts: o, z: new(zstdenc.Encoder), ratio: 1}
 	if o.MaxSize > 0 && int64(len(b)) > o.MaxSize {
 		return nil, &CapError{MaxSize: o.MaxSize, Need: int64(len(b))}
 	}
@@ -224,9 +214,7 @@ func (w *Writer) Flush() error {
 
 // Close flushes what is pending. It does not close the underlying writer.
 func (w *Writer) Close() error {
-	err := w.Flush()
-	w.z.Close()
-	return err
+	return w.Flush()
 }
 
 // FirstSize is the size a file of h and s takes, s in a chunk of its own
@@ -238,7 +226,6 @@ func FirstSize(h Header, s *model.Sample, o WriterOptions) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer w.z.Close()
 	if err := w.Write(s); err != nil {
 		return 0, err
 	}

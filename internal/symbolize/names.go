@@ -3,8 +3,7 @@ package symbolize
 import (
 	"strings"
 
-	"github.com/ianlancetaylor/demangle"
-
+	"github.com/ctxtop/ctxtop/internal/demangle"
 	"github.com/ctxtop/ctxtop/internal/sanitize"
 )
 
