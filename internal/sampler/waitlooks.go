@@ -388,7 +388,10 @@ func (w *looker) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 // arm picks the hot blocking threads of snap that are not settled and
 // schedules the looks over the next interval, taken to be as long as the
 // last one.
-func (w *looker) arm(snap *model.Snapshot) {
+func (w *looker) arm(snap *model.Snapshot) { w.armOver(snap, snap.Interval) }
+
+// armOver is arm with the looks spread over span.
+func (w *looker) armOver(snap *model.Snapshot, span time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.targets = w.targets[:0]
@@ -425,11 +428,11 @@ func (w *looker) arm(snap *model.Snapshot) {
 		}
 		tw.settled, tw.looks, tw.running, tw.misses = unsettled, 0, 0, 0
 	}
-	if len(w.targets) == 0 || snap.Interval <= 0 {
+	if len(w.targets) == 0 || span <= 0 {
 		return
 	}
 	w.looks = 0
-	w.period = snap.Interval / (WaitLooks + 1)
+	w.period = span / (WaitLooks + 1)
 	if w.timer == nil {
 		w.timer = polltimer.New(w.tick)
 	}
