@@ -22,7 +22,9 @@ import (
 // asleep, its syscall file and for a read- or write-like call the target
 // of the fd it is blocked on; not asleep, as root, the first frame of its
 // kernel stack (see look): at most 2 reads and one readlink. So at most
-// 10 × 8 + 5 × 8 = 120 looks per refresh. Nothing is armed while no thread
+// 10 × 8 + 5 × 8 = 120 looks per refresh; the first interval, whose hot
+// threads are found halfway through it, gets earlyLooks instead of
+// WaitLooks. Nothing is armed while no thread
 // is hot and blocking, so an idle host sees no extra wake-up.
 //
 // A thread is settled when the looks at it agree: its last asleep looks
@@ -55,7 +57,13 @@ const (
 	WaitThreads = 8
 	// firstLooks bounds the back-to-back looks at a thread that just
 	// became hot (see Monitor.Next).
-	firstLooks     = 3
+	firstLooks = 3
+	// earlyLooks are the looks of an interval whose hot threads were
+	// found before it ended (armOver): the first, whose threads have no
+	// asleep looks of earlier intervals to fall back on (fillAsleep).
+	// Beside busy loops a side of a ping-pong was missed by all ten
+	// spread looks in about one first report of forty.
+	earlyLooks     = 2 * WaitLooks
 	settleLooks    = 5
 	settledLooks   = 5
 	unsettleMisses = 10
@@ -68,12 +76,13 @@ const (
 // its own (see polltimer), so everything it touches is behind mu; the Monitor arms it
 // after a refresh and collects its tallies at the next.
 type looker struct {
-	mu      sync.Mutex
-	rootFD  int
-	timer   *polltimer.Timer
-	period  time.Duration
-	looks   int
-	targets []waitTarget
+	mu     sync.Mutex
+	rootFD int
+	timer  *polltimer.Timer
+	period time.Duration
+	// looks counts the looks at the targets so far, up to limit.
+	looks, limit int
+	targets      []waitTarget
 	// known is what the looks found of each hot blocking thread, kept
 	// while it stays one of them.
 	known map[taskKey]*threadWaits
@@ -388,16 +397,22 @@ func (w *looker) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 // arm picks the hot blocking threads of snap that are not settled and
 // schedules the looks over the next interval, taken to be as long as the
 // last one.
-func (w *looker) arm(snap *model.Snapshot) { w.armOver(snap, snap.Interval) }
+func (w *looker) arm(snap *model.Snapshot) { w.armLooks(snap, snap.Interval, WaitLooks) }
 
-// armOver is arm with the looks spread over span.
+// armOver is arm for an interval whose hot threads were found before it
+// ended: earlyLooks looks spread over span, the rest of it.
 func (w *looker) armOver(snap *model.Snapshot, span time.Duration) {
+	w.armLooks(snap, span, earlyLooks)
+}
+
+// armLooks is arm with n looks spread over span.
+func (w *looker) armLooks(snap *model.Snapshot, span time.Duration, n int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.targets = w.targets[:0]
 	var keys [WaitThreads]taskKey
-	hot, n := hotBlocking(snap)
-	for i, t := range hot[:n] {
+	hot, nHot := hotBlocking(snap)
+	for i, t := range hot[:nHot] {
 		k := taskKey{t.PID, t.TID}
 		keys[i] = k
 		if tw := w.known[k]; tw != nil && tw.settled != unsettled {
@@ -418,7 +433,7 @@ func (w *looker) armOver(snap *model.Snapshot, span time.Duration) {
 	// does not come back with no reason while its twin names one. It comes
 	// back unsettled: its spread looks start again.
 	for k, tw := range w.known {
-		if slices.Contains(keys[:n], k) {
+		if slices.Contains(keys[:nHot], k) {
 			tw.cold = 0
 			continue
 		}
@@ -431,8 +446,8 @@ func (w *looker) armOver(snap *model.Snapshot, span time.Duration) {
 	if len(w.targets) == 0 || span <= 0 {
 		return
 	}
-	w.looks = 0
-	w.period = span / (WaitLooks + 1)
+	w.looks, w.limit = 0, n
+	w.period = span / time.Duration(n+1)
 	if w.timer == nil {
 		w.timer = polltimer.New(w.tick)
 	}
@@ -442,12 +457,12 @@ func (w *looker) armOver(snap *model.Snapshot, span time.Duration) {
 func (w *looker) tick() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.targets) == 0 || w.looks >= WaitLooks {
+	if len(w.targets) == 0 || w.looks >= w.limit {
 		return
 	}
 	w.lookAll()
 	w.looks++
-	if w.looks < WaitLooks {
+	if w.looks < w.limit {
 		w.timer.Again()
 	} else {
 		w.timer.Stop()
