@@ -71,9 +71,11 @@ type Live struct {
 	mu sync.Mutex
 	// peekTimer takes the peek halfway through the first interval; once
 	// Next has begun (next) or the source is closed, it is moot. peeking
-	// is set while it samples.
-	peekTimer             *time.Timer
-	next, closed, peeking bool
+	// is set while it samples; peekDone is closed when it has returned.
+	peekTimer     *time.Timer
+	peekDone      chan struct{}
+	next, peeking bool
+	closed        atomic.Bool
 }
 
 // NewLive opens the sampler and takes the baseline sample, so the first
@@ -110,6 +112,7 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 		return nil, err
 	}
 	if !targeted && cfg.Interval > 0 {
+		l.peekDone = make(chan struct{})
 		l.peekTimer = time.AfterFunc(MinInterval(cfg.Interval), l.peek)
 	}
 	return l, nil
@@ -126,9 +129,14 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 // reported nor recorded, and the wake-up tracer is not read in it, so the
 // interval's counts still run from the baseline.
 func (l *Live) peek() {
-	l.mu.Lock()
+	defer close(l.peekDone)
+	// Held, the lock is Next's, which may be waiting out MinInterval
+	// (Close must not wait for that): the first interval is over anyway.
+	if !l.mu.TryLock() {
+		return
+	}
 	defer l.mu.Unlock()
-	if l.next || l.closed {
+	if l.next || l.closed.Load() {
 		return
 	}
 	l.peeking = true
@@ -256,14 +264,13 @@ func (l *Live) Close() error {
 }
 
 // stopPeek makes the first interval's peek moot, waiting out one under
-// way.
+// way: it would read through the sampler's files.
 func (l *Live) stopPeek() {
-	if l.peekTimer != nil {
-		l.peekTimer.Stop()
+	l.closed.Store(true)
+	if l.peekTimer != nil && !l.peekTimer.Stop() {
+		<-l.peekDone
 	}
-	l.mu.Lock()
-	l.closed = true
-	l.mu.Unlock()
+	l.peekTimer = nil // a second Close has nothing to wait for
 }
 
 // CloseForExit is Close for a process that exits next: it stops the wait

@@ -84,3 +84,27 @@ func TestFirstIntervalSpreadsItsLooks(t *testing.T) {
 		}
 	}
 }
+
+// Closing a live source before, during or after the first interval's peek
+// neither hangs nor lets the peek read through closed files; a second
+// Close returns too.
+func TestCloseAroundTheFirstPeek(t *testing.T) {
+	for _, after := range []time.Duration{0, 20 * time.Millisecond, 25 * time.Millisecond, 60 * time.Millisecond} {
+		l, err := NewLive(LiveConfig{Sampler: sampler.Config{Root: "/proc", PIDs: []int{os.Getpid()}}, Interval: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(after)
+		done := make(chan struct{})
+		go func() {
+			l.Close()
+			l.Close()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Close %v after NewLive did not return", after)
+		}
+	}
+}
