@@ -313,13 +313,18 @@ func sortWaits(w []model.WaitTally) []model.WaitTally {
 }
 
 // hotBlocking returns the first WaitThreads hot blocking threads of snap:
-// those whose waits are looked at.
-func hotBlocking(snap *model.Snapshot) (hot [WaitThreads]*model.ThreadRates, n int) {
+// those whose waits are looked at. With early, for looks over the rest of
+// an interval of which snap saw only the start, a hot thread with at
+// least half as many voluntary switches as involuntary ones counts too: a
+// side of a ping-pong on a busy host swings across the line between
+// blocking and preempted from one half interval to the next, and one
+// found preempted in the first half was left to the refresh's looks.
+func hotBlocking(snap *model.Snapshot, early bool) (hot [WaitThreads]*model.ThreadRates, n int) {
 	for i := range snap.Threads {
 		if n == WaitThreads {
 			break
 		}
-		if t := &snap.Threads[i]; t.HotBlocking() {
+		if t := &snap.Threads[i]; t.HotBlocking() || early && t.Hot && 2*t.VoluntaryPerSec >= t.InvoluntaryPerSec {
 			hot[n] = t
 			n++
 		}
@@ -339,7 +344,7 @@ func (w *looker) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 		settled [WaitThreads]*threadWaits
 	)
 	m := 0
-	hot, n := hotBlocking(snap)
+	hot, n := hotBlocking(snap, false)
 	for _, t := range hot[:n] {
 		// A thread with a tally in cur was looked at over the interval;
 		// Compute gave it its waits from that tally.
@@ -397,21 +402,22 @@ func (w *looker) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 // arm picks the hot blocking threads of snap that are not settled and
 // schedules the looks over the next interval, taken to be as long as the
 // last one.
-func (w *looker) arm(snap *model.Snapshot) { w.armLooks(snap, snap.Interval, WaitLooks) }
+func (w *looker) arm(snap *model.Snapshot) { w.armLooks(snap, snap.Interval, WaitLooks, false) }
 
 // armOver is arm for an interval whose hot threads were found before it
 // ended: earlyLooks looks spread over span, the rest of it.
 func (w *looker) armOver(snap *model.Snapshot, span time.Duration) {
-	w.armLooks(snap, span, earlyLooks)
+	w.armLooks(snap, span, earlyLooks, true)
 }
 
-// armLooks is arm with n looks spread over span.
-func (w *looker) armLooks(snap *model.Snapshot, span time.Duration, n int) {
+// armLooks is arm with n looks spread over span, at hotBlocking(snap,
+// early).
+func (w *looker) armLooks(snap *model.Snapshot, span time.Duration, n int, early bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.targets = w.targets[:0]
 	var keys [WaitThreads]taskKey
-	hot, nHot := hotBlocking(snap)
+	hot, nHot := hotBlocking(snap, early)
 	for i, t := range hot[:nHot] {
 		k := taskKey{t.PID, t.TID}
 		keys[i] = k
