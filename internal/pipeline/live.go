@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -65,6 +66,16 @@ type Live struct {
 	// way, taken right after the tasks' counters (readWakeups).
 	wake    *model.WakeupSample
 	wakeWhy string
+	// mu is held by Next and by the first interval's peek, which runs on
+	// a timer's goroutine: the sampler is not safe for concurrent use.
+	mu sync.Mutex
+	// peekTimer takes the peek halfway through the first interval; once
+	// Next has begun (next) or the source is closed, it is moot. peeking
+	// is set while it samples; peekDone is closed when it has returned.
+	peekTimer     *time.Timer
+	peekDone      chan struct{}
+	next, peeking bool
+	closed        atomic.Bool
 }
 
 // NewLive opens the sampler and takes the baseline sample, so the first
@@ -89,7 +100,8 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 		return nil, err
 	}
 	l.baselineWakeups(l.prev)
-	if cfg.TargetStacksFirst && cfg.Stacks != nil && len(cfg.Sampler.PIDs) == 0 {
+	targeted := cfg.TargetStacksFirst && cfg.Stacks != nil && len(cfg.Sampler.PIDs) == 0
+	if targeted {
 		if err := l.targetFirst(); err != nil {
 			l.Close()
 			return nil, err
@@ -99,8 +111,47 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 		l.Close()
 		return nil, err
 	}
+	if !targeted && cfg.Interval > 0 {
+		l.peekDone = make(chan struct{})
+		l.peekTimer = time.AfterFunc(MinInterval(cfg.Interval), l.peek)
+	}
 	return l, nil
 }
+
+// peek chooses the first interval's wait-look targets halfway through it.
+// Later intervals have theirs from the last Snapshot, and their looks are
+// spread over the interval; the first had none, so its hot threads were
+// looked at only at the refresh, a few looks within microseconds of one
+// another. Those see one moment of the scheduler, not several: a side of a
+// busy ping-pong is on a CPU, or preempted and waiting out another thread's
+// time slice, at about half of such moments, and the first report named no
+// reason for one side about half the time. The pass here is neither
+// reported nor recorded, and the wake-up tracer is not read in it, so the
+// interval's counts still run from the baseline.
+func (l *Live) peek() {
+	defer close(l.peekDone)
+	// Held, the lock is Next's, which may be waiting out MinInterval
+	// (Close must not wait for that): the first interval is over anyway.
+	if !l.mu.TryLock() {
+		return
+	}
+	defer l.mu.Unlock()
+	if l.next || l.closed.Load() {
+		return
+	}
+	l.peeking = true
+	err := l.s.Sample(l.cur)
+	l.peeking = false
+	if err != nil {
+		return // Next meets it again, and says so
+	}
+	var snap model.Snapshot
+	model.ComputeInto(&snap, l.prev, l.cur, l.pipe.opts)
+	l.waits.ArmOver(&snap, l.interval()-time.Since(l.prev.Time))
+}
+
+// interval is the nominal refresh interval as it stands.
+func (l *Live) interval() time.Duration { return 2 * time.Duration(l.minGap.Load()) }
 
 // targetFirst takes an interval of half the refresh interval that is not
 // reported, only to choose the stack tracer's first targets (the hottest
@@ -118,6 +169,9 @@ func (l *Live) targetFirst() error {
 	l.cfg.Stacks.Drain()
 	snap := l.pipe.Derive(l.prev, l.cur)
 	l.cfg.Stacks.Retarget(&snap)
+	// Its hot threads are the first reported interval's wait-look
+	// targets too (see peek).
+	l.waits.ArmOver(&snap, l.interval())
 	l.prev, l.cur = l.cur, l.prev
 	return nil
 }
@@ -133,6 +187,9 @@ func (l *Live) SetInterval(d time.Duration) {
 // sample; called sooner than MinInterval after it (a pause toggled twice
 // in a row), it waits first. The Snapshot owns its slices.
 func (l *Live) Next() (model.Snapshot, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.next = true
 	if wait := time.Duration(l.minGap.Load()) - time.Since(l.prev.Time); wait > 0 {
 		time.Sleep(wait)
 	}
@@ -183,7 +240,11 @@ func (l *Live) Skipped() []int { return l.s.Skipped() }
 // the threads' then end at the same moment, where a read after the pass
 // ended as much later as the rest of the pass took, or the scheduler kept
 // the monitor waiting meanwhile.
-func (l *Live) readWakeups() { l.wake, l.wakeWhy = l.cfg.Wakeups.Read() }
+func (l *Live) readWakeups() {
+	if !l.peeking {
+		l.wake, l.wakeWhy = l.cfg.Wakeups.Read()
+	}
+}
 
 // baselineWakeups makes the tracer's read in the pass that took s a
 // baseline: the tracer, attached before, has counted since, and draining
@@ -197,8 +258,19 @@ func (l *Live) baselineWakeups(s *model.Sample) {
 
 // Close stops the wait-reason looks and releases the sampler's files.
 func (l *Live) Close() error {
+	l.stopPeek()
 	l.waits.Close()
 	return l.s.Close()
+}
+
+// stopPeek makes the first interval's peek moot, waiting out one under
+// way: it would read through the sampler's files.
+func (l *Live) stopPeek() {
+	l.closed.Store(true)
+	if l.peekTimer != nil && !l.peekTimer.Stop() {
+		<-l.peekDone
+	}
+	l.peekTimer = nil // a second Close has nothing to wait for
 }
 
 // CloseForExit is Close for a process that exits next: it stops the wait
@@ -207,6 +279,7 @@ func (l *Live) Close() error {
 // of 10,000 threads took a system call apiece, some 10 ms of a short
 // batch run; the exit does the same work without them.
 func (l *Live) CloseForExit() {
+	l.stopPeek()
 	l.waits.Close()
 }
 

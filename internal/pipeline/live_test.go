@@ -2,10 +2,13 @@ package pipeline
 
 import (
 	"os"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/sampler"
+	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
 // A Next asked for right after the last one (the TUI's pause toggled twice)
@@ -33,5 +36,75 @@ func TestLiveNeverReportsOverATinyInterval(t *testing.T) {
 	}
 	if s.Interval < 50*time.Millisecond {
 		t.Errorf("after SetInterval(100ms) the report is over %v, less than 50ms", s.Interval)
+	}
+}
+
+// The first interval's hot blocking threads get looks spread over it, as
+// every later interval's do: looked at only at the refresh, a few looks
+// microseconds apart saw one moment of the scheduler, and the first report
+// often named no wait for one side of a busy ping-pong.
+func TestFirstIntervalSpreadsItsLooks(t *testing.T) {
+	pid, tids := testutil.StartPingPong(t)
+	var recorded []model.Sample
+	l, err := NewLive(LiveConfig{
+		Sampler:  sampler.Config{Root: "/proc", PIDs: []int{pid}},
+		Interval: time.Second,
+		Record: func(s *model.Sample) error {
+			recorded = append(recorded, model.Sample{Waits: slices.Clone(s.Waits)})
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	time.Sleep(time.Second)
+	snap, err := l.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recorded) != 2 {
+		t.Fatalf("%d samples recorded, want the baseline and the first", len(recorded))
+	}
+	for _, tid := range tids {
+		i := slices.IndexFunc(snap.Threads, func(r model.ThreadRates) bool { return r.TID == tid })
+		if i < 0 || !snap.Threads[i].HotBlocking() {
+			t.Fatalf("ping-pong thread %d is not hot and blocking in the first report", tid)
+		}
+		looks := 0
+		for _, w := range recorded[1].Waits {
+			if w.TID == tid {
+				looks = w.Looks
+			}
+		}
+		// The refresh alone takes at most 3 (firstLooks); a busy host may
+		// delay some of the spread ones past the end of the interval.
+		if looks <= 3 {
+			t.Errorf("thread %d: %d looks in the first interval, want more than the refresh's 3 (up to %d)", tid, looks, sampler.WaitLooks)
+		}
+	}
+}
+
+// Closing a live source before, during or after the first interval's peek
+// neither hangs nor lets the peek read through closed files; a second
+// Close returns too.
+func TestCloseAroundTheFirstPeek(t *testing.T) {
+	for _, after := range []time.Duration{0, 20 * time.Millisecond, 25 * time.Millisecond, 60 * time.Millisecond} {
+		l, err := NewLive(LiveConfig{Sampler: sampler.Config{Root: "/proc", PIDs: []int{os.Getpid()}}, Interval: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(after)
+		done := make(chan struct{})
+		go func() {
+			l.Close()
+			l.Close()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Close %v after NewLive did not return", after)
+		}
 	}
 }

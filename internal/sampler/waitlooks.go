@@ -22,7 +22,9 @@ import (
 // asleep, its syscall file and for a read- or write-like call the target
 // of the fd it is blocked on; not asleep, as root, the first frame of its
 // kernel stack (see look): at most 2 reads and one readlink. So at most
-// 10 × 8 + 5 × 8 = 120 looks per refresh. Nothing is armed while no thread
+// 10 × 8 + 5 × 8 = 120 looks per refresh; the first interval, whose hot
+// threads are found halfway through it, gets earlyLooks instead of
+// WaitLooks. Nothing is armed while no thread
 // is hot and blocking, so an idle host sees no extra wake-up.
 //
 // A thread is settled when the looks at it agree: its last asleep looks
@@ -55,7 +57,13 @@ const (
 	WaitThreads = 8
 	// firstLooks bounds the back-to-back looks at a thread that just
 	// became hot (see Monitor.Next).
-	firstLooks     = 3
+	firstLooks = 3
+	// earlyLooks are the looks of an interval whose hot threads were
+	// found before it ended (armOver): the first, whose threads have no
+	// asleep looks of earlier intervals to fall back on (fillAsleep).
+	// Beside busy loops a side of a ping-pong was missed by all ten
+	// spread looks in about one first report of forty.
+	earlyLooks     = 2 * WaitLooks
 	settleLooks    = 5
 	settledLooks   = 5
 	unsettleMisses = 10
@@ -68,12 +76,13 @@ const (
 // its own (see polltimer), so everything it touches is behind mu; the Monitor arms it
 // after a refresh and collects its tallies at the next.
 type looker struct {
-	mu      sync.Mutex
-	rootFD  int
-	timer   *polltimer.Timer
-	period  time.Duration
-	looks   int
-	targets []waitTarget
+	mu     sync.Mutex
+	rootFD int
+	timer  *polltimer.Timer
+	period time.Duration
+	// looks counts the looks at the targets so far, up to limit.
+	looks, limit int
+	targets      []waitTarget
 	// known is what the looks found of each hot blocking thread, kept
 	// while it stays one of them.
 	known map[taskKey]*threadWaits
@@ -304,13 +313,18 @@ func sortWaits(w []model.WaitTally) []model.WaitTally {
 }
 
 // hotBlocking returns the first WaitThreads hot blocking threads of snap:
-// those whose waits are looked at.
-func hotBlocking(snap *model.Snapshot) (hot [WaitThreads]*model.ThreadRates, n int) {
+// those whose waits are looked at. With early, for looks over the rest of
+// an interval of which snap saw only the start, a hot thread with at
+// least half as many voluntary switches as involuntary ones counts too: a
+// side of a ping-pong on a busy host swings across the line between
+// blocking and preempted from one half interval to the next, and one
+// found preempted in the first half was left to the refresh's looks.
+func hotBlocking(snap *model.Snapshot, early bool) (hot [WaitThreads]*model.ThreadRates, n int) {
 	for i := range snap.Threads {
 		if n == WaitThreads {
 			break
 		}
-		if t := &snap.Threads[i]; t.HotBlocking() {
+		if t := &snap.Threads[i]; t.HotBlocking() || early && t.Hot && 2*t.VoluntaryPerSec >= t.InvoluntaryPerSec {
 			hot[n] = t
 			n++
 		}
@@ -330,7 +344,7 @@ func (w *looker) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 		settled [WaitThreads]*threadWaits
 	)
 	m := 0
-	hot, n := hotBlocking(snap)
+	hot, n := hotBlocking(snap, false)
 	for _, t := range hot[:n] {
 		// A thread with a tally in cur was looked at over the interval;
 		// Compute gave it its waits from that tally.
@@ -388,13 +402,23 @@ func (w *looker) lookNow(snap *model.Snapshot, cur *model.Sample) bool {
 // arm picks the hot blocking threads of snap that are not settled and
 // schedules the looks over the next interval, taken to be as long as the
 // last one.
-func (w *looker) arm(snap *model.Snapshot) {
+func (w *looker) arm(snap *model.Snapshot) { w.armLooks(snap, snap.Interval, WaitLooks, false) }
+
+// armOver is arm for an interval whose hot threads were found before it
+// ended: earlyLooks looks spread over span, the rest of it.
+func (w *looker) armOver(snap *model.Snapshot, span time.Duration) {
+	w.armLooks(snap, span, earlyLooks, true)
+}
+
+// armLooks is arm with n looks spread over span, at hotBlocking(snap,
+// early).
+func (w *looker) armLooks(snap *model.Snapshot, span time.Duration, n int, early bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.targets = w.targets[:0]
 	var keys [WaitThreads]taskKey
-	hot, n := hotBlocking(snap)
-	for i, t := range hot[:n] {
+	hot, nHot := hotBlocking(snap, early)
+	for i, t := range hot[:nHot] {
 		k := taskKey{t.PID, t.TID}
 		keys[i] = k
 		if tw := w.known[k]; tw != nil && tw.settled != unsettled {
@@ -415,7 +439,7 @@ func (w *looker) arm(snap *model.Snapshot) {
 	// does not come back with no reason while its twin names one. It comes
 	// back unsettled: its spread looks start again.
 	for k, tw := range w.known {
-		if slices.Contains(keys[:n], k) {
+		if slices.Contains(keys[:nHot], k) {
 			tw.cold = 0
 			continue
 		}
@@ -425,11 +449,11 @@ func (w *looker) arm(snap *model.Snapshot) {
 		}
 		tw.settled, tw.looks, tw.running, tw.misses = unsettled, 0, 0, 0
 	}
-	if len(w.targets) == 0 || snap.Interval <= 0 {
+	if len(w.targets) == 0 || span <= 0 {
 		return
 	}
-	w.looks = 0
-	w.period = snap.Interval / (WaitLooks + 1)
+	w.looks, w.limit = 0, n
+	w.period = span / time.Duration(n+1)
 	if w.timer == nil {
 		w.timer = polltimer.New(w.tick)
 	}
@@ -439,12 +463,12 @@ func (w *looker) arm(snap *model.Snapshot) {
 func (w *looker) tick() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.targets) == 0 || w.looks >= WaitLooks {
+	if len(w.targets) == 0 || w.looks >= w.limit {
 		return
 	}
 	w.lookAll()
 	w.looks++
-	if w.looks < WaitLooks {
+	if w.looks < w.limit {
 		w.timer.Again()
 	} else {
 		w.timer.Stop()

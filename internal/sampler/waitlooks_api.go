@@ -1,6 +1,10 @@
 package sampler
 
-import "github.com/ctxtop/ctxtop/internal/model"
+import (
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/model"
+)
 
 // WaitLooker takes the wait-reason looks at a sampler's hot blocking threads
 // between two passes (see waitlooks.go for how many and when). The live
@@ -28,6 +32,10 @@ func (w *WaitLooker) LookNow(snap *model.Snapshot, cur *model.Sample) bool {
 // Arm schedules the looks over the next interval at snap's hot blocking
 // threads.
 func (w *WaitLooker) Arm(snap *model.Snapshot) { w.w.arm(snap) }
+
+// ArmOver is Arm with the looks spread over span: the rest of an interval
+// whose hot threads were found before it ended.
+func (w *WaitLooker) ArmOver(snap *model.Snapshot, span time.Duration) { w.w.armOver(snap, span) }
 
 // Close stops the looks for good.
 func (w *WaitLooker) Close() { w.w.close() }
