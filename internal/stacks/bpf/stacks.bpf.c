@@ -323,8 +323,7 @@ static __always_inline s32 stack_of(void *ctx, u64 flags)
 /*
  * capture sends task's user registers and the top stack_bytes of its user
  * stack, with the kernel stack, to the capture ring; false when it does
- * not (no captures asked for, a kernel thread, a Go process whose
- * goroutines are followed through the maps), and the event then goes to
+ * not (no captures asked for, a kernel thread, a registered Go process), and the event then goes to
  * the count maps as before. task is the current task (prev at the switch,
  * the waker at the waking): its user stack is the one readable.
  */
@@ -339,7 +338,12 @@ static __always_inline bool capture(void *ctx, struct task_struct *task, u32 kin
 	if (!stack_bytes || (task->flags & 0x00200000 /* PF_KTHREAD */))
 		return false;
 	id = bpf_get_current_pid_tgid();
-	if (kind == CAPTURE_BLOCK && bpf_map_lookup_elem(&go_procs, &(u32){id >> 32}))
+	/*
+	 * A registered Go process keeps frame pointers, and its runtime
+	 * switches stacks (systemstack, mcall) that a copy of one stack's top
+	 * cannot follow: the kernel's walk and the goroutine's serve it.
+	 */
+	if (bpf_map_lookup_elem(&go_procs, &(u32){id >> 32}))
 		return false;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	c = bpf_map_lookup_elem(&capture_scratch, &zero);
