@@ -60,6 +60,7 @@ type options struct {
 	noColor    bool
 	wakeups    bool
 	stacks     bool
+	stackBytes int
 	// recordTo keeps the samples behind the reports in a recording;
 	// replayFrom reads samples from one instead of /proc.
 	recordTo   string
@@ -136,6 +137,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the live monitor (NO_COLOR is honoured too)")
 	f.BoolVar(&o.wakeups, "wakeups", false, "batch: add who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF)")
 	f.BoolVar(&o.stacks, "stacks", false, "where hot threads (all threads of -p processes) block and where their wakers wake them (eBPF stacks; needs root or CAP_BPF+CAP_PERFMON); the TUI's detail view shows them anyway")
+	stackBytesFlag(f, &o.stackBytes)
 	f.StringVar(&o.recordTo, "record", "", "also write the samples behind the reports to this recording")
 	f.BoolVar(&o.force, "force", false, "replace the --record file if it is a regular file or a symbolic link")
 	f.StringVar(&o.replayFrom, "replay", "", "read samples from this recording instead of procfs")
@@ -175,6 +177,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 	// Checked only when given: replay's default, 0, is the recording's own.
 	if cmd.Flags().Changed("hot") && !(o.hot > 0) {
 		return fmt.Errorf("--hot must be a positive rate, got %v", o.hot)
+	}
+	if err := checkStackBytes(o.stackBytes); err != nil {
+		return err
 	}
 	if o.output.format().Batch {
 		o.batch = true
