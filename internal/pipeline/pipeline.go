@@ -5,7 +5,7 @@
 //	          | Player (a recording's raw samples, record.Cursor)
 //	interval: core.interval, the one order every Snapshot is made in:
 //	          looks → tracer reads → derive → judge → stack window → retarget
-//	loop:     Run and Pacer, one pacing for every mode (missed ticks
+//	loop:     Run over pace.Pacer, one pacing for every mode (missed ticks
 //	          skipped, never two samples closer than MinInterval)
 //	sinks:    the TUI, batch text, JSON and folded stacks, the record writer
 //
@@ -20,18 +20,17 @@ import (
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pace"
 	"github.com/ctxtop/ctxtop/internal/waitreason"
 )
 
 // SpikeWindow is how far back the spike rule looks for the usual level.
 const SpikeWindow = 5 * time.Minute
 
-// MinInterval is the shortest interval a rate is taken over for a nominal
-// refresh interval: half of it. Over a few milliseconds a handful of
-// switches scale into absurd rates (a thread at 73% CPU that runs at 25%,
-// thread CPU summing past the CPUs there are), which is exactly what a
-// stalled host would show if samples were taken back to back.
-func MinInterval(nominal time.Duration) time.Duration { return nominal / 2 }
+// MinInterval is the shortest interval a rate is taken over for a
+// nominal refresh interval (pace.MinInterval): the pipeline's guarantee,
+// said where its callers look for it.
+func MinInterval(nominal time.Duration) time.Duration { return pace.MinInterval(nominal) }
 
 // core derives Snapshots from consecutive samples. It holds the one
 // piece of state the model needs across intervals, the spike detector's
