@@ -60,8 +60,9 @@ var rules = []rule{
 // (importer and imported) with the reason and the work that removes it. A
 // transitive rule does not follow an excepted import.
 var exceptions = map[[2]string]string{
-	{"internal/exporter", "internal/sampler"}: "the exporter samples on scrape with a sampler of its own; " +
-		"the pipeline's entry point over a raw source is to take that over (issue 27)",
+	{"internal/exporter", "internal/sampler"}: "the exporter samples on scrape with a sampler of its own: " +
+		"its series are counters summed across exited threads, from each pass's raw counters, not a " +
+		"Snapshot's rates, served from a 500 ms cache (docs/architecture.md, data flow)",
 	{"internal/procctl", "internal/load"}: "the monitor's set-affinity key parses its CPU list with " +
 		"load.ParseCPUList, which pulls in the load generator and its /proc readers (issue 27: " +
 		"the load generator's own /proc readers go)",

@@ -6,8 +6,11 @@ import (
 )
 
 // testMonitor takes a sample, the looks of the interval and the rates in
-// the order the live source does (pipeline.Live), for the sampler's own
-// tests of its counters and looks, which cannot import the pipeline.
+// the order pipeline.Intervals does for the live source, for the sampler's
+// own tests of its counters and looks. They are internal tests (they reach
+// the looker's state), and the pipeline imports this package, so they
+// cannot use it: this copy of the order (read, derive, late looks, derive
+// again, arm) must follow pipeline.Intervals.Next.
 type testMonitor struct {
 	s         *Sampler
 	waits     *looker
