@@ -47,7 +47,11 @@ type Player struct {
 	prev, cur *model.Sample
 	// a and b are prev and cur timed by the recorded monotonic clock,
 	// which rates are taken over, as live.
-	a, b   model.Sample
+	a, b model.Sample
+	// snap is the Snapshot Next and Seek make, returned by value with
+	// slices of its own: held here, it is not a heap allocation per call
+	// as a local passed down to the pipeline's source interfaces is.
+	snap   model.Snapshot
 	lo, hi int
 	// wakeups and stacks: some sample holds the tracer's read, so the
 	// recorder ran with --wakeups, --stacks.
@@ -405,9 +409,9 @@ func (p *Player) Pos() int {
 func (p *Player) Next() (model.Snapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var snap model.Snapshot
-	err := p.nextInto(&snap)
-	return snap, err
+	p.snap = model.Snapshot{}
+	err := p.nextInto(&p.snap)
+	return p.snap, err
 }
 
 // nextInto is Next into dst's rows.
@@ -436,9 +440,9 @@ func (p *Player) nextInto(dst *model.Snapshot) error {
 func (p *Player) Seek(i int) (model.Snapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var snap model.Snapshot
-	err := p.seekInto(&snap, i)
-	return snap, err
+	p.snap = model.Snapshot{}
+	err := p.seekInto(&p.snap, i)
+	return p.snap, err
 }
 
 func (p *Player) seekInto(dst *model.Snapshot, i int) error {
