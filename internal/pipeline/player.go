@@ -114,13 +114,6 @@ func OpenPlayer(path string, opts model.Options, v Visit) (r *record.Recording, 
 	return m.finish(r, v, err)
 }
 
-// ParsePlayer is OpenPlayer on a recording in memory.
-func ParsePlayer(data []byte, opts model.Options, v Visit) (*record.Recording, *Player, error) {
-	var m marker
-	r, err := record.ParseEach(data, m.start(opts, v))
-	return m.finish(r, v, err)
-}
-
 // marker marks a recording's samples while the reader indexes them.
 type marker struct {
 	m   *marking

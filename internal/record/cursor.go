@@ -1,9 +1,7 @@
 package record
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"sort"
 	"time"
 
@@ -103,23 +101,14 @@ func OpenEach(path string, start func(*Recording) func(Frame)) (*Recording, erro
 	if err != nil {
 		return nil, err
 	}
-	r, err := readEach(f, size, start)
+	r, err := read(f, size, func(r *Recording) func(*decoder) {
+		each := start(r)
+		return func(d *decoder) { each(Frame{d: d, loc: r.loc}) }
+	})
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	r.file = f
 	return r, nil
-}
-
-// ParseEach is OpenEach on a recording in memory.
-func ParseEach(data []byte, start func(*Recording) func(Frame)) (*Recording, error) {
-	return readEach(bytes.NewReader(data), int64(len(data)), start)
-}
-
-func readEach(src io.ReaderAt, size int64, start func(*Recording) func(Frame)) (*Recording, error) {
-	return read(src, size, func(r *Recording) func(*decoder) {
-		each := start(r)
-		return func(d *decoder) { each(Frame{d: d, loc: r.loc}) }
-	})
 }

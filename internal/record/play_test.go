@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +35,16 @@ func live(in []model.Sample) []model.Snapshot {
 		out = append(out, s)
 	}
 	return out
+}
+
+// openPlayer is pipeline.OpenPlayer of a file holding data.
+func openPlayer(t *testing.T, data []byte, opts model.Options, v pipeline.Visit) (*record.Recording, *pipeline.Player, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "rec.ctxrec")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return pipeline.OpenPlayer(path, opts, v)
 }
 
 // pairs is a raw source over samples in memory: each Read is the next
@@ -295,7 +307,7 @@ func TestOpenPlayerIsOpenThenPlay(t *testing.T) {
 				t.Fatalf("%s: %d snapshots to compare, too few to say anything", name, len(want))
 			}
 			c := &checker{t: t, name: name, want: want}
-			r, p, err := pipeline.ParsePlayer(data, model.Options{}, pipeline.Visit{From: w[0], To: w[1], Each: c.each})
+			r, p, err := openPlayer(t, data, model.Options{}, pipeline.Visit{From: w[0], To: w[1], Each: c.each})
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -339,11 +351,11 @@ func TestOpenPlayerIsOpenThenPlay(t *testing.T) {
 // gives the recording, whose notes say why.
 func TestOpenPlayerOfOneSampleIsEmpty(t *testing.T) {
 	data := record.Record(t, recordtest.Run(10, 2, 1, false), record.WriterOptions{})
-	r, p, err := pipeline.ParsePlayer(data, model.Options{}, pipeline.Visit{Each: func(*model.Snapshot) { t.Error("a visit of no interval") }})
+	r, p, err := openPlayer(t, data, model.Options{}, pipeline.Visit{Each: func(*model.Snapshot) { t.Error("a visit of no interval") }})
 	if !errors.Is(err, record.ErrEmpty) || r == nil || p != nil {
 		t.Errorf("one sample: recording %v, player %v, error %v; want a recording, no player, record.ErrEmpty", r != nil, p != nil, err)
 	}
-	if _, _, err := pipeline.ParsePlayer([]byte("not a recording"), model.Options{}, pipeline.Visit{}); !errors.Is(err, record.ErrNotRecording) {
+	if _, _, err := openPlayer(t, []byte("not a recording"), model.Options{}, pipeline.Visit{}); !errors.Is(err, record.ErrNotRecording) {
 		t.Errorf("junk: %v, want record.ErrNotRecording", err)
 	}
 }
