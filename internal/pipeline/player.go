@@ -60,12 +60,27 @@ type Player struct {
 
 // NewPlayer decodes the recording once to mark every sample's rates and
 // spikes, and stands before the first sample. A zero HotThreshold takes
-// the recording's own.
+// the recording's own. (OpenPlayer marks the samples in the decode that
+// reads the file, and hands a reader a window's snapshots on the way.)
 func NewPlayer(r *record.Recording, opts model.Options) (*Player, error) {
-	return NewPlayerVisit(r, opts, Visit{})
+	if r.Samples() < 2 {
+		return nil, record.ErrEmpty
+	}
+	m := newMarking(r, opts, Visit{})
+	p := m.p
+	for range r.Samples() {
+		p.turn()
+		if err := p.c.Next(p.cur); err != nil {
+			return nil, err
+		}
+		if err := m.mark(); err != nil {
+			return nil, err
+		}
+	}
+	return m.done(), nil
 }
 
-// Visit hands the snapshots of one window to a reader while NewPlayerVisit
+// Visit hands the snapshots of one window to a reader while OpenPlayer
 // marks the samples. A reader that wants each snapshot of a window once (a
 // report, a comparison) then pays for one pass over the recording, not the
 // marking pass and a second one through Next.
@@ -80,27 +95,7 @@ type Visit struct {
 	Each func(*model.Snapshot)
 }
 
-// NewPlayerVisit is NewPlayer that also hands the window's snapshots to
-// v.Each as it marks them. The player's range is left whole.
-func NewPlayerVisit(r *record.Recording, opts model.Options, v Visit) (*Player, error) {
-	if r.Samples() < 2 {
-		return nil, record.ErrEmpty
-	}
-	m := newMarking(r, opts, v)
-	p := m.p
-	for range r.Samples() {
-		p.turn()
-		if err := p.c.Next(p.cur); err != nil {
-			return nil, err
-		}
-		if err := m.mark(); err != nil {
-			return nil, err
-		}
-	}
-	return m.done(), nil
-}
-
-// OpenPlayer is record.OpenEach and NewPlayerVisit in one decode of the
+// OpenPlayer is record.OpenEach and NewPlayer in one decode of the
 // file: the pass that indexes and checks the frames also marks them, and
 // hands v.Each the snapshots of a whole recording. A window (v.From, v.To)
 // needs the index to be found (its bounds are searched for), so its
@@ -162,8 +157,8 @@ func (mk *marker) finish(r *record.Recording, v Visit, err error) (*record.Recor
 }
 
 // marking is the pass that marks a recording's samples, one at a time, as
-// they are decoded: by the player itself (NewPlayerVisit) or by the
-// reader's indexing pass (OpenPlayer).
+// they are decoded: by the player itself (NewPlayer) or by the reader's
+// indexing pass (OpenPlayer).
 type marking struct {
 	p      *Player
 	v      Visit

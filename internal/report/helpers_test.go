@@ -36,15 +36,11 @@ func writeRecording(t testing.TB, dir, name string, h record.Header, samples []m
 // open) is handed to a pass while the player marks the samples.
 func openPass(t testing.TB, path string, ps *Pass, from, to time.Time) *pipeline.Player {
 	t.Helper()
-	r, err := record.Open(path)
+	r, p, err := pipeline.OpenPlayer(path, model.Options{}, pipeline.Visit{From: from, To: to, Each: ps.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Close)
-	p, err := pipeline.NewPlayerVisit(r, model.Options{}, pipeline.Visit{From: from, To: to, Each: ps.Add})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return p
 }
 
