@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ctxtop/ctxtop/internal/record"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/report"
 )
 
@@ -76,7 +76,7 @@ func or(s, def string) string {
 }
 
 func runDiff(stdout, stderr io.Writer, pathA, pathB string, o diffOptions) error {
-	open := func(path, from, to string) (*report.Pass, *record.Player, error) {
+	open := func(path, from, to string) (*report.Pass, *pipeline.Player, error) {
 		ps := report.ForDiff()
 		p, err := openWindow(path, replayOptions{from: from, to: to}, stderr, ps.Add)
 		return ps, p, err

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
@@ -282,7 +283,7 @@ func TestRecordDurationCoversItsTime(t *testing.T) {
 			t.Errorf("--duration %s -d %s: %v", tc.duration, tc.delay, err)
 			continue
 		}
-		p, err := record.NewPlayer(r, model.Options{})
+		p, err := pipeline.NewPlayer(r, model.Options{})
 		if err != nil {
 			t.Errorf("--duration %s -d %s: %v", tc.duration, tc.delay, err)
 			r.Close()

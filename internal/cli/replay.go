@@ -79,8 +79,8 @@ With -b or -o json it prints the reports batch mode printed live.`,
 
 // openPlayer opens a recording, prints what went wrong reading it, and
 // marks its samples in the pass that reads it.
-func openPlayer(path string, hot float64, stderr io.Writer) (*record.Player, error) {
-	r, p, err := openMarked(path, hot, stderr, record.Visit{})
+func openPlayer(path string, hot float64, stderr io.Writer) (*pipeline.Player, error) {
+	r, p, err := openMarked(path, hot, stderr, pipeline.Visit{})
 	if r == nil {
 		return nil, err
 	}
@@ -91,11 +91,11 @@ func openPlayer(path string, hot float64, stderr io.Writer) (*record.Player, err
 	return p, nil
 }
 
-// openMarked is record.OpenPlayer that prints what went wrong reading the
+// openMarked is pipeline.OpenPlayer that prints what went wrong reading the
 // recording. r comes with an error when the recording has no rate, for a
 // caller with something to say first; the caller closes it.
-func openMarked(path string, hot float64, stderr io.Writer, v record.Visit) (*record.Recording, *record.Player, error) {
-	r, p, err := record.OpenPlayer(path, model.Options{HotThreshold: hot}, v)
+func openMarked(path string, hot float64, stderr io.Writer, v pipeline.Visit) (*record.Recording, *pipeline.Player, error) {
+	r, p, err := pipeline.OpenPlayer(path, model.Options{HotThreshold: hot}, v)
 	if r == nil {
 		return nil, nil, err
 	}
@@ -116,11 +116,11 @@ func openMarked(path string, hot float64, stderr io.Writer, v record.Visit) (*re
 // pass. A whole recording is played in the pass that reads it; a window
 // is found in the recording read, then played alone. The player's range
 // is that window. Its errors name the file, as a comparison of two needs.
-func openWindow(path string, ro replayOptions, stderr io.Writer, each func(*model.Snapshot)) (*record.Player, error) {
+func openWindow(path string, ro replayOptions, stderr io.Writer, each func(*model.Snapshot)) (*pipeline.Player, error) {
 	if ro.from == "" && ro.to == "" {
-		return openVisit(path, stderr, record.Visit{Each: each})
+		return openVisit(path, stderr, pipeline.Visit{Each: each})
 	}
-	r, p, err := openMarked(path, 0, stderr, record.Visit{})
+	r, p, err := openMarked(path, 0, stderr, pipeline.Visit{})
 	if r == nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func openWindow(path string, ro replayOptions, stderr io.Writer, each func(*mode
 		r.Close()
 		return nil, err
 	}
-	if err := p.Visit(record.Visit{From: w.from, To: w.to, Each: each}); err != nil {
+	if err := p.Visit(pipeline.Visit{From: w.from, To: w.to, Each: each}); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -146,7 +146,7 @@ func openWindow(path string, ro replayOptions, stderr io.Writer, each func(*mode
 
 // openVisit opens a recording and hands v.Each the snapshots of its
 // window as the pass that reads it marks them.
-func openVisit(path string, stderr io.Writer, v record.Visit) (*record.Player, error) {
+func openVisit(path string, stderr io.Writer, v pipeline.Visit) (*pipeline.Player, error) {
 	r, p, err := openMarked(path, 0, stderr, v)
 	if r != nil && err != nil {
 		r.Close()
@@ -192,7 +192,7 @@ func runReplay(cmd *cobra.Command, path string, o options, ro replayOptions) err
 	return runReplayTUI(p, o, path)
 }
 
-func applyRange(p *record.Player, ro replayOptions) error {
+func applyRange(p *pipeline.Player, ro replayOptions) error {
 	w, err := parseWindow(p.Recording(), ro)
 	if err != nil {
 		return err
@@ -237,7 +237,7 @@ func parseWindow(r *record.Recording, ro replayOptions) (window, error) {
 }
 
 // apply narrows p to w, or says why it cannot.
-func (w window) apply(p *record.Player) error {
+func (w window) apply(p *pipeline.Player) error {
 	if !w.set {
 		return nil
 	}
@@ -293,7 +293,7 @@ func parseWhen(s string, base, first, last time.Time) (time.Time, error) {
 // replayBatch prints a report per recorded sample, as batch mode did,
 // through the loop batch mode samples in, unpaced: each report already
 // has its recorded interval.
-func replayBatch(w io.Writer, p *record.Player, o options, facts hostinfo.Facts) error {
+func replayBatch(w io.Writer, p *pipeline.Player, o options, facts hostinfo.Facts) error {
 	write, _ := reportWriter(w, o, func() hostinfo.Facts { return facts })
 	err := pipeline.Run(context.Background(), 0, o.iterations, func() error {
 		snap, err := p.Next()
@@ -302,7 +302,7 @@ func replayBatch(w io.Writer, p *record.Player, o options, facts hostinfo.Facts)
 		}
 		return write(&snap)
 	})
-	if errors.Is(err, record.ErrEnd) {
+	if errors.Is(err, pipeline.ErrEnd) {
 		return nil
 	}
 	return err
@@ -313,10 +313,10 @@ func replayBatch(w io.Writer, p *record.Player, o options, facts hostinfo.Facts)
 type spikeEvent struct {
 	start, peakAt time.Time
 	samples       int
-	peak          record.Mark
+	peak          pipeline.Mark
 }
 
-func spikeEvents(marks []record.Mark) []spikeEvent {
+func spikeEvents(marks []pipeline.Mark) []spikeEvent {
 	runs := model.SpikeRuns(len(marks), func(i int) bool { return marks[i].Rate && marks[i].Spike.Active })
 	ev := make([]spikeEvent, 0, len(runs))
 	for _, r := range runs {
@@ -336,7 +336,7 @@ func spikeEvents(marks []record.Mark) []spikeEvent {
 func printInfo(w io.Writer, path string) error {
 	// Marked in the pass that reads the file: the spikes come from the
 	// marks.
-	r, p, err := record.OpenPlayer(path, model.Options{}, record.Visit{})
+	r, p, err := pipeline.OpenPlayer(path, model.Options{}, pipeline.Visit{})
 	if r == nil {
 		return err
 	}
@@ -407,7 +407,7 @@ func replayNote(r *record.Recording) string {
 	return strings.Join(parts, "; ")
 }
 
-func runReplayTUI(p *record.Player, o options, path string) error {
+func runReplayTUI(p *pipeline.Player, o options, path string) error {
 	r := p.Recording()
 	lo, hi := p.Range()
 	from, to := p.Marks()[lo].Time, p.Marks()[hi].Time

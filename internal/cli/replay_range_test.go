@@ -9,13 +9,14 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/record/recordtest"
 )
 
 // minutePlayer plays a recording of n samples a minute apart from start
 // (UTC, which the header names), so clock times land on samples.
-func minutePlayer(t *testing.T, start time.Time, n int) *record.Player {
+func minutePlayer(t *testing.T, start time.Time, n int) *pipeline.Player {
 	t.Helper()
 	h := record.Header{Facts: hostinfo.Facts{Hostname: "h"}, CPUs: 2, Interval: time.Minute, ProcRoot: "/proc", HotThreshold: 1000, Start: start, ZoneName: "UTC"}
 	var buf bytes.Buffer
@@ -38,7 +39,7 @@ func minutePlayer(t *testing.T, start time.Time, n int) *record.Player {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := record.NewPlayer(r, model.Options{})
+	p, err := pipeline.NewPlayer(r, model.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

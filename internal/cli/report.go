@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxtop/ctxtop/internal/format"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/report"
 )
@@ -109,7 +110,7 @@ func writeReport(ps *report.Pass, rec *record.Recording, path, out string, stdou
 // it wrote, for the status line.
 func reportFile(path string, from, to time.Time) (string, error) {
 	ps := report.ForReport()
-	p, err := openVisit(path, io.Discard, record.Visit{From: from, To: to, Each: ps.Add})
+	p, err := openVisit(path, io.Discard, pipeline.Visit{From: from, To: to, Each: ps.Add})
 	if err != nil {
 		return "", err
 	}

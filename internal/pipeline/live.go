@@ -56,7 +56,8 @@ type Live struct {
 	cfg       LiveConfig
 	s         *sampler.Sampler
 	waits     *sampler.WaitLooker
-	pipe      *Pipeline
+	pipe      *core
+	it        *Intervals
 	prev, cur *model.Sample
 	bufs      [2]model.Sample
 	// minGap is MinInterval of the current interval; the TUI changes it
@@ -66,6 +67,8 @@ type Live struct {
 	// way, taken right after the tasks' counters (readWakeups).
 	wake    *model.WakeupSample
 	wakeWhy string
+	// unavailable is why the interval under way has no wake-up graph.
+	unavailable string
 	// mu is held by Next and by the first interval's peek, which runs on
 	// a timer's goroutine: the sampler is not safe for concurrent use.
 	mu sync.Mutex
@@ -90,9 +93,11 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 		return nil, err
 	}
 	opts := model.Options{HotThreshold: cfg.Sampler.HotThreshold, Partial: len(cfg.Sampler.PIDs) > 0}
-	l.s, l.waits, l.pipe = s, s.NewWaitLooker(), New(opts, cfg.Interval)
-	l.pipe.SetPIDs(cfg.Sampler.PIDs)
-	l.pipe.FoldStacks(cfg.FoldedStacks)
+	l.s, l.waits = s, s.NewWaitLooker()
+	l.it = NewIntervals(liveRaw{l}, opts, cfg.Interval)
+	l.pipe = l.it.core
+	l.pipe.setPIDs(cfg.Sampler.PIDs)
+	l.pipe.foldStacks(cfg.FoldedStacks)
 	l.prev, l.cur = &l.bufs[0], &l.bufs[1]
 	l.SetInterval(cfg.Interval)
 	if err := s.Sample(l.prev); err != nil {
@@ -107,7 +112,7 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 			return nil, err
 		}
 	}
-	if err := l.keep(l.prev); err != nil {
+	if err := l.keepSample(l.prev); err != nil {
 		l.Close()
 		return nil, err
 	}
@@ -167,7 +172,8 @@ func (l *Live) targetFirst() error {
 	l.cur.Stacks = nil
 	l.baselineWakeups(l.cur)
 	l.cfg.Stacks.Drain()
-	snap := l.pipe.Derive(l.prev, l.cur)
+	var snap model.Snapshot
+	l.pipe.deriveInto(&snap, l.prev, l.cur)
 	l.cfg.Stacks.Retarget(&snap)
 	// Its hot threads are the first reported interval's wait-look
 	// targets too (see peek).
@@ -190,45 +196,51 @@ func (l *Live) Next() (model.Snapshot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.next = true
-	if wait := time.Duration(l.minGap.Load()) - time.Since(l.prev.Time); wait > 0 {
-		time.Sleep(wait)
-	}
-	l.wake, l.wakeWhy = nil, ""
-	err := l.s.Sample(l.cur)
-	// The looks belong to the interval that ends now, so they go into the
-	// sample that closes it, and a recording replays them; so do the
-	// wake-up and stack tracers' counts.
-	l.cur.Waits = l.waits.Collect(l.cur.Waits[:0])
-	l.cur.Wakeups = l.wake
-	wakeupsUnavailable := l.wakeWhy
-	l.cur.Stacks = nil
-	if l.cfg.Stacks != nil {
-		l.cur.Stacks = l.cfg.Stacks.Drain()
-	}
-	if err != nil {
+	var snap model.Snapshot
+	if err := l.it.Next(&snap); err != nil {
 		return model.Snapshot{}, err
 	}
-	snap := l.pipe.Derive(l.prev, l.cur)
-	// A thread that just became hot was not looked at during the interval:
-	// one look now, so even a single report (-n 1) says what it waits on.
-	// The snapshot is derived again with those looks, as a replay of the
-	// recorded sample will.
-	if l.waits.LookNow(&snap, l.cur) {
-		snap = l.pipe.Derive(l.prev, l.cur)
-	}
-	if err := l.keep(l.cur); err != nil {
-		return model.Snapshot{}, err
-	}
-	l.pipe.Judge(&snap)
-	if wakeupsUnavailable != "" {
-		snap.Wakeups = &model.Wakeups{Unavailable: wakeupsUnavailable}
-	}
-	if l.cfg.Stacks != nil {
-		l.cfg.Stacks.Retarget(&snap)
-	}
-	l.waits.Arm(&snap)
 	l.prev, l.cur = l.cur, l.prev
 	return snap, nil
+}
+
+// liveRaw is Live as the pipeline reads it, which its callers do not.
+type liveRaw struct{ *Live }
+
+// Read is the pass that ends the interval. The looks belong to the
+// interval that ends now, so they go into the sample that closes it, and a
+// recording replays them; so do the wake-up and stack tracers' counts.
+func (r liveRaw) Read() (prev, cur *model.Sample, err error) {
+	if wait := time.Duration(r.minGap.Load()) - time.Since(r.prev.Time); wait > 0 {
+		time.Sleep(wait)
+	}
+	r.wake, r.wakeWhy = nil, ""
+	err = r.s.Sample(r.cur)
+	r.cur.Waits = r.waits.Collect(r.cur.Waits[:0])
+	r.cur.Wakeups = r.wake
+	r.unavailable = r.wakeWhy
+	r.cur.Stacks = nil
+	if r.cfg.Stacks != nil {
+		r.cur.Stacks = r.cfg.Stacks.Drain()
+	}
+	return r.prev, r.cur, err
+}
+
+// lookNow: a thread that just became hot was not looked at during the
+// interval: one look now, so even a single report (-n 1) says what it
+// waits on.
+func (r liveRaw) lookNow(snap *model.Snapshot) bool { return r.waits.LookNow(snap, r.cur) }
+
+func (r liveRaw) keep() error { return r.keepSample(r.cur) }
+
+func (r liveRaw) retarget(snap *model.Snapshot) {
+	if r.unavailable != "" {
+		snap.Wakeups = &model.Wakeups{Unavailable: r.unavailable}
+	}
+	if r.cfg.Stacks != nil {
+		r.cfg.Stacks.Retarget(snap)
+	}
+	r.waits.Arm(snap)
 }
 
 // Skipped lists the --pid targets that were already gone at NewLive and
@@ -263,16 +275,6 @@ func (l *Live) Close() error {
 	return l.s.Close()
 }
 
-// stopPeek makes the first interval's peek moot, waiting out one under
-// way: it would read through the sampler's files.
-func (l *Live) stopPeek() {
-	l.closed.Store(true)
-	if l.peekTimer != nil && !l.peekTimer.Stop() {
-		<-l.peekDone
-	}
-	l.peekTimer = nil // a second Close has nothing to wait for
-}
-
 // CloseForExit is Close for a process that exits next: it stops the wait
 // looks and leaves the sampler's files and BPF objects to the kernel,
 // which releases them at exit anyway. Closing the kept-open file of each
@@ -283,7 +285,17 @@ func (l *Live) CloseForExit() {
 	l.waits.Close()
 }
 
-func (l *Live) keep(s *model.Sample) error {
+// stopPeek makes the first interval's peek moot, waiting out one under
+// way: it would read through the sampler's files.
+func (l *Live) stopPeek() {
+	l.closed.Store(true)
+	if l.peekTimer != nil && !l.peekTimer.Stop() {
+		<-l.peekDone
+	}
+	l.peekTimer = nil // a second Close has nothing to wait for
+}
+
+func (l *Live) keepSample(s *model.Sample) error {
 	if l.cfg.Record == nil {
 		return nil
 	}

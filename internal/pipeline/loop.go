@@ -3,38 +3,9 @@ package pipeline
 import (
 	"context"
 	"time"
+
+	"github.com/ctxtop/ctxtop/internal/pace"
 )
-
-// Pacer places samples on a grid of ticks, start + k·interval, as top
-// does: a tick that has passed by the time the last sample is done (a slow
-// pass, a stall, SIGSTOP) is skipped, never fired late, and no tick comes
-// less than MinInterval after the sample before it.
-type Pacer struct {
-	interval time.Duration
-	start    time.Time
-}
-
-// NewPacer starts the grid at start.
-func NewPacer(interval time.Duration, start time.Time) Pacer {
-	return Pacer{interval: interval, start: start}
-}
-
-// Next is the tick for the sample after one taken at last, now: the first
-// tick after now that is at least MinInterval after last.
-func (p Pacer) Next(now, last time.Time) time.Time {
-	if p.interval <= 0 {
-		return now
-	}
-	k := now.Sub(p.start)/p.interval + 1
-	if now.Before(p.start) {
-		k = 0
-	}
-	t := p.start.Add(k * p.interval)
-	for t.Sub(last) < MinInterval(p.interval) {
-		t = t.Add(p.interval)
-	}
-	return t
-}
 
 // Run calls step on the pacer's ticks (interval from now) until ctx ends,
 // step fails, or n steps are done (n = 0: no limit). A zero interval runs
@@ -46,7 +17,7 @@ func (p Pacer) Next(now, last time.Time) time.Time {
 // It returns nil when ctx ends; the caller tells why from ctx.
 func Run(ctx context.Context, interval time.Duration, n int, step func() error) error {
 	start := time.Now()
-	pace := NewPacer(interval, start)
+	grid := pace.New(interval, start)
 	timer := time.NewTimer(interval)
 	defer timer.Stop()
 	last := start
@@ -65,7 +36,7 @@ func Run(ctx context.Context, interval time.Duration, n int, step func() error) 
 			return err
 		}
 		if interval > 0 {
-			timer.Reset(time.Until(pace.Next(time.Now(), last)))
+			timer.Reset(time.Until(grid.Next(time.Now(), last)))
 		}
 	}
 	return nil

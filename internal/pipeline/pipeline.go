@@ -1,17 +1,18 @@
 // Package pipeline is the one road from raw samples to what every screen,
 // report, recording and exporter shows:
 //
-//	sources:  Live (the sampler, /proc) | record.Player (a file)
-//	               └──── raw model.Sample ────┘
-//	pipeline: Pipeline.Step: rates, wait reasons, spikes, wake-up graph
-//	loop:     Run, one paced loop (missed ticks skipped, never two samples
-//	          closer than half an interval)
-//	sinks:    the TUI, batch text and JSON, the record writer
+//	sources:  Live (the sampler's passes, wait looks, tracer reads)
+//	          | Player (a recording's raw samples, record.Cursor)
+//	interval: core.interval, the one order every Snapshot is made in:
+//	          looks → tracer reads → derive → judge → stack window → retarget
+//	loop:     Run over pace.Pacer, one pacing for every mode (missed ticks
+//	          skipped, never two samples closer than MinInterval)
+//	sinks:    the TUI, batch text, JSON and folded stacks, the record writer
 //
-// Each guarantee lives in one file here: a rate is never taken over less
-// than half the interval (MinInterval, used by both the loop's pacing and
-// Step), live and replay derive a Snapshot by the same Step, and the spike
-// rule runs only in Step.
+// Each guarantee lives in one place here: a rate is never taken over less
+// than half the interval (MinInterval, used by the pacing and by both
+// sources), live and replay make a Snapshot by the same interval, and the
+// spike rule runs only there.
 package pipeline
 
 import (
@@ -19,28 +20,22 @@ import (
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pace"
 	"github.com/ctxtop/ctxtop/internal/waitreason"
 )
-
-// Source yields one Snapshot per call: a live sampler or a recording.
-type Source interface {
-	Next() (model.Snapshot, error)
-}
 
 // SpikeWindow is how far back the spike rule looks for the usual level.
 const SpikeWindow = 5 * time.Minute
 
-// MinInterval is the shortest interval a rate is taken over for a nominal
-// refresh interval: half of it. Over a few milliseconds a handful of
-// switches scale into absurd rates (a thread at 73% CPU that runs at 25%,
-// thread CPU summing past the CPUs there are), which is exactly what a
-// stalled host would show if samples were taken back to back.
-func MinInterval(nominal time.Duration) time.Duration { return nominal / 2 }
+// MinInterval is the shortest interval a rate is taken over for a
+// nominal refresh interval (pace.MinInterval): the pipeline's guarantee,
+// said where its callers look for it.
+func MinInterval(nominal time.Duration) time.Duration { return pace.MinInterval(nominal) }
 
-// Pipeline derives Snapshots from consecutive samples. It holds the one
+// core derives Snapshots from consecutive samples. It holds the one
 // piece of state the model needs across intervals, the spike detector's
 // recent history; everything else is a pure function of the two samples.
-type Pipeline struct {
+type core struct {
 	opts   model.Options
 	min    time.Duration
 	spikes *model.SpikeDetector
@@ -54,59 +49,41 @@ type Pipeline struct {
 	steppedBack time.Time
 }
 
-// SetPIDs limits the wake-up graph to pairs one of these processes is on
+// setPIDs limits the wake-up graph to pairs one of these processes is on
 // either side of (--pid); nil keeps every pair.
-func (p *Pipeline) SetPIDs(pids []int) { p.pids = pids }
+func (p *core) setPIDs(pids []int) { p.pids = pids }
 
-// New is a pipeline for samples taken every interval (0: any interval
+// newCore is a pipeline for samples taken every interval (0: any interval
 // counts, for tests that make their own samples).
-func New(opts model.Options, interval time.Duration) *Pipeline {
+func newCore(opts model.Options, interval time.Duration) *core {
 	if opts.ShortReason == nil {
 		opts.ShortReason = waitreason.Short
 	}
-	return &Pipeline{opts: opts, min: MinInterval(interval), spikes: model.NewSpikeDetector(SpikeWindow),
+	return &core{opts: opts, min: MinInterval(interval), spikes: model.NewSpikeDetector(SpikeWindow),
 		stacks: model.NewStackWindow(model.StackOptions{})}
 }
 
-// FoldStacks makes each Snapshot carry its interval's stacks for flame
+// foldStacks makes each Snapshot carry its interval's stacks for flame
 // graphs (-o folded).
-func (p *Pipeline) FoldStacks(on bool) { p.stacks.SetFolded(on) }
+func (p *core) foldStacks(on bool) { p.stacks.SetFolded(on) }
 
-// StackWindow is how many consecutive samples the stacks of a Snapshot
-// are made from: a replay that seeks must Observe the samples before the
-// one it shows, ResetStacks first.
-func (p *Pipeline) StackWindow() int { return model.DefaultStackWindow }
-
-// ResetStacks forgets the stack tracer's reads: a replay seeks, or lost
+// resetStacks forgets the stack tracer's reads: a replay seeks, or lost
 // samples.
-func (p *Pipeline) ResetStacks() { p.stacks.Reset() }
+func (p *core) resetStacks() { p.stacks.Reset() }
 
-// ObserveStacks adds s's stack read to the window the shares are over;
-// Derive does so for its cur, so only samples not derived need it.
-func (p *Pipeline) ObserveStacks(s *model.Sample) { p.stacks.Observe(s.Stacks) }
+// observeStacks adds s's stack read to the window the shares are over;
+// deriveInto does so for its cur, so only samples not derived need it.
+func (p *core) observeStacks(s *model.Sample) { p.stacks.Observe(s.Stacks) }
 
-// Options are the model options every Step uses.
-func (p *Pipeline) Options() model.Options { return p.opts }
-
-// TooShort says whether prev→cur is too short an interval to take rates
+// tooShort says whether prev→cur is too short an interval to take rates
 // over; such a cur should be dropped and prev kept as the base.
-func (p *Pipeline) TooShort(prev, cur *model.Sample) bool {
+func (p *core) tooShort(prev, cur *model.Sample) bool {
 	return cur.Time.Sub(prev.Time) < p.min
 }
 
-// Step is the Snapshot of the interval prev→cur: rates and hot threads
-// (with the wait reasons cur carries), the spike verdict, and the wake-up
-// graph when cur carries wake-up counts. It feeds the spike history, so it
-// must see every interval once, in order; Derive is the same without it.
-func (p *Pipeline) Step(prev, cur *model.Sample) model.Snapshot {
-	s := p.Derive(prev, cur)
-	p.Judge(&s)
-	return s
-}
-
-// Judge gives s its spike verdict against the intervals judged before it,
+// judge gives s its spike verdict against the intervals judged before it,
 // and adds it to that history.
-func (p *Pipeline) Judge(s *model.Snapshot) {
+func (p *core) judge(s *model.Snapshot) {
 	if s.System.NoRates != "" {
 		// No rate is not a rate of 0: it neither is a spike nor moves
 		// the baseline.
@@ -130,19 +107,14 @@ func continues(before, w *model.WakeupSample) bool {
 	return d.Abs() <= time.Millisecond+w.Time.Sub(before.Time)/1000
 }
 
-// Derive is Step without the spike verdict, which depends on the history:
-// for a seek in a recording, whose verdicts were taken in order once.
-func (p *Pipeline) Derive(prev, cur *model.Sample) model.Snapshot {
-	var s model.Snapshot
-	p.DeriveInto(&s, prev, cur)
-	return s
-}
-
-// DeriveInto is Derive writing into s and reusing its slices, as
-// model.ComputeInto does: for a pass over a recording that is done with
-// each Snapshot before the next, which would otherwise allocate a host's
-// worth of rows per interval.
-func (p *Pipeline) DeriveInto(s *model.Snapshot, prev, cur *model.Sample) {
+// deriveInto is the Snapshot of prev→cur without the spike verdict, which
+// depends on the history: rates and hot threads (with the wait reasons cur
+// carries), the wake-up graph when cur carries wake-up counts, and the
+// stacks over the window. It writes into s and reuses its slices, as
+// model.ComputeInto does: a pass over a recording is done with each
+// Snapshot before the next, which would otherwise allocate a host's worth
+// of rows per interval.
+func (p *core) deriveInto(s *model.Snapshot, prev, cur *model.Sample) {
 	opts := p.opts
 	opts.AfterStepBack = !p.steppedBack.IsZero() && prev.Time.Equal(p.steppedBack)
 	if model.StepsBack(&prev.System, &cur.System) {
@@ -169,4 +141,90 @@ func (p *Pipeline) DeriveInto(s *model.Snapshot, prev, cur *model.Sample) {
 	// counts its read once.
 	p.stacks.Observe(cur.Stacks)
 	model.AttachStacks(s, p.stacks.Stacks(cur.Stacks, s.Threads))
+}
+
+// Raw is where an interval's raw samples come from: the sampler's passes
+// with the wait looks and tracer reads made in them (Live), or a
+// recording's samples, which hold those already (Player). Read takes the
+// interval's end: the raw sample that closes it and the one before it,
+// both timed by the clock rates are taken over. A source that can look
+// again, write or retarget (live) says so by the methods of liveSource; one
+// whose intervals were judged before (a replay's seek) by judgedSource.
+type Raw interface {
+	Read() (prev, cur *model.Sample, err error)
+}
+
+// liveSource is what a live source does beyond reading.
+type liveSource interface {
+	// lookNow looks at the threads snap found hot that were not looked
+	// at during the interval, into cur; true when it did, and the
+	// Snapshot is derived again with them (as a replay of cur will be).
+	lookNow(snap *model.Snapshot) bool
+	// keep hands cur, complete, to a recording being written.
+	keep() error
+	// retarget points the looks and tracers at what snap found, for the
+	// next interval.
+	retarget(snap *model.Snapshot)
+}
+
+// judgedSource is a source whose intervals were judged once, in order:
+// ok false, judge this one now.
+type judgedSource interface {
+	judged() (v model.Spike, ok bool)
+}
+
+// Intervals makes Snapshots from a raw source, each interval in the one
+// order every Snapshot is made in, live or replayed: the raw sample with
+// its wait looks and tracer reads, derive (the stack window is observed
+// there), the late looks at threads that just became hot, judge,
+// retarget.
+type Intervals struct {
+	core  *core
+	src   Raw
+	live  liveSource
+	judge judgedSource
+}
+
+// NewIntervals is the pipeline over src for samples taken every nominal
+// interval (0: any interval counts).
+func NewIntervals(src Raw, opts model.Options, nominal time.Duration) *Intervals {
+	it := &Intervals{core: newCore(opts, nominal), src: src}
+	it.live, _ = src.(liveSource)
+	it.judge, _ = src.(judgedSource)
+	return it
+}
+
+// Next is the Snapshot of the source's next interval, into dst, whose
+// slices it reuses.
+func (it *Intervals) Next(dst *model.Snapshot) error {
+	p := it.core
+	prev, cur, err := it.src.Read()
+	if err != nil {
+		return err
+	}
+	p.deriveInto(dst, prev, cur)
+	if it.live != nil && it.live.lookNow(dst) {
+		p.deriveInto(dst, prev, cur)
+	}
+	if it.live != nil {
+		if err := it.live.keep(); err != nil {
+			return err
+		}
+	}
+	if v, ok := it.judged(); ok {
+		dst.Spike = v
+	} else {
+		p.judge(dst)
+	}
+	if it.live != nil {
+		it.live.retarget(dst)
+	}
+	return nil
+}
+
+func (it *Intervals) judged() (model.Spike, bool) {
+	if it.judge == nil {
+		return model.Spike{}, false
+	}
+	return it.judge.judged()
 }

@@ -32,7 +32,6 @@ func TestHostCounterSteppingBackGivesNoRate(t *testing.T) {
 		{"steady", []uint64{100, 200, 300}, []got{{100, "", false}, {100, "", false}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := New(model.Options{}, 0)
 			start := time.Unix(1_800_000_000, 0)
 			samples := make([]model.Sample, len(c.ctxt))
 			for i, v := range c.ctxt {
@@ -40,8 +39,8 @@ func TestHostCounterSteppingBackGivesNoRate(t *testing.T) {
 					System: model.SystemCounters{ContextSwitches: v, Interrupts: 1000 * uint64(i+1), CPUs: 2}}
 			}
 			var gots []got
-			for i := 1; i < len(samples); i++ {
-				s := p.Step(&samples[i-1], &samples[i])
+			for i, s := range steps(t, samples, model.Options{}) {
+				i++
 				gots = append(gots, got{s.System.ContextSwitchesPerSec, s.System.NoRates, s.Spike.Active})
 				if s.System.NoRates != "" && (s.System.InterruptsPerSec != 0 || s.System.PerCPU != nil || s.UnattributedPerSec != 0) {
 					t.Errorf("interval %d has no rates (%s) but in/s %v, per-CPU %v, unattributed %v",
@@ -58,14 +57,14 @@ func TestHostCounterSteppingBackGivesNoRate(t *testing.T) {
 // A /proc/stat that could not be read is no host rate for the intervals it
 // ends and begins, then rates resume.
 func TestUnreadHostCountersGiveNoRate(t *testing.T) {
-	p := New(model.Options{}, 0)
 	start := time.Unix(1_800_000_000, 0)
 	sys := []model.SystemCounters{{ContextSwitches: 100}, {Unread: "stat: malformed"}, {ContextSwitches: 300}, {ContextSwitches: 400}}
+	var samples []model.Sample
+	for i := range sys {
+		samples = append(samples, model.Sample{Time: start.Add(time.Duration(i) * time.Second), System: sys[i]})
+	}
 	var got []string
-	for i := 1; i < len(sys); i++ {
-		prev := model.Sample{Time: start.Add(time.Duration(i-1) * time.Second), System: sys[i-1]}
-		cur := model.Sample{Time: start.Add(time.Duration(i) * time.Second), System: sys[i]}
-		s := p.Step(&prev, &cur)
+	for _, s := range steps(t, samples, model.Options{}) {
 		got = append(got, s.System.NoRates)
 	}
 	want := []string{"stat: malformed", "the read that began the interval failed: stat: malformed", ""}

@@ -60,27 +60,6 @@ func TestRoundTripOfReadTimesAndWakeups(t *testing.T) {
 	}
 }
 
-// Each thread's rates are over its own interval live; a replay must use
-// the same read times.
-func TestReplayWithReadTimesEqualsLive(t *testing.T) {
-	in := traced()
-	_, got := play(t, record(t, in, WriterOptions{KeyframeEvery: 9 * time.Second}))
-	if diff := cmp.Diff(live(in), got, sampleCmp...); diff != "" {
-		t.Errorf("snapshots (-live +replay):\n%s", diff)
-	}
-}
-
-// Files written before read times and wake-ups were kept replay as they
-// did: every task read at its sample's time.
-func TestOlderFilesReplayAsLive(t *testing.T) {
-	for _, c := range olderFiles {
-		_, got := play(t, mustRead(t, c.file))
-		if diff := cmp.Diff(live(c.samples()), got, sampleCmp...); diff != "" {
-			t.Errorf("%s: snapshots (-live +replay):\n%s", c.file, diff)
-		}
-	}
-}
-
 // A pair's names cost nothing when the frame's task list gives them; a
 // pseudo-waker's (an interrupt, no thread) is written.
 func TestWakeupNamesFromTheTaskListCostNothing(t *testing.T) {

@@ -74,50 +74,6 @@ func TestStackNamesAreWrittenOnce(t *testing.T) {
 	}
 }
 
-// Replay makes the same stacks (shares over the window, WHY's "in FUNC",
-// folded stacks) from the recorded reads as live made from the reads, and
-// a seek the same as playing there.
-func TestReplayOfStacksEqualsLive(t *testing.T) {
-	in := stacked()
-	data := record(t, in, WriterOptions{FlushEvery: 4 * time.Second, KeyframeEvery: 9 * time.Second})
-	want := live(in)
-	p, got := play(t, data)
-	if diff := cmp.Diff(want, got, sampleCmp...); diff != "" {
-		t.Errorf("snapshots (-live +replay):\n%s", diff)
-	}
-	named := 0
-	for _, s := range got {
-		for _, th := range s.Threads {
-			if len(th.BlockedAt) > 0 && th.BlockedAt[0].Own != "" && th.Why.Own == th.BlockedAt[0].Own && strings.HasSuffix(th.Why.String(), " in "+th.BlockedAt[0].Own) {
-				named++
-			}
-		}
-	}
-	if named == 0 {
-		t.Error("no replayed thread has a WHY naming its stack's function: the case under test is missing")
-	}
-	if got[30].Stacks == nil || got[30].Stacks.Refreshes != model.DefaultStackWindow {
-		t.Errorf("sample 31's stacks: %+v, want a full window", got[30].Stacks)
-	}
-	for _, i := range []int{31, 14, 16, 21, 39, 2, 30} {
-		s, err := p.Seek(i)
-		if err != nil {
-			t.Fatalf("seek %d: %v", i, err)
-		}
-		if diff := cmp.Diff(got[i-1], s, sampleCmp...); diff != "" {
-			t.Errorf("seek %d (-played +seeked):\n%s", i, diff)
-		}
-	}
-	p.FoldStacks(true)
-	s, err := p.Seek(30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(s.Stacks.Folded) == 0 || !strings.Contains(strings.Join(s.Stacks.Folded[0].Frames, ";"), "[off-cpu]") {
-		t.Errorf("folded stacks of a replay: %v", s.Stacks.Folded)
-	}
-}
-
 // Files written before stacks were kept have none: every sample's
 // Stacks is nil (TestOlderFilesReadExactly checks the rest).
 func TestOlderFilesHaveNoStacks(t *testing.T) {
@@ -241,34 +197,6 @@ func checkStackBounds(t *testing.T, st *model.StackSample) {
 				t.Errorf("a name of %d bytes", len(n))
 			}
 		}
-	}
-}
-
-// A player knows whether its recording holds wake-ups and stacks at all,
-// so a replay can say "none recorded" instead of an empty view.
-func TestPlayerSaysWhatWasRecorded(t *testing.T) {
-	for _, c := range []struct {
-		name            string
-		wakeups, stacks bool
-		wantW, wantS    bool
-	}{
-		{"plain", false, false, false, false},
-		{"wakeups", true, false, true, false},
-		{"stacks", false, true, false, true},
-		{"both", true, true, true, true},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			s := recordtest.New(20, 5, false)
-			s.Wakeups, s.Stacks = c.wakeups, c.stacks
-			in := make([]model.Sample, 6)
-			for i := range in {
-				in[i] = s.Next()
-			}
-			p, _ := play(t, record(t, in, WriterOptions{}))
-			if p.HasWakeups() != c.wantW || p.HasStacks() != c.wantS {
-				t.Errorf("HasWakeups %v, HasStacks %v; want %v, %v", p.HasWakeups(), p.HasStacks(), c.wantW, c.wantS)
-			}
-		})
 	}
 }
 

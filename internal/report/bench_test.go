@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/record/recordtest"
 )
@@ -69,7 +70,7 @@ func BenchmarkHourReport(b *testing.B) {
 	for range b.N {
 		start, cpu0 := time.Now(), cpuTime(b)
 		ps := ForReport()
-		r, _, err := record.OpenPlayer(path, modelOptions(), record.Visit{Each: ps.Add})
+		r, _, err := pipeline.OpenPlayer(path, modelOptions(), pipeline.Visit{Each: ps.Add})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -97,7 +98,7 @@ func BenchmarkHourReplayStart(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		cpu0 := cpuTime(b)
-		r, p, err := record.OpenPlayer(path, modelOptions(), record.Visit{})
+		r, p, err := pipeline.OpenPlayer(path, modelOptions(), pipeline.Visit{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/report/reporttest"
 )
@@ -33,17 +34,13 @@ func writeRecording(t testing.TB, dir, name string, h record.Header, samples []m
 
 // openPass opens a recording as the CLI does: the window from..to (zero:
 // open) is handed to a pass while the player marks the samples.
-func openPass(t testing.TB, path string, ps *Pass, from, to time.Time) *record.Player {
+func openPass(t testing.TB, path string, ps *Pass, from, to time.Time) *pipeline.Player {
 	t.Helper()
-	r, err := record.Open(path)
+	r, p, err := pipeline.OpenPlayer(path, model.Options{}, pipeline.Visit{From: from, To: to, Each: ps.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Close)
-	p, err := record.NewPlayerVisit(r, model.Options{}, record.Visit{From: from, To: to, Each: ps.Add})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return p
 }
 

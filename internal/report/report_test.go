@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record"
 )
 
@@ -48,7 +49,7 @@ func replayPass(t *testing.T, path string, ps *Pass, from, to time.Time) *record
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Close)
-	p, err := record.NewPlayer(r, model.Options{})
+	p, err := pipeline.NewPlayer(r, model.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func replayPass(t *testing.T, path string, ps *Pass, from, to time.Time) *record
 	p.FoldStacks(true)
 	for {
 		snap, err := p.Next()
-		if errors.Is(err, record.ErrEnd) {
+		if errors.Is(err, pipeline.ErrEnd) {
 			return r
 		}
 		if err != nil {
@@ -113,7 +114,7 @@ func TestOnePassIsWhatReplayShows(t *testing.T) {
 	}
 }
 
-// ctxtop report reads a recording once (record.OpenPlayer): the report of
+// ctxtop report reads a recording once (pipeline.OpenPlayer): the report of
 // that pass, over the whole file or a window, is the one a pass after
 // opening it makes.
 func TestReportOfTheReadingPassIsTheSame(t *testing.T) {
@@ -130,7 +131,7 @@ func TestReportOfTheReadingPassIsTheSame(t *testing.T) {
 			t.Fatal(err)
 		}
 		ps := ForReport()
-		r, _, err := record.OpenPlayer(path, model.Options{}, record.Visit{From: w[0], To: w[1], Each: ps.Add})
+		r, _, err := pipeline.OpenPlayer(path, model.Options{}, pipeline.Visit{From: w[0], To: w[1], Each: ps.Add})
 		if err != nil {
 			t.Fatal(err)
 		}

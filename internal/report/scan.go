@@ -1,6 +1,6 @@
 // Package report turns a window of a recording into an incident report
 // and two windows into a before/after comparison. It reads recordings
-// through record.Player, so every figure is the model's, the one replay
+// through pipeline.Player, so every figure is the model's, the one replay
 // shows; the results are plain data (Report, Diff), which the HTML, text
 // and JSON renderers of this package word.
 package report
@@ -115,7 +115,7 @@ type spikeScan struct {
 }
 
 // Pass gathers a window's figures from its snapshots, given in order to
-// Add: make Add the record.Visit of the player's marking pass, so opening
+// Add: make Add the pipeline.Visit of the player's marking pass, so opening
 // the recording is the report's one pass over it.
 type Pass struct{ s *scan }
 

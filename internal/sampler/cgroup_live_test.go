@@ -1,9 +1,7 @@
 package sampler
 
 import (
-	"bytes"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -125,101 +123,6 @@ func (cg testCgroup) stat(t *testing.T) procfs.CgroupCPUStat {
 		t.Fatalf("cpu.stat %q: %v", b, err)
 	}
 	return s
-}
-
-// TestThrottledCgroupAgainstKernel runs four CPU-bound threads in a cgroup
-// limited to half a CPU and checks ctxtop's row for it against the group's
-// own cpu.stat over the same intervals.
-func TestThrottledCgroupAgainstKernel(t *testing.T) {
-	cg := makeQuotaCgroup(t)
-	pid := startChild(t, "CTXTOP_SPIN_THREADS=1", nil)
-	write(t, filepath.Join(cg.dir, "cgroup.procs"), strconv.Itoa(pid))
-
-	mon, err := NewMonitor(Config{Root: "/proc", PIDs: []int{pid}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mon.Close()
-	// The first refresh has the group in one sample only; then two
-	// intervals of 1.5 s (15 CFS periods each) are compared.
-	time.Sleep(300 * time.Millisecond)
-	if _, err := mon.Next(); err != nil {
-		t.Fatal(err)
-	}
-	before := cg.stat(t)
-	throttled := 0
-	for i := range 2 {
-		time.Sleep(1500 * time.Millisecond)
-		snap, err := mon.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		after := cg.stat(t)
-		own := 100 * float64(after.Throttled-before.Throttled) / float64(after.Periods-before.Periods)
-		ownMs := float64(after.ThrottledNs-before.ThrottledNs) / 1e6 / snap.Interval.Seconds()
-		before = after
-		if checkThrottledSnapshot(t, i, snap, cg.path, pid, own, ownMs) {
-			throttled++
-		}
-	}
-	if throttled == 0 {
-		t.Skip("the machine is so busy the spinners never used their half CPU: the group was not throttled; skipped")
-	}
-}
-
-// checkThrottledSnapshot checks one interval; the hot and reason checks
-// need the kernel to have throttled the group, which it reports.
-func checkThrottledSnapshot(t *testing.T, i int, snap model.Snapshot, path string, pid int, own, ownMs float64) bool {
-	t.Helper()
-	var row *model.CgroupRates
-	for k := range snap.Cgroups {
-		if snap.Cgroups[k].Path == path {
-			row = &snap.Cgroups[k]
-		}
-	}
-	if row == nil {
-		t.Fatalf("interval %d: no row for %s in %+v", i, path, snap.Cgroups)
-	}
-	t.Logf("interval %d: ctxtop throttled %.1f%% %.0f ms/s, cpu.stat %.1f%% %.0f ms/s; cgroup CPU %.1f%%, %d threads, %s",
-		i, row.ThrottledPercent, row.ThrottledMsPerSec, own, ownMs, row.CPUPercent, row.Threads, row.Why)
-	if !row.HasThrottling || math.Abs(row.ThrottledPercent-own) > 10 {
-		t.Errorf("interval %d: throttled %.1f%%, cgroup's own cpu.stat says %.1f%%", i, row.ThrottledPercent, own)
-	}
-	if row.LimitCPUs != 0.5 {
-		t.Errorf("interval %d: limit %v CPUs, want 0.5", i, row.LimitCPUs)
-	}
-	throttled := own >= model.ThrottledHot+10
-	if throttled && (!row.Hot || row.Why.Kind != model.Throttled) {
-		t.Errorf("interval %d: row hot=%v reason %q, want hot, throttled", i, row.Hot, row.Why)
-	}
-	// The row is the sum of the process's threads.
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cpu float64
-	var reasons bytes.Buffer
-	for _, th := range snap.Threads {
-		if th.PID != pid {
-			continue
-		}
-		cpu += th.CPUPercent
-		if th.CPUPercent > 5 {
-			fmt.Fprintf(&reasons, " %d:%q", th.TID, th.Why)
-			if throttled && (!th.Hot || th.Why.Kind != model.Preempted || !th.Why.InThrottled) {
-				t.Errorf("interval %d: spinning thread %d hot=%v reason %q, want the throttled reason", i, th.TID, th.Hot, th.Why)
-			}
-		}
-	}
-	if row.Processes != 1 || row.Threads != len(tasks) || math.Abs(row.CPUPercent-cpu) > 0.01 {
-		t.Errorf("interval %d: row %d processes %d threads %.2f%% CPU; the process has %d threads, %.2f%% CPU",
-			i, row.Processes, row.Threads, row.CPUPercent, len(tasks), cpu)
-	}
-	if row.CPUPercent > 65 {
-		t.Errorf("interval %d: threads at %.1f%% CPU in all, over the 50%% quota", i, row.CPUPercent)
-	}
-	t.Logf("thread reasons:%s", reasons.String())
-	return throttled
 }
 
 // TestHostileCgroupNameCleanedWhereItEnters: root may name a cgroup with an

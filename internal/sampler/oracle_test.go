@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"testing"
-	"time"
 
 	"github.com/shirou/gopsutil/v4/cpu"
 	"github.com/shirou/gopsutil/v4/load"
@@ -44,37 +43,5 @@ func TestSystemCountersAgainstGopsutil(t *testing.T) {
 	}
 	if n != b.System.CPUs {
 		t.Errorf("gopsutil counts %d CPUs, we %d", n, b.System.CPUs)
-	}
-}
-
-// The cs/s the monitor reports over an interval covers at least the
-// switches gopsutil counted inside that interval.
-func TestContextSwitchRateAgainstGopsutil(t *testing.T) {
-	mon, err := NewMonitor(Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mon.Close() })
-	ctx := context.Background()
-	g0, err := load.MiscWithContext(ctx)
-	if err != nil {
-		t.Fatalf("gopsutil: %v", err)
-	}
-	time.Sleep(100 * time.Millisecond)
-	g1, err := load.MiscWithContext(ctx)
-	if err != nil {
-		t.Fatalf("gopsutil: %v", err)
-	}
-	snap, err := mon.Next()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours := snap.System.ContextSwitchesPerSec * snap.Interval.Seconds()
-	// Rates are floats over the measured interval: allow a rounding switch.
-	if theirs := float64(g1.Ctxt - g0.Ctxt); ours+0.5 < theirs {
-		t.Errorf("our interval counts %.1f switches, gopsutil saw %.0f inside it", ours, theirs)
-	}
-	if ours <= 0 {
-		t.Errorf("no switches in %v: %v cs/s", snap.Interval, snap.System.ContextSwitchesPerSec)
 	}
 }

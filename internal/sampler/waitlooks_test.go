@@ -121,66 +121,6 @@ func startChild(tb testing.TB, env string, attr *syscall.SysProcAttr) int {
 	return cmd.Process.Pid
 }
 
-// TestWaitReasonsOfKnownWorkloads samples threads whose blocking reason is
-// known and checks each one's main reason and its share.
-func TestWaitReasonsOfKnownWorkloads(t *testing.T) {
-	pid := startChild(t, "CTXTOP_WAIT_WORKLOAD=1", nil)
-	// The pacer wakes each thread 5,000 times a second on a quiet box, a
-	// few hundred beside CPU hogs: a low threshold makes them all hot
-	// either way, which is all this test needs of them.
-	mon, err := NewMonitor(Config{Root: "/proc", PIDs: []int{pid}, HotThreshold: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mon.Close()
-	var snap model.Snapshot
-	// The first refresh finds the hot threads (and looks once); the next
-	// two carry the looks spread over their intervals.
-	for range 3 {
-		time.Sleep(300 * time.Millisecond)
-		if snap, err = mon.Next(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := map[string]struct{ reason, why string }{
-		"w-futex": {"futex wait", "futex"},
-		"w-pipe":  {"pipe read", "pipe"},
-		"w-epoll": {"epoll wait", "epoll"},
-		"w-sleep": {"sleep", "sleep"},
-	}
-	seen := map[string]bool{}
-	for _, th := range snap.Threads {
-		w, ok := want[th.Comm]
-		if !ok {
-			continue
-		}
-		seen[th.Comm] = true
-		t.Logf("%s %.0f/s: %s; wait_on %v; wchan %s; syscall %s", th.Comm, th.TotalPerSec(), th.Why, th.WaitOn, th.Wchan, th.Syscall)
-		if len(th.WaitOn) == 0 {
-			t.Errorf("%s: no wait shares (hot %v, %s, %.0f/s)", th.Comm, th.Hot, th.Why, th.TotalPerSec())
-			continue
-		}
-		// On a busy machine a look may land while the thread runs (not
-		// counted) or on its way in or out of the call; the known reason
-		// must still be most of what it waits on.
-		top := th.WaitOn[0]
-		if top.Reason != w.reason || top.Share < 0.6 {
-			t.Errorf("%s: wait_on %v, want %q first with ≥ 60%%", th.Comm, th.WaitOn, w.reason)
-		}
-		if th.Why.Kind != model.Blocking || len(th.Why.On) == 0 || th.Why.On[0].Reason != w.why {
-			t.Errorf("%s: WHY %q, want blocking on %s first", th.Comm, th.Why, w.why)
-		}
-		if th.Wchan == "" || th.Syscall == "" || !strings.ContainsAny(th.Syscall[:1], "0123456789") {
-			t.Errorf("%s: raw looks missing: wchan %q syscall %q", th.Comm, th.Wchan, th.Syscall)
-		}
-	}
-	for name := range want {
-		if !seen[name] {
-			t.Errorf("thread %s not in the snapshot", name)
-		}
-	}
-}
-
 // TestWaitLooksOnlyWhileHotBlockingThreads checks the looks are bounded and
 // armed only when a thread is hot and blocking.
 func TestWaitLooksOnlyWhileHotBlockingThreads(t *testing.T) {
@@ -229,20 +169,24 @@ func sleepers(n int) {
 // process per refresh.
 func BenchmarkWaitLooks20HotThreads(b *testing.B) {
 	pid := startChild(b, "CTXTOP_SLEEPERS=20", nil)
-	mon, err := NewMonitor(Config{Root: "/proc", PIDs: []int{pid}, HotThreshold: 200})
+	// The hot threads come from the rates of one interval; the looks
+	// under test are timed alone, on a looker of their own.
+	s, err := New(Config{Root: "/proc", PIDs: []int{pid}, HotThreshold: 200})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer mon.Close()
-	var snap model.Snapshot
-	for range 2 {
-		time.Sleep(200 * time.Millisecond)
-		if snap, err = mon.Next(); err != nil {
-			b.Fatal(err)
-		}
+	defer s.Close()
+	var prev, cur model.Sample
+	if err := s.Sample(&prev); err != nil {
+		b.Fatal(err)
 	}
-	w := mon.waits
-	w.collect(nil)
+	time.Sleep(200 * time.Millisecond)
+	if err := s.Sample(&cur); err != nil {
+		b.Fatal(err)
+	}
+	snap := model.Compute(&prev, &cur, model.Options{HotThreshold: 200})
+	w := newLooker(s.rootFD)
+	defer w.close()
 	hot := 0
 	for _, t := range snap.Threads {
 		if t.Hot {

@@ -92,62 +92,6 @@ func TestUnluckyIntervalKeepsTheReason(t *testing.T) {
 	}
 }
 
-// TestPingPongSidesSayTheSame: the two sides of a real ping-pong do the
-// same work, so once both were found asleep, their WHY must be of one kind
-// at every refresh: both "blocking: pipe …", never one of them the bare
-// "blocking, wait N%". (On a busy host a side's involuntary switches can
-// outnumber its voluntary ones for an interval; "preempted" is then what
-// its rates say, and that refresh is not compared.)
-func TestPingPongSidesSayTheSame(t *testing.T) {
-	pid, tids := testutil.StartPingPong(t)
-	mon, err := NewMonitor(Config{Root: "/proc", PIDs: []int{pid}, HotThreshold: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mon.Close()
-	// sides are the two threads' WHY and whether it names a reason; ok
-	// when both are hot and blocking.
-	sides := func(snap model.Snapshot) (why [2]string, named [2]bool, ok bool) {
-		n := 0
-		for _, th := range snap.Threads {
-			if i := slices.Index(tids, th.TID); i >= 0 && th.HotBlocking() {
-				why[i], named[i] = th.Why.String(), th.Why.Kind == model.Blocking && len(th.Why.On) > 0
-				n++
-			}
-		}
-		return why, named, n == 2
-	}
-	next := func() model.Snapshot {
-		t.Helper()
-		time.Sleep(250 * time.Millisecond) // the refresh interval, not a wait for a condition
-		snap, err := mon.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return snap
-	}
-	// Until both were found asleep at least once: on a busy box that takes
-	// a few intervals.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, named, ok := sides(next()); ok && named[0] && named[1] {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the ping-pong's sides were not both found asleep in 60 s")
-		}
-	}
-	for i := range 20 {
-		why, named, ok := sides(next())
-		if !ok {
-			continue
-		}
-		if named[0] != named[1] {
-			t.Errorf("refresh %d: pp-ping says %q, pp-pong %q", i, why[0], why[1])
-		}
-	}
-}
-
 // wokenWaiter is a process with one thread, "w-woken", that waits in
 // FUTEX_WAIT with a timeout of 20 µs, over and over, at nice 19 on cpu,
 // which a spinner holds: each timeout makes it runnable, and it then waits

@@ -13,12 +13,13 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/tui/timectl"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
 )
 
-// played is a recording played once through record.Player and held in
+// played is a recording played once through pipeline.Player and held in
 // memory: a Replay that serves the Player's snapshots without the Player.
 // (The composition root's adapter over a live Player is tested with it.)
 type played struct {
@@ -33,7 +34,7 @@ type played struct {
 }
 
 // playAll plays every sample of p.
-func playAll(t *testing.T, p *record.Player, facts hostinfo.Facts, note string) *played {
+func playAll(t *testing.T, p *pipeline.Player, facts hostinfo.Facts, note string) *played {
 	t.Helper()
 	r := &played{facts: facts, interval: p.Recording().Header.Interval, note: note, wakeups: p.HasWakeups(), stacks: p.HasStacks()}
 	for i, mk := range p.Marks() {
@@ -58,7 +59,7 @@ func (r *played) Recorded() (wakeups, stacks bool)   { return r.wakeups, r.stack
 
 // replayRoot opens a made-up recording of 180 s with a storm from 10:01:40
 // to 10:01:45 in a root model of w×h, paused on its first sample.
-func replayRoot(t *testing.T, w, h int) (Model, *record.Player) {
+func replayRoot(t *testing.T, w, h int) (Model, *pipeline.Player) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "storm.ctxrec")
 	if err := tuitest.ReplayFile(path, 180, 100, 106); err != nil {
@@ -68,7 +69,7 @@ func replayRoot(t *testing.T, w, h int) (Model, *record.Player) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := record.NewPlayer(r, model.Options{})
+	p, err := pipeline.NewPlayer(r, model.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

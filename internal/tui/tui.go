@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/format"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pace"
 	"github.com/ctxtop/ctxtop/internal/tui/detail"
 	"github.com/ctxtop/ctxtop/internal/tui/filter"
 	"github.com/ctxtop/ctxtop/internal/tui/header"
@@ -90,9 +91,13 @@ type Model struct {
 	interval  time.Duration
 	tickGen   int
 	inFlight  bool
-	// lastSample is when the last sample came back; a new interval counts
-	// from it.
-	lastSample time.Time
+	// pace places the samples on a grid of ticks, as batch and record
+	// mode's loop does; taken is when the last sample began, which no
+	// tick comes closer to than pace.MinInterval.
+	pace  pace.Pacer
+	taken time.Time
+	// nextTick is when the tick last scheduled fires.
+	nextTick time.Time
 
 	snap    *model.Snapshot
 	lastErr error
@@ -141,6 +146,9 @@ func New(o Options, host, kernel string) Model {
 		interval: o.Interval,
 		hist:     newThreadHistory(),
 	}
+	// The source took its baseline as it was made, just before.
+	m.taken = time.Now()
+	m.pace = pace.New(o.Interval, m.taken)
 	m.load = newLoadState(o)
 	m.replay = newReplayState(o, th)
 	if m.replay != nil {
@@ -205,9 +213,13 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m Model) tick() tea.Cmd {
+// tick schedules the next sample on the pacer's grid: a tick a slow
+// sample made it miss is skipped, never fired late, and none comes sooner
+// than MinInterval after the last sample began.
+func (m *Model) tick() tea.Cmd {
 	gen := m.tickGen
-	return tea.Tick(m.interval, func(time.Time) tea.Msg { return tickMsg{gen: gen} })
+	m.nextTick = m.pace.Next(time.Now(), m.taken)
+	return tea.Tick(time.Until(m.nextTick), func(time.Time) tea.Msg { return tickMsg{gen: gen} })
 }
 
 // sample runs Source.Next off the event loop; its result comes back as a
@@ -225,12 +237,12 @@ func (m Model) handleTick(msg tickMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	m.inFlight = true
+	m.taken = time.Now()
 	return m, m.sample()
 }
 
 func (m Model) handleSample(msg sampleMsg) (tea.Model, tea.Cmd) {
 	m.inFlight = false
-	m.lastSample = time.Now()
 	m.expireStatus()
 	if msg.err != nil {
 		// Without a classifier every error ends the monitor, as in batch
@@ -508,17 +520,29 @@ func (m Model) setInterval(d time.Duration) (tea.Model, tea.Cmd) {
 		s.SetInterval(d)
 	}
 	m.syncHeader()
-	if !changed || m.paused || m.inFlight {
+	if !changed {
+		return m, nil
+	}
+	// The grid of the new interval starts at the last sample, so the next
+	// tick is one new interval after it; when that has passed already, the
+	// grid starts now, with a sample at once.
+	now := time.Now()
+	late := now.Sub(m.taken) >= d
+	m.pace = pace.New(d, m.taken)
+	if late {
+		m.pace = pace.New(d, now)
+	}
+	if m.paused || m.inFlight {
 		// A sample under way schedules the next tick with the new interval.
 		return m, nil
 	}
 	m.tickGen++
-	gen := m.tickGen
-	wait := d
-	if !m.lastSample.IsZero() {
-		wait = max(d-time.Since(m.lastSample), 0)
+	if late {
+		gen := m.tickGen
+		m.nextTick = now
+		return m, func() tea.Msg { return tickMsg{gen: gen} }
 	}
-	return m, tea.Tick(wait, func(time.Time) tea.Msg { return tickMsg{gen: gen} })
+	return m, m.tick()
 }
 
 func (m Model) togglePause() (tea.Model, tea.Cmd) {
@@ -527,9 +551,12 @@ func (m Model) togglePause() (tea.Model, tea.Cmd) {
 	if m.paused || m.inFlight {
 		return m, nil
 	}
-	// Resume samples at once; ticks scheduled before the pause are stale.
+	// Resume samples at once, and the grid starts again from that sample;
+	// ticks scheduled before the pause are stale.
 	m.tickGen++
 	m.inFlight = true
+	m.taken = time.Now()
+	m.pace = pace.New(m.interval, m.taken)
 	return m, m.sample()
 }
 

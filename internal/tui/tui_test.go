@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pace"
 	"github.com/ctxtop/ctxtop/internal/tui/table"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
 )
@@ -437,5 +438,52 @@ func TestLoadPanelReachesEveryMode(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("modes m reached (-want +got)\n%s", diff)
+	}
+}
+
+// The monitor paces as batch and record do (pace.Pacer): a sample that
+// took longer than an interval skips the tick it missed rather than fire
+// it late, the grid holds however long each sample took, and no tick
+// comes sooner than half an interval after the last sample began.
+func TestTicksKeepToTheGrid(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		start, taken time.Duration // before now
+		want         time.Duration // after start
+	}{
+		{"a slow sample skips the tick it missed", 2300 * time.Millisecond, 1200 * time.Millisecond, 3 * time.Second},
+		{"on time, the next tick of the grid", 1100 * time.Millisecond, 100 * time.Millisecond, 2 * time.Second},
+		{"a tick too close to the last sample is skipped", 800 * time.Millisecond, 100 * time.Millisecond, 2 * time.Second},
+	} {
+		m := newRoot(t, &fakeSource{}, 80, 24)
+		now := time.Now()
+		start := now.Add(-c.start)
+		m.pace = pace.New(time.Second, start)
+		m.taken = now.Add(-c.taken)
+		m.inFlight = true
+		next, _ := m.handleSample(sampleMsg{})
+		if got := next.(Model).nextTick.Sub(start); got != c.want {
+			t.Errorf("%s: next tick %v after the grid's start, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// A new interval counts from the last sample: its first tick is one new
+// interval after it, or at once when that has passed, and the grid goes
+// on from there.
+func TestIntervalChangeCountsFromTheLastSample(t *testing.T) {
+	m := newRoot(t, &fakeSource{}, 80, 24)
+	m.taken = time.Now().Add(-300 * time.Millisecond)
+	next, _ := m.setInterval(2 * time.Second)
+	m = next.(Model)
+	if got := m.nextTick.Sub(m.taken); got != 2*time.Second {
+		t.Errorf("2 s chosen 300 ms after a sample: next tick %v after it, want 2s", got)
+	}
+	before := time.Now()
+	m.taken = before.Add(-3 * time.Second)
+	next, _ = m.setInterval(500 * time.Millisecond)
+	m = next.(Model)
+	if m.nextTick.Before(before) || m.nextTick.After(time.Now()) {
+		t.Errorf("500 ms chosen 3 s after a sample: next tick %v from now, want now", time.Until(m.nextTick))
 	}
 }

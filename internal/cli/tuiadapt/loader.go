@@ -1,6 +1,6 @@
 // Package tuiadapt gives the TUI the capabilities it declares from the
 // parts of ctxtop that provide them: tui.Loader from package load's
-// workloads, tui.Replay from a recording's record.Player. It belongs to
+// workloads, tui.Replay from a recording's pipeline.Player. It belongs to
 // the composition root (package cli), so that the TUI stays a view that
 // imports neither.
 package tuiadapt

@@ -6,7 +6,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
-	"github.com/ctxtop/ctxtop/internal/record"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/tui"
 	"github.com/ctxtop/ctxtop/internal/tui/timectl"
 )
@@ -15,12 +15,12 @@ import (
 // Player's range.
 // report, when not nil, writes the HTML report of the Player's range
 // (the R key).
-func PlayerReplay(p *record.Player, facts hostinfo.Facts, note string, report func() (string, error)) tui.Replay {
+func PlayerReplay(p *pipeline.Player, facts hostinfo.Facts, note string, report func() (string, error)) tui.Replay {
 	return playerReplay{p, facts, note, report}
 }
 
 type playerReplay struct {
-	p      *record.Player
+	p      *pipeline.Player
 	facts  hostinfo.Facts
 	note   string
 	report func() (string, error)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/hostinfo"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
 	"github.com/ctxtop/ctxtop/internal/record"
 	"github.com/ctxtop/ctxtop/internal/tui/timectl"
 	"github.com/ctxtop/ctxtop/internal/tui/tuitest"
@@ -27,7 +28,7 @@ func TestPlayerReplayShowsThePlayersRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	p, err := record.NewPlayer(r, model.Options{})
+	p, err := pipeline.NewPlayer(r, model.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,13 @@
-package record
+package pipeline
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
-	"io"
 	"math"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/model"
-	"github.com/ctxtop/ctxtop/internal/pipeline"
+	"github.com/ctxtop/ctxtop/internal/record"
 )
 
 // ErrEnd: no sample after the current one.
@@ -32,22 +28,31 @@ type Mark struct {
 	TopPerSec float64
 }
 
-// Player replays a Recording through the pipeline that live sampling
-// takes (pipeline.Pipeline), so a replay shows what the live run showed.
+// Player replays a recording's raw samples (record.Cursor) through the
+// interval live sampling takes, so a replay shows what the live run
+// showed; it adds what a file allows and live does not: seek, a range,
+// step back, and the marks of every sample.
 // It is safe for one caller stepping and another seeking: calls are
 // serialised.
 type Player struct {
 	mu    sync.Mutex
-	rec   *Recording
-	pipe  *pipeline.Pipeline
+	rec   *record.Recording
+	pipe  *core
+	it    *Intervals
 	marks []Mark
-	epoch time.Time
 
-	d         decoder
+	c         *record.Cursor
 	at        int
 	slots     [2]model.Sample
 	prev, cur *model.Sample
-	lo, hi    int
+	// a and b are prev and cur timed by the recorded monotonic clock,
+	// which rates are taken over, as live.
+	a, b model.Sample
+	// snap is the Snapshot Next and Seek make, returned by value with
+	// slices of its own: held here, it is not a heap allocation per call
+	// as a local passed down to the pipeline's source interfaces is.
+	snap   model.Snapshot
+	lo, hi int
 	// wakeups and stacks: some sample holds the tracer's read, so the
 	// recorder ran with --wakeups, --stacks.
 	wakeups, stacks bool
@@ -55,12 +60,27 @@ type Player struct {
 
 // NewPlayer decodes the recording once to mark every sample's rates and
 // spikes, and stands before the first sample. A zero HotThreshold takes
-// the recording's own.
-func NewPlayer(r *Recording, opts model.Options) (*Player, error) {
-	return NewPlayerVisit(r, opts, Visit{})
+// the recording's own. (OpenPlayer marks the samples in the decode that
+// reads the file, and hands a reader a window's snapshots on the way.)
+func NewPlayer(r *record.Recording, opts model.Options) (*Player, error) {
+	if r.Samples() < 2 {
+		return nil, record.ErrEmpty
+	}
+	m := newMarking(r, opts, Visit{})
+	p := m.p
+	for range r.Samples() {
+		p.turn()
+		if err := p.c.Next(p.cur); err != nil {
+			return nil, err
+		}
+		if err := m.mark(); err != nil {
+			return nil, err
+		}
+	}
+	return m.done(), nil
 }
 
-// Visit hands the snapshots of one window to a reader while NewPlayerVisit
+// Visit hands the snapshots of one window to a reader while OpenPlayer
 // marks the samples. A reader that wants each snapshot of a window once (a
 // report, a comparison) then pays for one pass over the recording, not the
 // marking pass and a second one through Next.
@@ -75,72 +95,59 @@ type Visit struct {
 	Each func(*model.Snapshot)
 }
 
-// NewPlayerVisit is NewPlayer that also hands the window's snapshots to
-// v.Each as it marks them. The player's range is left whole.
-func NewPlayerVisit(r *Recording, opts model.Options, v Visit) (*Player, error) {
-	if len(r.frames) < 2 {
-		return nil, ErrEmpty
-	}
-	m := newMarking(r, opts, v)
-	for range r.frames {
-		b, err := r.frameBytes(m.p.at + 1)
-		if err != nil {
-			return nil, err
-		}
-		if err := m.p.d.apply(b); err != nil {
-			return nil, err
-		}
-		m.frame(&m.p.d)
-	}
-	return m.done(), nil
-}
-
-// OpenPlayer is Open and NewPlayerVisit in one decode of the file: the
-// pass that indexes and checks the frames also marks them, and hands
-// v.Each the snapshots of a whole recording. A window (v.From, v.To)
+// OpenPlayer is record.OpenEach and NewPlayer in one decode of the
+// file: the pass that indexes and checks the frames also marks them, and
+// hands v.Each the snapshots of a whole recording. A window (v.From, v.To)
 // needs the index to be found (its bounds are searched for), so its
 // snapshots are played once more, the window alone, after the marking:
 // that is Visit. When the recording has fewer than two samples, r comes
-// with ErrEmpty, for its Notes; any other error comes with neither. The
-// caller closes r.
-func OpenPlayer(path string, opts model.Options, v Visit) (r *Recording, p *Player, err error) {
-	f, size, err := openFile(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, p, err = readPlayer(f, size, opts, v)
-	if r == nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	r.file = f
-	return r, p, err
+// with record.ErrEmpty, for its Notes; any other error comes with neither.
+// The caller closes r.
+func OpenPlayer(path string, opts model.Options, v Visit) (r *record.Recording, p *Player, err error) {
+	var m marker
+	r, err = record.OpenEach(path, m.start(opts, v))
+	return m.finish(r, v, err)
 }
 
-// ParsePlayer is OpenPlayer on a recording in memory.
-func ParsePlayer(data []byte, opts model.Options, v Visit) (*Recording, *Player, error) {
-	return readPlayer(bytes.NewReader(data), int64(len(data)), opts, v)
+// marker marks a recording's samples while the reader indexes them.
+type marker struct {
+	m   *marking
+	err error
 }
 
-func readPlayer(src io.ReaderAt, size int64, opts model.Options, v Visit) (*Recording, *Player, error) {
-	whole := v.From.IsZero() && v.To.IsZero()
-	var m *marking
-	r, err := read(src, size, func(r *Recording) func(*decoder) {
+func (mk *marker) start(opts model.Options, v Visit) func(*record.Recording) func(record.Frame) {
+	return func(r *record.Recording) func(record.Frame) {
 		inline := Visit{}
-		if whole {
+		if v.From.IsZero() && v.To.IsZero() {
 			inline = v
 		}
-		m = newMarking(r, opts, inline)
-		return m.frame
-	})
+		mk.m = newMarking(r, opts, inline)
+		return func(f record.Frame) {
+			if mk.err != nil {
+				return
+			}
+			mk.m.p.turn()
+			f.Sample(mk.m.p.cur)
+			mk.err = mk.m.mark()
+		}
+	}
+}
+
+func (mk *marker) finish(r *record.Recording, v Visit, err error) (*record.Recording, *Player, error) {
+	if err == nil {
+		err = mk.err
+	}
 	if err != nil {
+		if r != nil {
+			r.Close()
+		}
 		return nil, nil, err
 	}
-	if len(r.frames) < 2 {
-		return r, nil, ErrEmpty
+	if r.Samples() < 2 {
+		return r, nil, record.ErrEmpty
 	}
-	p := m.done()
-	if !whole && v.Each != nil {
+	p := mk.m.done()
+	if !(v.From.IsZero() && v.To.IsZero()) && v.Each != nil {
 		if err := p.Visit(v); err != nil {
 			r.Close()
 			return nil, nil, err
@@ -149,9 +156,9 @@ func readPlayer(src io.ReaderAt, size int64, opts model.Options, v Visit) (*Reco
 	return r, p, nil
 }
 
-// marking is the pass that marks a recording's samples, one frame at a
-// time, as they are decoded: by the player itself (NewPlayerVisit) or by
-// the reader's indexing pass (OpenPlayer).
+// marking is the pass that marks a recording's samples, one at a time, as
+// they are decoded: by the player itself (NewPlayer) or by the reader's
+// indexing pass (OpenPlayer).
 type marking struct {
 	p      *Player
 	v      Visit
@@ -161,7 +168,7 @@ type marking struct {
 	snap model.Snapshot
 }
 
-func newMarking(r *Recording, opts model.Options, v Visit) *marking {
+func newMarking(r *record.Recording, opts model.Options, v Visit) *marking {
 	if !(opts.HotThreshold > 0) {
 		opts.HotThreshold = r.Header.HotThreshold
 	}
@@ -170,39 +177,40 @@ func newMarking(r *Recording, opts model.Options, v Visit) *marking {
 	if len(r.Header.PIDs) > 0 {
 		opts.Partial = true
 	}
-	p := &Player{rec: r, pipe: pipeline.New(opts, r.Header.Interval), at: -1}
-	p.pipe.SetPIDs(r.Header.PIDs)
+	p := &Player{rec: r, c: r.Cursor(), at: -1}
+	p.it = NewIntervals(playerRaw{p}, opts, r.Header.Interval)
+	p.pipe = p.it.core
+	p.pipe.setPIDs(r.Header.PIDs)
 	p.prev, p.cur = &p.slots[0], &p.slots[1]
-	p.marks = make([]Mark, 0, len(r.frames))
+	p.marks = make([]Mark, 0, r.Samples())
 	m := &marking{p: p, v: v, lo: 0, hi: -1}
 	if v.Each != nil {
 		// The pass that indexes a recording hands over all of it
 		// (readPlayer); a whole index is searched for the window.
 		m.lo, m.hi = 0, math.MaxInt
-		if len(r.frames) > 0 {
-			m.lo, m.hi = r.window(v.From, v.To)
+		if r.Samples() > 0 {
+			m.lo, m.hi = r.Window(v.From, v.To)
 		}
-		p.pipe.FoldStacks(true)
+		p.pipe.foldStacks(true)
 	}
 	return m
 }
 
-// frame marks the frame d has just applied, the next of the recording's.
-func (m *marking) frame(d *decoder) {
+// mark marks the sample just read, the next of the recording's.
+func (m *marking) mark() error {
 	p, r := m.p, m.p.rec
-	if p.at < 0 {
-		p.epoch = time.Unix(0, r.frames[0].wall)
-	}
-	p.advance(d)
+	p.observeStacks()
 	i := p.at
 	p.wakeups = p.wakeups || p.cur.Wakeups != nil
 	p.stacks = p.stacks || p.cur.Stacks != nil
 	mk := Mark{Time: p.cur.Time}
 	// An interval shorter than the pipeline takes rates over (a
 	// recorder that caught up after a stall wrote such) has none.
-	if a, b := p.monoTimes(i); i > 0 && !r.frames[i].gap && !p.pipe.TooShort(&a, &b) {
+	if i > 0 && !r.Gap(i) && !p.pipe.tooShort(p.monoTimes(i)) {
 		snap := &m.snap
-		p.compute(snap, i)
+		if err := p.compute(snap); err != nil {
+			return err
+		}
 		mk.Rate = true
 		mk.CSPerSec, mk.InPerSec = snap.System.ContextSwitchesPerSec, snap.System.InterruptsPerSec
 		mk.Spike = snap.Spike
@@ -215,23 +223,24 @@ func (m *marking) frame(d *decoder) {
 		}
 	}
 	p.marks = append(p.marks, mk)
+	return nil
 }
 
 // done leaves the marked player standing before the first sample, its
 // range whole.
 func (m *marking) done() *Player {
 	p := m.p
-	p.lo, p.hi = 0, len(p.rec.frames)-1
+	p.lo, p.hi = 0, p.rec.Samples()-1
 	p.rewind()
 	return p
 }
 
 // rewind stands the player before the first sample, folding no stacks.
 func (p *Player) rewind() {
-	p.pipe.FoldStacks(false)
+	p.pipe.foldStacks(false)
 	p.at = -1
-	p.d = decoder{}
-	p.pipe.ResetStacks()
+	p.c.Rewind()
+	p.pipe.resetStacks()
 }
 
 // Visit plays the window v.From..v.To once, handing v.Each each snapshot
@@ -243,18 +252,19 @@ func (p *Player) Visit(v Visit) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var err error
-	if p.lo, p.hi = p.rec.window(v.From, v.To); p.hi >= p.lo {
-		p.pipe.FoldStacks(true)
+	if p.lo, p.hi = p.rec.Window(v.From, v.To); p.hi >= p.lo {
+		p.pipe.foldStacks(true)
 		p.at = -1
+		p.c.Rewind()
 		var snap model.Snapshot
 		for err = p.nextInto(&snap); err == nil; err = p.nextInto(&snap) {
 			v.Each(&snap)
 		}
-		if errors.Is(err, ErrEnd) || errors.Is(err, ErrEmpty) {
+		if errors.Is(err, ErrEnd) || errors.Is(err, record.ErrEmpty) {
 			err = nil
 		}
 	}
-	p.lo, p.hi = 0, len(p.rec.frames)-1
+	p.lo, p.hi = 0, p.rec.Samples()-1
 	p.rewind()
 	return err
 }
@@ -264,7 +274,7 @@ func (p *Player) Visit(v Visit) error {
 func (p *Player) FoldStacks(on bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.pipe.FoldStacks(on)
+	p.pipe.foldStacks(on)
 }
 
 // HasWakeups says whether the recording holds wake-ups (record
@@ -276,18 +286,18 @@ func (p *Player) HasWakeups() bool { return p.wakeups }
 func (p *Player) HasStacks() bool { return p.stacks }
 
 // Recording is the file being played.
-func (p *Player) Recording() *Recording { return p.rec }
+func (p *Player) Recording() *record.Recording { return p.rec }
 
 // Marks is one entry per sample, in order. The caller must not modify it.
 func (p *Player) Marks() []Mark { return p.marks }
 
 // SetRange limits Next and Seek to samples from..to (inclusive); a zero
 // time leaves that end open. It reports false when no sample with a rate
-// falls inside.
+// falls inside; Next and Seek then return ErrEnd.
 func (p *Player) SetRange(from, to time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.lo, p.hi = p.rec.window(from, to)
+	p.lo, p.hi = p.rec.Window(from, to)
 	for i := p.lo; i <= p.hi; i++ {
 		if p.marks[i].Rate {
 			return true
@@ -296,22 +306,6 @@ func (p *Player) SetRange(from, to time.Time) bool {
 	return false
 }
 
-// window is the first and last sample from..to (a zero time leaves that
-// end open); hi < lo when none is.
-func (r *Recording) window(from, to time.Time) (lo, hi int) {
-	lo, hi = 0, len(r.frames)-1
-	if !from.IsZero() {
-		lo = sort.Search(len(r.frames), func(i int) bool { return !r.frameTime(i).Before(from) })
-	}
-	if !to.IsZero() {
-		hi = sort.Search(len(r.frames), func(i int) bool { return r.frameTime(i).After(to) }) - 1
-	}
-	return lo, hi
-}
-
-// frameTime is sample i's wall-clock time, as its Mark has it.
-func (r *Recording) frameTime(i int) time.Time { return time.Unix(0, r.frames[i].wall) }
-
 // Range is the first and last sample Next and Seek reach.
 func (p *Player) Range() (lo, hi int) {
 	p.mu.Lock()
@@ -319,26 +313,23 @@ func (p *Player) Range() (lo, hi int) {
 	return p.lo, p.hi
 }
 
-// step applies the next frame and makes it the current sample.
-func (p *Player) step() error {
-	b, err := p.rec.frameBytes(p.at + 1)
-	if err != nil {
-		return err
-	}
-	if err := p.d.apply(b); err != nil {
-		return err
-	}
-	p.advance(&p.d)
-	return nil
-}
-
-// advance makes the frame d has just applied, the next one, the current
-// sample.
-func (p *Player) advance(d *decoder) {
+// turn makes the current sample the previous one, for the next to be read
+// into cur.
+func (p *Player) turn() {
 	p.at++
 	p.prev, p.cur = p.cur, p.prev
-	d.sample(p.cur, p.rec.loc)
+}
+
+// step reads the next sample and makes it the current one.
+func (p *Player) step() error {
+	p.turn()
+	if err := p.c.Next(p.cur); err != nil {
+		p.at--
+		p.prev, p.cur = p.cur, p.prev
+		return err
+	}
 	p.observeStacks()
+	return nil
 }
 
 // observeStacks adds the current sample's stack read to the window the
@@ -346,39 +337,53 @@ func (p *Player) advance(d *decoder) {
 // sample, live's baseline, was never derived. After lost samples the
 // window starts again.
 func (p *Player) observeStacks() {
-	if p.rec.frames[p.at].gap {
-		p.pipe.ResetStacks()
+	if p.rec.Gap(p.at) {
+		p.pipe.resetStacks()
 	}
 	if p.at > 0 {
-		p.pipe.ObserveStacks(p.cur)
+		p.pipe.observeStacks(p.cur)
 	}
 }
 
-// compute is the snapshot over the interval ending at sample i (= p.at).
-// Rates use the recorded monotonic clock, as live; the Snapshot's Time is
-// the recorded wall clock, as live.
-func (p *Player) compute(snap *model.Snapshot, i int) {
-	a, b := p.monoTimes(i)
-	p.pipe.DeriveInto(snap, &a, &b)
-	// The spike verdicts are taken once, in order, while NewPlayer marks
-	// the samples (mark i is not made yet then); a seek reuses them.
-	if i < len(p.marks) && p.marks[i].Rate {
-		snap.Spike = p.marks[i].Spike
-	} else {
-		p.pipe.Judge(snap)
+// compute is the snapshot over the interval ending at the current sample,
+// through the one interval live takes. The Snapshot's Time is the recorded
+// wall clock, as live.
+func (p *Player) compute(snap *model.Snapshot) error {
+	if err := p.it.Next(snap); err != nil {
+		return err
 	}
 	snap.Time = p.cur.Time
+	return nil
+}
+
+// playerRaw is the Player as the pipeline reads it.
+type playerRaw struct{ *Player }
+
+// Read: the current interval, timed by the recorded monotonic clock. The
+// sample already holds the looks and tracer reads live made.
+func (p playerRaw) Read() (prev, cur *model.Sample, err error) {
+	a, b := p.monoTimes(p.at)
+	return a, b, nil
+}
+
+// judged: the spike verdicts are taken once, in order, while the player
+// marks the samples (mark i is not made yet then); a seek reuses them.
+func (p playerRaw) judged() (model.Spike, bool) {
+	if i := p.at; i < len(p.marks) && p.marks[i].Rate {
+		return p.marks[i].Spike, true
+	}
+	return model.Spike{}, false
 }
 
 // monoTimes are the samples before and at i (the current ones) timed by
 // the recorded monotonic clock, which rates are taken over, as live.
-func (p *Player) monoTimes(i int) (a, b model.Sample) {
-	a, b = *p.prev, *p.cur
+func (p *Player) monoTimes(i int) (a, b *model.Sample) {
+	p.a, p.b = *p.prev, *p.cur
 	if i > 0 {
-		a.Time = p.epoch.Add(time.Duration(p.rec.frames[i-1].mono))
+		p.a.Time = p.rec.Mono(i - 1)
 	}
-	b.Time = p.epoch.Add(time.Duration(p.rec.frames[i].mono))
-	return a, b
+	p.b.Time = p.rec.Mono(i)
+	return &p.a, &p.b
 }
 
 // Pos is the index of the sample last returned, -1 before the first.
@@ -392,13 +397,17 @@ func (p *Player) Pos() int {
 func (p *Player) Next() (model.Snapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var snap model.Snapshot
-	err := p.nextInto(&snap)
-	return snap, err
+	p.snap = model.Snapshot{}
+	err := p.nextInto(&p.snap)
+	return p.snap, err
 }
 
 // nextInto is Next into dst's rows.
 func (p *Player) nextInto(dst *model.Snapshot) error {
+	if p.hi < p.lo {
+		// An empty range (SetRange false) has nothing to play.
+		return ErrEnd
+	}
 	if p.at < p.lo-1 {
 		// seek moves on to the first sample with a rate.
 		return p.seekInto(dst, p.lo)
@@ -408,8 +417,7 @@ func (p *Player) nextInto(dst *model.Snapshot) error {
 			return err
 		}
 		if p.marks[p.at].Rate {
-			p.compute(dst, p.at)
-			return nil
+			return p.compute(dst)
 		}
 	}
 	return ErrEnd
@@ -420,12 +428,15 @@ func (p *Player) nextInto(dst *model.Snapshot) error {
 func (p *Player) Seek(i int) (model.Snapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var snap model.Snapshot
-	err := p.seekInto(&snap, i)
-	return snap, err
+	p.snap = model.Snapshot{}
+	err := p.seekInto(&p.snap, i)
+	return p.snap, err
 }
 
 func (p *Player) seekInto(dst *model.Snapshot, i int) error {
+	if p.hi < p.lo {
+		return ErrEnd
+	}
 	i = max(min(i, p.hi), p.lo)
 	for i < p.hi && !p.marks[i].Rate {
 		i++
@@ -434,26 +445,16 @@ func (p *Player) seekInto(dst *model.Snapshot, i int) error {
 		i--
 	}
 	if !p.marks[i].Rate {
-		return ErrEmpty
+		return record.ErrEmpty
 	}
 	if i != p.at+1 || p.at < 0 {
 		// Start from the last checkpoint early enough for the stack
 		// window's samples before i, else at or before i-1.
-		before := func(last int) int {
-			return sort.Search(len(p.rec.checks), func(j int) bool { return p.rec.checks[j].idx > last }) - 1
+		if !p.c.SeekBefore(i-model.DefaultStackWindow, p.cur) && !p.c.SeekBefore(i-1, p.cur) {
+			return record.ErrEmpty
 		}
-		k := before(i - p.pipe.StackWindow())
-		if k < 0 {
-			k = before(i - 1)
-		}
-		if k < 0 {
-			return ErrEmpty
-		}
-		c := &p.rec.checks[k]
-		p.d = decoder{st: c.st.clone(), synced: true}
-		p.at = c.idx
-		p.d.sample(p.cur, p.rec.loc)
-		p.pipe.ResetStacks()
+		p.at = p.c.Pos()
+		p.pipe.resetStacks()
 		p.observeStacks()
 	}
 	for p.at < i {
@@ -461,6 +462,5 @@ func (p *Player) seekInto(dst *model.Snapshot, i int) error {
 			return err
 		}
 	}
-	p.compute(dst, i)
-	return nil
+	return p.compute(dst)
 }
