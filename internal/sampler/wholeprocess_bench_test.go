@@ -24,8 +24,8 @@ const (
 )
 
 // BenchmarkWholeProcess10kVsC is what a user pays, the whole process, not
-// the sampler's pass alone: `ctxtop -b -o json -d 1 -p PID` over 10,000
-// idle threads, run as nobody (no taskstats, no BPF walk: every thread's
+// the sampler's pass alone: `ctxtop -b -o json -d 1` over 10,000 idle
+// threads, run as nobody (no taskstats, no BPF walk: every thread's
 // schedstat is read each refresh, as the C floor reads it), against the C
 // pread floor (testutil/cfloor) over the same 10,000 files in the same
 // run. Both are paced at one pass a second, the floor's half a second
@@ -38,6 +38,10 @@ const (
 // median per-round ratio and x-floor-max the dearest round's, and
 // utime+stime-ms/refresh the same CPU time by the process's own utime and
 // stime (clock ticks) over all rounds, as a check.
+//
+// pid watches the workload alone (-p), the floor's very files; host the
+// whole host, as `ctxtop -b -o json -d 1` does, which also reads every
+// other thread (host-threads counts them all) and lists /proc.
 func BenchmarkWholeProcess10kVsC(b *testing.B) {
 	bin := nobodyCopy(b, testutil.Binary(b))
 	pid := testutil.StartCThreads(b, 10000, false)
@@ -46,31 +50,60 @@ func BenchmarkWholeProcess10kVsC(b *testing.B) {
 	if floor.Threads < 10000 {
 		b.Fatalf("the floor opened %d files, want 10000+", floor.Threads)
 	}
-	var goMs, cMs, ratios, ticksMs []float64
-	b.ResetTimer()
-	for range b.N {
-		g, c, r, t := wholeProcessRun(b, bin, pid, floor)
-		goMs, cMs, ratios = append(goMs, g...), append(cMs, c...), append(ratios, r...)
-		ticksMs = append(ticksMs, t)
+	for _, host := range []bool{false, true} {
+		name := "pid"
+		if host {
+			name = "host"
+		}
+		b.Run(name, func(b *testing.B) {
+			var goMs, cMs, ratios, ticksMs []float64
+			threads := 0
+			for range b.N {
+				threads = max(threads, countThreads(b))
+				g, c, r, t := wholeProcessRun(b, bin, pid, host, floor)
+				goMs, cMs, ratios = append(goMs, g...), append(cMs, c...), append(ratios, r...)
+				ticksMs = append(ticksMs, t)
+			}
+			b.ReportMetric(median(goMs), "cpu-ms/refresh")
+			b.ReportMetric(median(cMs), "c-ms/refresh")
+			b.ReportMetric(median(ratios), "x-floor")
+			b.ReportMetric(maxOf(ratios), "x-floor-max")
+			b.ReportMetric(median(ticksMs), "utime+stime-ms/refresh")
+			b.ReportMetric(float64(threads), "host-threads")
+			b.Logf("per round, ctxtop ms/refresh %.1f, floor %.1f, ratios %.2f", goMs, cMs, ratios)
+		})
 	}
-	b.StopTimer()
-	b.ReportMetric(median(goMs), "cpu-ms/refresh")
-	b.ReportMetric(median(cMs), "c-ms/refresh")
-	b.ReportMetric(median(ratios), "x-floor")
-	b.ReportMetric(maxOf(ratios), "x-floor-max")
-	b.ReportMetric(median(ticksMs), "utime+stime-ms/refresh")
-	b.Logf("per round, ctxtop ms/refresh %.1f, floor %.1f, ratios %.2f", goMs, cMs, ratios)
+}
+
+// countThreads counts the host's threads.
+func countThreads(b *testing.B) int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err == nil {
+			tasks, _ := os.ReadDir("/proc/" + e.Name() + "/task")
+			n += len(tasks)
+		}
+	}
+	return n
 }
 
 // wholeProcessRun runs one ctxtop and returns, per round, its CPU ms per
 // refresh, the floor's, their ratio, and its utime+stime ms per refresh
 // over all rounds.
-func wholeProcessRun(b *testing.B, bin string, pid int, floor *testutil.CFloor) (goMs, cMs, ratios []float64, ticksMs float64) {
+func wholeProcessRun(b *testing.B, bin string, pid int, host bool, floor *testutil.CFloor) (goMs, cMs, ratios []float64, ticksMs float64) {
 	b.Helper()
 	// One report more than read, so that the process is still there
 	// at the last reading.
 	n := 2 + wholeRounds*wholeRefreshes
-	cmd := exec.Command(bin, "-b", "-o", "json", "-d", "1", "-n", strconv.Itoa(n), "-p", strconv.Itoa(pid))
+	args := []string{"-b", "-o", "json", "-d", "1", "-n", strconv.Itoa(n)}
+	if !host {
+		args = append(args, "-p", strconv.Itoa(pid))
+	}
+	cmd := exec.Command(bin, args...)
 	asNobody(cmd)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
