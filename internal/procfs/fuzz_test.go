@@ -43,7 +43,10 @@ func FuzzParsePressureCPUSome(f *testing.F) {
 
 func FuzzParseLoadAvg(f *testing.F) {
 	f.Add([]byte("0.00 0.02 0.00 1/85 5767\n"))
-	f.Fuzz(func(t *testing.T, b []byte) { _, _ = ParseLoadAvg(b, "loadavg") })
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = ParseLoadAvg(b, "loadavg")
+		_, _ = ParseLoadAvgTasks(b, "loadavg")
+	})
 }
 
 func FuzzParseTaskStatus(f *testing.F) {

@@ -26,3 +26,38 @@ func ParseLoadAvg(b []byte, path string) ([3]float64, error) {
 	}
 	return out, nil
 }
+
+// LoadAvgTasks is the end of a loadavg line: "1/85 5767", the tasks
+// running, the tasks in all (threads included), and the last PID the
+// kernel handed out in the reader's PID namespace.
+type LoadAvgTasks struct {
+	Running, Total, LastPID uint64
+}
+
+// ParseLoadAvgTasks parses the fourth and fifth fields of /proc/loadavg.
+func ParseLoadAvgTasks(b []byte, path string) (LoadAvgTasks, error) {
+	i := 0
+	for range 3 {
+		_, i = nextField(b, i)
+	}
+	f, i := nextField(b, i)
+	last, _ := nextField(b, i)
+	slash := -1
+	for k, c := range f {
+		if c == '/' {
+			slash = k
+			break
+		}
+	}
+	var t LoadAvgTasks
+	var ok1, ok2, ok3 bool
+	if slash > 0 {
+		t.Running, ok1 = parseUint(f[:slash])
+		t.Total, ok2 = parseUint(f[slash+1:])
+	}
+	t.LastPID, ok3 = parseUint(last)
+	if !ok1 || !ok2 || !ok3 {
+		return LoadAvgTasks{}, parseErr(path, "tasks")
+	}
+	return t, nil
+}

@@ -144,6 +144,21 @@ func TestParseLoadAvg(t *testing.T) {
 	}
 }
 
+func TestParseLoadAvgTasks(t *testing.T) {
+	got, err := ParseLoadAvgTasks([]byte("0.00 0.02 12.50 1/85 5767\n"), "loadavg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(LoadAvgTasks{Running: 1, Total: 85, LastPID: 5767}, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	for _, bad := range []string{"", "0.1 0.2 0.3", "0 0 0 1/85", "0 0 0 185 7", "0 0 0 /85 7", "0 0 0 1/ 7", "0 0 0 1/85 x"} {
+		if _, err := ParseLoadAvgTasks([]byte(bad), "loadavg"); err == nil {
+			t.Errorf("ParseLoadAvgTasks(%q) succeeded, want error", bad)
+		}
+	}
+}
+
 const statusSample = "Name:\tpool 1 (x)\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t5764\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\nMems_allowed_list:\t0\nvoluntary_ctxt_switches:\t150\nnonvoluntary_ctxt_switches:\t545\n"
 
 func TestParseTaskStatus(t *testing.T) {

@@ -84,9 +84,14 @@ func (s *Sampler) readSystem(sys *model.SystemCounters) {
 		}
 	}
 	sys.LoadAvg = [3]float64{}
+	s.tasksMade = false
 	if fd := s.sysFD[sysLoadAvg]; fd >= 0 {
 		if n, err = readAll(fd, &s.buf, procfs.LimitLine); err == nil {
 			sys.LoadAvg, _ = procfs.ParseLoadAvg(s.buf[:n], "loadavg")
+			var t procfs.LoadAvgTasks
+			if t, err = procfs.ParseLoadAvgTasks(s.buf[:n], "loadavg"); err == nil {
+				s.lastPID, s.tasksMade = t.LastPID, true
+			}
 		}
 	}
 	sys.HasPSI, sys.PSICPUSomeAvg10 = false, 0
