@@ -80,23 +80,41 @@ func (sw *sweepState) makeRuns(keys []uint64, sorted []int32) {
 		pid = p
 		sw.runs = append(sw.runs, tidRun{tid, tid, uint64(tid) == p})
 	}
-	slices.SortFunc(sw.runs, func(a, b tidRun) int { return int(a.first) - int(b.first) })
+	// An insertion sort, by hand: the runs come nearly in order (a
+	// process's threads mostly follow its PID), and a generic sort's
+	// copy for this type costs the binary some 7 KB.
+	for i := 1; i < len(sw.runs); i++ {
+		r, j := sw.runs[i], i
+		for ; j > 0 && sw.runs[j-1].first > r.first; j-- {
+			sw.runs[j] = sw.runs[j-1]
+		}
+		sw.runs[j] = r
+	}
+}
+
+// after is the index of the first run that starts past pid.
+func (sw *sweepState) after(pid int) int {
+	lo, hi := 0, len(sw.runs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if int(sw.runs[m].first) <= pid {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // past returns pid, or the first PID after the runs that hold it.
 func (sw *sweepState) past(pid int) int {
 	for {
-		i, _ := slices.BinarySearchFunc(sw.runs, int32(pid), func(r tidRun, p int32) int { return int(r.first) - int(p) })
-		// runs[i-1] is the last run starting at or before pid, or pid
-		// starts runs[i].
-		switch {
-		case i < len(sw.runs) && int(sw.runs[i].first) == pid:
-			pid = int(sw.runs[i].last) + 1
-		case i > 0 && int(sw.runs[i-1].last) >= pid:
-			pid = int(sw.runs[i-1].last) + 1
-		default:
+		// runs[i-1] is the last run starting at or before pid.
+		i := sw.after(pid)
+		if i == 0 || int(sw.runs[i-1].last) < pid {
 			return pid
 		}
+		pid = int(sw.runs[i-1].last) + 1
 	}
 }
 
@@ -183,7 +201,9 @@ func (sw *sweepState) sweep(pids, walked []int, budget int) []int {
 			return
 		}
 		if i, in := slices.BinarySearch(pids, p); !in {
-			pids = slices.Insert(pids, i, p)
+			pids = append(pids, 0)
+			copy(pids[i+1:], pids[i:])
+			pids[i] = p
 		}
 	}
 	for range budget {
@@ -228,7 +248,7 @@ func (sw *sweepState) headless(pid int) (tidRun, bool) {
 	if sw.noPidfd {
 		return tidRun{}, false
 	}
-	i, _ := slices.BinarySearchFunc(sw.runs, int32(pid), func(r tidRun, p int32) int { return int(r.first) - int(p) })
+	i := sw.after(pid)
 	if i == len(sw.runs) || sw.runs[i].led {
 		return tidRun{}, false
 	}
