@@ -45,7 +45,7 @@ func FuzzParseLoadAvg(f *testing.F) {
 	f.Add([]byte("0.00 0.02 0.00 1/85 5767\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = ParseLoadAvg(b, "loadavg")
-		_, _ = ParseLoadAvgTasks(b, "loadavg")
+		_, _ = ParseLoadAvgLastPID(b, "loadavg")
 	})
 }
 

@@ -1,5 +1,7 @@
 package procfs
 
+import "bytes"
+
 // LoadAvg reads <root>/loadavg: "0.00 0.02 0.00 1/85 5767", the 1, 5 and 15
 // minute run-queue averages, then running/total tasks and the last PID.
 func (fs FS) LoadAvg() ([3]float64, error) {
@@ -27,37 +29,22 @@ func ParseLoadAvg(b []byte, path string) ([3]float64, error) {
 	return out, nil
 }
 
-// LoadAvgTasks is the end of a loadavg line: "1/85 5767", the tasks
-// running, the tasks in all (threads included), and the last PID the
-// kernel handed out in the reader's PID namespace.
-type LoadAvgTasks struct {
-	Running, Total, LastPID uint64
-}
-
-// ParseLoadAvgTasks parses the fourth and fifth fields of /proc/loadavg.
-func ParseLoadAvgTasks(b []byte, path string) (LoadAvgTasks, error) {
-	i := 0
-	for range 3 {
-		_, i = nextField(b, i)
+// ParseLoadAvgLastPID parses the last field of /proc/loadavg ("0.00 0.02
+// 0.00 1/85 5767"): the last PID the kernel handed out in the reader's PID
+// namespace.
+func ParseLoadAvgLastPID(b []byte, path string) (uint64, error) {
+	end := len(b)
+	for end > 0 && (b[end-1] == '\n' || b[end-1] == ' ') {
+		end--
 	}
-	f, i := nextField(b, i)
-	last, _ := nextField(b, i)
-	slash := -1
-	for k, c := range f {
-		if c == '/' {
-			slash = k
-			break
-		}
+	start := end
+	for start > 0 && b[start-1] != ' ' {
+		start--
 	}
-	var t LoadAvgTasks
-	var ok1, ok2, ok3 bool
-	if slash > 0 {
-		t.Running, ok1 = parseUint(f[:slash])
-		t.Total, ok2 = parseUint(f[slash+1:])
+	// The field before is running/total, which a PID never follows alone.
+	v, ok := parseUint(b[start:end])
+	if !ok || start == 0 || bytes.IndexByte(b[:start], '/') < 0 {
+		return 0, parseErr(path, "last pid")
 	}
-	t.LastPID, ok3 = parseUint(last)
-	if !ok1 || !ok2 || !ok3 {
-		return LoadAvgTasks{}, parseErr(path, "tasks")
-	}
-	return t, nil
+	return v, nil
 }

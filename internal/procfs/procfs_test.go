@@ -144,17 +144,17 @@ func TestParseLoadAvg(t *testing.T) {
 	}
 }
 
-func TestParseLoadAvgTasks(t *testing.T) {
-	got, err := ParseLoadAvgTasks([]byte("0.00 0.02 12.50 1/85 5767\n"), "loadavg")
+func TestParseLoadAvgLastPID(t *testing.T) {
+	got, err := ParseLoadAvgLastPID([]byte("0.00 0.02 12.50 1/85 5767\n"), "loadavg")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(LoadAvgTasks{Running: 1, Total: 85, LastPID: 5767}, got); diff != "" {
-		t.Errorf("(-want +got)\n%s", diff)
+	if got != 5767 {
+		t.Errorf("last PID %d, want 5767", got)
 	}
-	for _, bad := range []string{"", "0.1 0.2 0.3", "0 0 0 1/85", "0 0 0 185 7", "0 0 0 /85 7", "0 0 0 1/ 7", "0 0 0 1/85 x"} {
-		if _, err := ParseLoadAvgTasks([]byte(bad), "loadavg"); err == nil {
-			t.Errorf("ParseLoadAvgTasks(%q) succeeded, want error", bad)
+	for _, bad := range []string{"", "5767", "0.1 0.2 0.3", "0 0 0 1/85", "0 0 0 185 7", "0 0 0 1/85 x", "0 0 0 1/85 -7"} {
+		if _, err := ParseLoadAvgLastPID([]byte(bad), "loadavg"); err == nil {
+			t.Errorf("ParseLoadAvgLastPID(%q) succeeded, want error", bad)
 		}
 	}
 }

@@ -196,16 +196,6 @@ func (sw *sweepState) nextProcess(pid int) (next int, ok bool, err error) {
 // the sweep: the whole listing serves from then on.
 func (sw *sweepState) sweep(pids, walked []int, budget int) []int {
 	sw.probes, sw.calls, sw.spans = 0, 0, sw.spans[:0]
-	found := func(p int) {
-		if _, in := slices.BinarySearch(walked, p); in {
-			return
-		}
-		if i, in := slices.BinarySearch(pids, p); !in {
-			pids = append(pids, 0)
-			copy(pids[i+1:], pids[i:])
-			pids[i] = p
-		}
-	}
 	for range budget {
 		pid := sw.past(max(sw.next, 1))
 		sw.probes++
@@ -214,7 +204,7 @@ func (sw *sweepState) sweep(pids, walked []int, budget int) []int {
 			for p := pid; asked && p < int(r.first); p++ {
 				var is bool
 				if is, asked = sw.isProcess(p); is {
-					found(p)
+					pids = unwalked(pids, walked, p)
 				}
 			}
 			if asked {
@@ -235,7 +225,20 @@ func (sw *sweepState) sweep(pids, walked []int, budget int) []int {
 		}
 		sw.spans = append(sw.spans, tidRun{first: int32(pid), last: int32(next)})
 		sw.next = next + 1
-		found(next)
+		pids = unwalked(pids, walked, next)
+	}
+	return pids
+}
+
+// unwalked adds process p to pids, sorted, unless walked holds it.
+func unwalked(pids, walked []int, p int) []int {
+	if _, in := slices.BinarySearch(walked, p); in {
+		return pids
+	}
+	if i, in := slices.BinarySearch(pids, p); !in {
+		pids = append(pids, 0)
+		copy(pids[i+1:], pids[i:])
+		pids[i] = p
 	}
 	return pids
 }

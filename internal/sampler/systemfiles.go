@@ -88,9 +88,8 @@ func (s *Sampler) readSystem(sys *model.SystemCounters) {
 	if fd := s.sysFD[sysLoadAvg]; fd >= 0 {
 		if n, err = readAll(fd, &s.buf, procfs.LimitLine); err == nil {
 			sys.LoadAvg, _ = procfs.ParseLoadAvg(s.buf[:n], "loadavg")
-			var t procfs.LoadAvgTasks
-			if t, err = procfs.ParseLoadAvgTasks(s.buf[:n], "loadavg"); err == nil {
-				s.lastPID, s.tasksMade = t.LastPID, true
+			if s.lastPID, err = procfs.ParseLoadAvgLastPID(s.buf[:n], "loadavg"); err == nil {
+				s.tasksMade = true
 			}
 		}
 	}
