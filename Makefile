@@ -33,7 +33,7 @@ test: build
 
 # Benchmarks, then the load generator against perf bench sched pipe.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	CTXTOP_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem ./...
 	@if [ -x scripts/fidelity.sh ]; then scripts/fidelity.sh $(BIN); fi
 
 # The stack tracer's cost beside perf sched record and a bpftrace

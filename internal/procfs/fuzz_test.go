@@ -48,6 +48,7 @@ func FuzzParseLoadAvg(f *testing.F) {
 		if n, ok := ParseLoadAvgThreads(b); ok && (n < 0 || n > maxThreads) {
 			t.Errorf("ParseLoadAvgThreads(%q) = %d", b, n)
 		}
+		_, _ = ParseLoadAvgLastPID(b, "loadavg")
 	})
 }
 

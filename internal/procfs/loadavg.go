@@ -53,3 +53,23 @@ func ParseLoadAvgThreads(b []byte) (n int, ok bool) {
 	}
 	return int(v), true
 }
+
+// ParseLoadAvgLastPID parses the last field of /proc/loadavg ("0.00 0.02
+// 0.00 1/85 5767"): the last PID the kernel handed out in the reader's PID
+// namespace.
+func ParseLoadAvgLastPID(b []byte, path string) (uint64, error) {
+	end := len(b)
+	for end > 0 && (b[end-1] == '\n' || b[end-1] == ' ') {
+		end--
+	}
+	start := end
+	for start > 0 && b[start-1] != ' ' {
+		start--
+	}
+	// The field before is running/total, which a PID never follows alone.
+	v, ok := parseUint(b[start:end])
+	if !ok || start == 0 || bytes.IndexByte(b[:start], '/') < 0 {
+		return 0, parseErr(path, "last pid")
+	}
+	return v, nil
+}

@@ -167,6 +167,21 @@ func TestParseLoadAvg(t *testing.T) {
 	}
 }
 
+func TestParseLoadAvgLastPID(t *testing.T) {
+	got, err := ParseLoadAvgLastPID([]byte("0.00 0.02 12.50 1/85 5767\n"), "loadavg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != 5767 {
+		t.Errorf("last PID %d, want 5767", got)
+	}
+	for _, bad := range []string{"", "5767", "0.1 0.2 0.3", "0 0 0 1/85", "0 0 0 185 7", "0 0 0 1/85 x", "0 0 0 1/85 -7"} {
+		if _, err := ParseLoadAvgLastPID([]byte(bad), "loadavg"); err == nil {
+			t.Errorf("ParseLoadAvgLastPID(%q) succeeded, want error", bad)
+		}
+	}
+}
+
 const statusSample = "Name:\tpool 1 (x)\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t5764\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\nMems_allowed_list:\t0\nvoluntary_ctxt_switches:\t150\nnonvoluntary_ctxt_switches:\t545\n"
 
 func TestParseTaskStatus(t *testing.T) {

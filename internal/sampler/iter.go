@@ -81,14 +81,18 @@ type iterPath struct {
 	// listing. nextExtra is the pass's new list.
 	walked           []int
 	extra, nextExtra []*task
-	// unwalked is the listed processes the walk did not report, last
-	// time /proc was listed; listAge counts the passes until the next
-	// listing. Listing /proc walks every thread's PID in the kernel (a
-	// millisecond at 10,000 threads, 10 at 100,000), and a process the
-	// task list lacks is rare and lasting, so it is found within
-	// relistEvery passes.
-	unwalked    []int
-	listAge     uint8
+	// unwalked is the listed processes the walk did not report, as
+	// the whole listing and the sweep since found them. The sweep
+	// (sweep.go) lists /proc a share at a time; where it cannot serve,
+	// listAge counts the passes until the next whole listing, which walks
+	// every thread's PID in the kernel (a millisecond at 10,000 threads,
+	// 10 at 100,000): a process the task list lacks is rare and lasting,
+	// so it is found within relistEvery passes.
+	unwalked []int
+	listAge  uint8
+	sw       sweepState
+	// listedWhole is whether this pass listed /proc whole.
+	listedWhole bool
 	list        []byte
 	noTaskstats bool
 }
@@ -134,7 +138,7 @@ func openIter(fs procfs.FS, targets []int, noTaskstats bool, passes int) (*iterP
 	if err != nil {
 		return nil, err.Error()
 	}
-	return &iterPath{it: it, noTaskstats: noTaskstats}, ""
+	return &iterPath{it: it, noTaskstats: noTaskstats, sw: sweepState{fd: -1}}, ""
 }
 
 // close frees the walk; the unwalked threads' files are the sampler's to
@@ -142,6 +146,7 @@ func openIter(fs procfs.FS, targets []int, noTaskstats bool, passes int) (*iterP
 func (ip *iterPath) close() {
 	if ip != nil {
 		ip.it.Close()
+		ip.sw.close()
 	}
 }
 
@@ -216,12 +221,29 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 	}
 	ip.order, ip.next = ip.next, ip.order
 	dst.Unreadable = 0
-	if ip.listAge == 0 || s.targets != nil {
+	ip.listedWhole = ip.sw.fd < 0 && (ip.pass == 1 || ip.listAge == 0) && s.targets == nil
+	switch {
+	case s.targets != nil:
+		if err := s.listProcesses(); err != nil {
+			return err
+		}
+	case ip.sw.fd >= 0:
+		// The sweep goes on (sweep.go); readUnwalked drops the
+		// processes it found that have gone or are walked now.
+		s.pids = append(s.pids[:0], ip.unwalked...)
+		s.pids = ip.sw.sweep(s.pids, ip.walked, ip.sw.budget(len(ip.walked)))
+	case ip.pass == 1:
+		if err := s.listForSweep(); err != nil {
+			return err
+		}
+		ip.listAge = relistEvery(n)
+	case ip.listAge == 0:
+		// No sweep here: the whole listing, now and then.
 		if err := s.listProcesses(); err != nil {
 			return err
 		}
 		ip.listAge = relistEvery(n)
-	} else {
+	default:
 		ip.listAge--
 		s.pids = append(s.pids[:0], ip.unwalked...)
 	}
@@ -562,6 +584,7 @@ func (ip *iterPath) resort() {
 			ip.walked = append(ip.walked, pid)
 		}
 	}
+	ip.sw.makeRuns(keys, ip.sorted)
 }
 
 // updateIter copies a record into t and reports whether the thread ran

@@ -136,6 +136,18 @@ type Sampler struct {
 	// afterRead is Config.AfterRead; read is whether this pass called it.
 	afterRead func()
 	read      bool
+
+	// listed is the last listing of the root directory, made when the
+	// kernel's last PID handed out was listedPID; lastPID is this pass's
+	// (loadavg's last field), tasksMade whether it was read. pidGate is
+	// whether the two may be compared: the root is this process's own
+	// procfs, whose PID namespace loadavg speaks of. listings counts the
+	// listings made.
+	listed             []int
+	listedPID, lastPID uint64
+	tasksMade, pidGate bool
+	listedValid        bool
+	listings           int
 }
 
 var dotPath = []byte(".\x00")
@@ -193,6 +205,7 @@ func New(cfg Config) (*Sampler, error) {
 	slices.Sort(s.targets)
 	s.targets = slices.Compact(s.targets)
 	s.keepBudget = fdBudget()
+	s.pidGate = sameNamespace(fs)
 	if !cfg.NoTaskIter {
 		s.it, s.iterNote = openIter(fs, s.targets, cfg.NoTaskstats, cfg.Passes)
 	}
@@ -336,13 +349,27 @@ func (s *Sampler) listProcesses() error {
 		s.pids = append(s.pids, s.targets...)
 		return nil
 	}
+	// Every new process takes a new PID, and the kernel's last one is in
+	// loadavg: while it stays, a listing would find the processes of the
+	// last one, less those that exited, whose reads say so. Listing walks
+	// every thread's PID in the kernel (0.3 ms at 10,000 threads, 3 at
+	// 100,000), which a quiet host's passes skip. Only pid_max new tasks
+	// within one interval, landing on the same last PID, would go unseen.
+	if s.pidGate && s.tasksMade && s.listedValid && s.lastPID == s.listedPID {
+		s.pids = append(s.pids, s.listed...)
+		return nil
+	}
 	var err error
 	if s.pids, err = readDirInts(s.rootFD, dotPath, s.dirBuf, s.pids); err != nil {
+		s.listedValid = false
 		return fmt.Errorf("listing %s: %w", s.fs.Root(), err)
 	}
 	if !slices.IsSorted(s.pids) {
 		slices.Sort(s.pids)
 	}
+	s.listings++
+	s.listed = append(s.listed[:0], s.pids...)
+	s.listedPID, s.listedValid = s.lastPID, s.tasksMade
 	return nil
 }
 

@@ -84,9 +84,13 @@ func (s *Sampler) readSystem(sys *model.SystemCounters) {
 		}
 	}
 	sys.LoadAvg = [3]float64{}
+	s.tasksMade = false
 	if fd := s.sysFD[sysLoadAvg]; fd >= 0 {
 		if n, err = readAll(fd, &s.buf, procfs.LimitLine); err == nil {
 			sys.LoadAvg, _ = procfs.ParseLoadAvg(s.buf[:n], "loadavg")
+			if s.lastPID, err = procfs.ParseLoadAvgLastPID(s.buf[:n], "loadavg"); err == nil {
+				s.tasksMade = true
+			}
 		}
 	}
 	sys.HasPSI, sys.PSICPUSomeAvg10 = false, 0
