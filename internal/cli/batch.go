@@ -27,6 +27,9 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 
 	tr := openTracers(os.Stderr, tracerWants{wakeups: o.wakeups, stacks: o.stacks, proc: o.procRoot, pids: o.pids})
 	defer tr.Close()
+	if o.stacks {
+		sayJVMs(os.Stderr, o.procRoot, o.pids, o.jvmPerfMap)
+	}
 	var wakeups pipeline.WakeupReader
 	if tr.wakeups != nil {
 		wakeups = tr.wakeups

@@ -199,3 +199,38 @@ func PreserveFramePointerFromCmdline(proc string, pid int) (bool, error) {
 	on = lastFlag(args, on)
 	return lastFlag(late, on), nil
 }
+
+// AskPerfMap asks process pid for a perf map and says what it did in one
+// line, "asked JVM 1234 for a perf map: 812 methods", or why it could not.
+func AskPerfMap(proc string, pid int, timeout time.Duration) (string, error) {
+	p, err := Inspect(proc, pid)
+	if err != nil {
+		return "", err
+	}
+	n, err := p.PerfMap(timeout)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("asked JVM %d for a perf map: %d methods", pid, n), nil
+}
+
+// Notes are what a view says of process pid's Java frames, one line
+// each: that it has no perf map (its JIT frames are then unnamed), that
+// its JIT code keeps no frame pointers (stacks then stop at the first JIT
+// frame). None for a process that is no HotSpot JVM. It reads /proc only
+// and never signals the JVM. Without a perf map, its note comes first.
+func Notes(proc string, pid int) (notes []string, perfMap bool) {
+	p, err := Inspect(proc, pid)
+	if err != nil {
+		return nil, false
+	}
+	if _, err := os.Stat(filepath.Join(proc, strconv.Itoa(pid), "root", "tmp", "perf-"+strconv.Itoa(p.NSPID)+".map")); err == nil {
+		perfMap = true
+	} else {
+		notes = append(notes, fmt.Sprintf("JVM %d has no perf map: its JIT frames are unnamed", pid))
+	}
+	if fp, err := PreserveFramePointerFromCmdline(proc, pid); err == nil && !fp {
+		notes = append(notes, fmt.Sprintf("JVM %d runs without -XX:+PreserveFramePointer: Java frames stop at the first JIT frame", pid))
+	}
+	return notes, perfMap
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
@@ -58,6 +59,9 @@ func FuzzParseStatus(f *testing.F) {
 // TestNotJVMOrGone: a process without libjvm.so and a PID that exited
 // get one line each, naming the PID.
 func TestNotJVMOrGone(t *testing.T) {
+	if notes, has := Notes("/proc", os.Getpid()); notes != nil || has {
+		t.Errorf("Notes(self) = %q, %v; want none", notes, has)
+	}
 	_, err := Inspect("/proc", os.Getpid())
 	if !errors.Is(err, ErrNotJVM) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), strconv.Itoa(os.Getpid())) {
 		t.Errorf("Inspect(self) = %v, want one line with the PID and %v", err, ErrNotJVM)
@@ -114,6 +118,14 @@ func TestPerfMap(t *testing.T) {
 			}
 			perfMap := fmt.Sprintf("/proc/%d/root/tmp/perf-%d.map", pid, p.NSPID)
 			t.Cleanup(func() { os.Remove(perfMap) })
+			wantNotes := []string{fmt.Sprintf("JVM %d has no perf map: its JIT frames are unnamed", pid)}
+			if !c.keepsFP {
+				wantNotes = append(wantNotes, fmt.Sprintf("JVM %d runs without -XX:+PreserveFramePointer: Java frames stop at the first JIT frame", pid))
+			}
+			notes, has := Notes("/proc", pid)
+			if diff := cmp.Diff(wantNotes, notes); diff != "" || has {
+				t.Errorf("Notes before a perf map: perf map %v, (-want +got):\n%s", has, diff)
+			}
 			n, err := p.PerfMap(timeout)
 			if err != nil {
 				t.Fatalf("PerfMap: %v", err)
@@ -127,6 +139,10 @@ func TestPerfMap(t *testing.T) {
 			}
 			if !strings.Contains(string(b), " Spin.work(long)") {
 				t.Errorf("the perf map does not name Spin.work:\n%.2000s", b)
+			}
+			notes, has = Notes("/proc", pid)
+			if diff := cmp.Diff(wantNotes[1:], notes, cmpopts.EquateEmpty()); diff != "" || !has {
+				t.Errorf("Notes after a perf map: perf map %v, (-want +got):\n%s", has, diff)
 			}
 			flags, err := p.Flags(timeout)
 			if err != nil {

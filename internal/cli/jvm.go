@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/ctxtop/ctxtop/internal/jvm"
+)
+
+// jvmTimeout bounds the wait for a JVM's attach listener and for its
+// answer; an idle JVM answers in tens of milliseconds.
+const jvmTimeout = 5 * time.Second
+
+// sayJVMs says on stderr, for each of pids that is a HotSpot JVM, what
+// its stacks will lack: a perf map (asked for first when ask is set: the
+// user's opt-in, never done otherwise), frame pointers in its JIT code.
+func sayJVMs(stderr io.Writer, proc string, pids []int, ask bool) {
+	for _, pid := range pids {
+		if ask {
+			msg, err := jvm.AskPerfMap(proc, pid, jvmTimeout)
+			if err != nil {
+				msg = "--jvm-perfmap: " + err.Error()
+			}
+			fmt.Fprintln(stderr, "ctxtop: "+msg)
+		}
+		notes, perfMap := jvm.Notes(proc, pid)
+		if !perfMap && len(notes) > 0 {
+			notes[0] += " (--jvm-perfmap asks it for one)"
+		}
+		for _, n := range notes {
+			fmt.Fprintln(stderr, "ctxtop: "+n)
+		}
+	}
+}
