@@ -33,3 +33,11 @@ func sayJVMs(stderr io.Writer, proc string, pids []int, ask bool) {
 		}
 	}
 }
+
+// liveJVMs are the monitor's JVMs: this host's.
+type liveJVMs struct{ proc string }
+
+func (j liveJVMs) Notes(pid int) ([]string, bool) { return jvm.Notes(j.proc, pid) }
+func (j liveJVMs) AskPerfMap(pid int) (string, error) {
+	return jvm.AskPerfMap(j.proc, pid, jvmTimeout)
+}

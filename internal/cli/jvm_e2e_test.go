@@ -28,8 +28,8 @@ func TestJVMPerfMapFlag(t *testing.T) {
 		t.Fatalf("without --jvm-perfmap: %v\n%s", err, stderr)
 	}
 	for _, want := range []string{
-		"ctxtop: JVM " + p + " has no perf map: its JIT frames are unnamed (--jvm-perfmap asks it for one)\n",
-		"ctxtop: JVM " + p + " runs without -XX:+PreserveFramePointer: Java frames stop at the first JIT frame\n",
+		"ctxtop: JVM " + p + ": no perf map, its JIT frames are unnamed (--jvm-perfmap asks it for one)\n",
+		"ctxtop: JVM " + p + ": no -XX:+PreserveFramePointer, Java frames stop at the first JIT frame\n",
 	} {
 		if !strings.Contains(string(stderr), want) {
 			t.Errorf("without --jvm-perfmap, stderr lacks %q:\n%s", want, stderr)
@@ -48,7 +48,7 @@ func TestJVMPerfMapFlag(t *testing.T) {
 		t.Fatalf("--jvm-perfmap: %v", err)
 	}
 	want := fmt.Sprintf("ctxtop: asked JVM %s for a perf map: %d methods\n", p, strings.Count(string(b), "\n"))
-	if !strings.Contains(string(stderr), want) || strings.Contains(string(stderr), "has no perf map") {
+	if !strings.Contains(string(stderr), want) || strings.Contains(string(stderr), "no perf map") {
 		t.Errorf("--jvm-perfmap: stderr lacks %q, or still says there is no perf map:\n%s", want, stderr)
 	}
 	if !strings.Contains(string(b), "Spin.work(long)") {

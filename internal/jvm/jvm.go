@@ -227,10 +227,10 @@ func Notes(proc string, pid int) (notes []string, perfMap bool) {
 	if _, err := os.Stat(filepath.Join(proc, strconv.Itoa(pid), "root", "tmp", "perf-"+strconv.Itoa(p.NSPID)+".map")); err == nil {
 		perfMap = true
 	} else {
-		notes = append(notes, fmt.Sprintf("JVM %d has no perf map: its JIT frames are unnamed", pid))
+		notes = append(notes, fmt.Sprintf("JVM %d: no perf map, its JIT frames are unnamed", pid))
 	}
 	if fp, err := PreserveFramePointerFromCmdline(proc, pid); err == nil && !fp {
-		notes = append(notes, fmt.Sprintf("JVM %d runs without -XX:+PreserveFramePointer: Java frames stop at the first JIT frame", pid))
+		notes = append(notes, fmt.Sprintf("JVM %d: no -XX:+PreserveFramePointer, Java frames stop at the first JIT frame", pid))
 	}
 	return notes, perfMap
 }

@@ -118,9 +118,9 @@ func TestPerfMap(t *testing.T) {
 			}
 			perfMap := fmt.Sprintf("/proc/%d/root/tmp/perf-%d.map", pid, p.NSPID)
 			t.Cleanup(func() { os.Remove(perfMap) })
-			wantNotes := []string{fmt.Sprintf("JVM %d has no perf map: its JIT frames are unnamed", pid)}
+			wantNotes := []string{fmt.Sprintf("JVM %d: no perf map, its JIT frames are unnamed", pid)}
 			if !c.keepsFP {
-				wantNotes = append(wantNotes, fmt.Sprintf("JVM %d runs without -XX:+PreserveFramePointer: Java frames stop at the first JIT frame", pid))
+				wantNotes = append(wantNotes, fmt.Sprintf("JVM %d: no -XX:+PreserveFramePointer, Java frames stop at the first JIT frame", pid))
 			}
 			notes, has := Notes("/proc", pid)
 			if diff := cmp.Diff(wantNotes, notes); diff != "" || has {
