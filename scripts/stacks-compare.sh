@@ -20,7 +20,9 @@
 # that sets its sampling) are not measured.
 #
 # Usage: sudo scripts/stacks-compare.sh [path/to/ctxtop]   (default bin/ctxtop)
-# Environment: ROUNDS (default 7), WINDOW seconds measured (default 3),
+# Environment: MODE the load's mode (futex, the default, or pipe), TOOLS
+#   which of the tools to run (default all: ctxtop ctxtop-fp perf-sched
+#   perf-sched-g perf-dwarf bpftrace), ROUNDS (default 7), WINDOW seconds measured (default 3),
 #   WARMUP seconds (default 2), SETTLE seconds after a tool exits before
 #   its alone window's warm-up (default 2), KEEP=dir keeps each tool's
 #   output there.
@@ -57,7 +59,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$bin" load --mode futex --cpus "$cpu" --duration 0 >"$work/load.txt" 2>&1 &
+mode=${MODE:-futex}
+"$bin" load --mode "$mode" --cpus "$cpu" --duration 0 >"$work/load.txt" 2>&1 &
 load_pid=$!
 # The ping-pong threads live in the load's workload process, its child.
 for _ in $(seq 100); do
@@ -85,8 +88,13 @@ measure() {
 tools=()
 tools+=(ctxtop)
 start_ctxtop() { "${pin[@]}" "$bin" -b -o json --stacks -p "$wpid" -d 0.5 -n 0 >"$work/ctxtop.$1.json" 2>"$work/ctxtop.$1.err" & tool_pid=$!; }
+# Frame-pointer stacks only: no register and stack captures.
+tools+=(ctxtop-fp)
+start_ctxtop-fp() { "${pin[@]}" "$bin" -b -o json --stacks --stack-bytes 0 -p "$wpid" -d 0.5 -n 0 >"$work/ctxtop-fp.$1.json" 2>"$work/ctxtop-fp.$1.err" & tool_pid=$!; }
 if command -v perf >/dev/null; then
-	tools+=(perf-sched perf-sched-g)
+	tools+=(perf-sched perf-sched-g perf-dwarf)
+	# What unwinds without frame pointers: every event of the process, its stack copied.
+	start_perf-dwarf() { "${pin[@]}" perf record -o "$work/perf-dwarf.$1.data" -e sched:sched_switch -e sched:sched_waking --call-graph dwarf -p "$wpid" >/dev/null 2>"$work/perf-dwarf.$1.err" & tool_pid=$!; }
 	start_perf-sched() { "${pin[@]}" perf sched record -o "$work/perf-sched.$1.data" >/dev/null 2>"$work/perf-sched.$1.err" & tool_pid=$!; }
 	start_perf-sched-g() { "${pin[@]}" perf sched record -g -o "$work/perf-sched-g.$1.data" >/dev/null 2>"$work/perf-sched-g.$1.err" & tool_pid=$!; }
 fi
@@ -97,6 +105,13 @@ if command -v bpftrace >/dev/null; then
 		# Compiling and attaching takes a second or two: wait for it.
 		for _ in $(seq 200); do grep -q '^Attaching' "$work/bpftrace.$1.txt" && break; sleep 0.1; done
 	}
+fi
+
+if [[ -n ${TOOLS:-} ]]; then
+	want=" $TOOLS "
+	kept=()
+	for t in "${tools[@]}"; do [[ $want == *" $t "* ]] && kept+=("$t"); done
+	tools=("${kept[@]}")
 fi
 
 stop_tool() {
@@ -140,12 +155,14 @@ alone=$(grep -E '^ +[0-9.]+s ' "$work/load.txt" | awk '{gsub(",", "", $3); print
 lost() { grep -oE 'lost [0-9.]+%' "$work/$1.$rounds.err" | tail -1 | sed 's/$/ of events/' || echo "none lost"; }
 size() { du -k "$1" 2>/dev/null | awk '{printf "%.1f MB", $1 / 1024}'; }
 echo
-echo "pinned futex ping-pong on CPU $cpu, ${window}s windows, $rounds rounds; alone: median $alone ns a round trip"
+echo "pinned $mode ping-pong on CPU $cpu, ${window}s windows, $rounds rounds; alone: median $alone ns a round trip"
 echo
 echo "| tool | slowdown (median) | rounds | what it leaves |"
 echo "|---|---|---|---|"
 for t in "${tools[@]}"; do
 	case $t in
+	ctxtop-fp) what="the same, user stacks by frame pointers only (--stack-bytes 0)" ;;
+	perf-dwarf) what="a trace file with a stack copy per event of the process ($(size "$work/perf-dwarf.$rounds.data") for ~$((window + warmup)) s, $(lost perf-dwarf))" ;;
 	ctxtop) what="a report every 0.5 s: top-3 blocked-at and woken-from stacks with shares per thread ($(grep -c '"blocked_at"' "$work/ctxtop.$rounds.json" || true) of $(wc -l <"$work/ctxtop.$rounds.json") reports with stacks)" ;;
 	perf-sched) what="a trace file to post-process ($(size "$work/perf-sched.$rounds.data") for ~$((window + warmup)) s, $(lost perf-sched)); no stacks" ;;
 	perf-sched-g) what="a trace file with a stack per event ($(size "$work/perf-sched-g.$rounds.data") for ~$((window + warmup)) s, $(lost perf-sched-g))" ;;

@@ -25,7 +25,7 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	ctx, stop := stopOnSignal(ctx, passes.grace)
 	defer stop()
 
-	tr := openTracers(os.Stderr, tracerWants{wakeups: o.wakeups, stacks: o.stacks, proc: o.procRoot, pids: o.pids})
+	tr := openTracers(os.Stderr, tracerWants{wakeups: o.wakeups, stacks: o.stacks, stackBytes: o.stackBytes, proc: o.procRoot, pids: o.pids})
 	defer tr.Close()
 	if o.stacks {
 		sayJVMs(os.Stderr, o.procRoot, o.pids, o.jvmPerfMap)

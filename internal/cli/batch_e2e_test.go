@@ -401,6 +401,9 @@ func TestBadInputIsOneLineAndNonZero(t *testing.T) {
 		{"bad output", []string{"-b", "-o", "xml"}, "json"},
 		{"bad hot", []string{"-b", "--hot", "-5"}, "hot"},
 		{"stray argument", []string{"-b", "extra"}, "unknown command"},
+		{"negative stack bytes", []string{"-b", "--stacks", "--stack-bytes", "-1"}, "--stack-bytes must be 0 to 8191"},
+		{"huge stack bytes", []string{"-b", "--stacks", "--stack-bytes", "65536"}, "--stack-bytes must be 0 to 8191"},
+		{"record stack bytes", []string{"record", "-o", filepath.Join(notProc, "r.ctxrec"), "--stacks", "--stack-bytes", "9000"}, "--stack-bytes must be 0 to 8191"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,6 +37,7 @@ type recordOptions struct {
 	flush      durationValue
 	wakeups    bool
 	stacks     bool
+	stackBytes int
 	force      bool
 }
 
@@ -82,6 +83,9 @@ directory.`,
 			if o.out == "" {
 				return errors.New("record needs -o FILE, or -o - for stdout (or --info FILE to describe one)")
 			}
+			if err := checkStackBytes(o.stackBytes); err != nil {
+				return err
+			}
 			if o.rotate < 0 {
 				return fmt.Errorf("--rotate must not be negative, got %d", o.rotate)
 			}
@@ -121,6 +125,7 @@ directory.`,
 	f.StringVar(&o.info, "info", "", "describe a recording instead: header, time span, samples, top spikes")
 	f.BoolVar(&o.force, "force", false, "replace FILE (and FILE.1 ... with --rotate) if it is a regular file or a symbolic link")
 	f.BoolVar(&o.wakeups, "wakeups", false, "also record who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF), for replay's W view and JSON wakeups")
+	stackBytesFlag(f, &o.stackBytes)
 	f.BoolVar(&o.stacks, "stacks", false, "also record where hot threads (all threads of -p processes) block and are woken from, symbolized (eBPF stacks; needs root or CAP_BPF+CAP_PERFMON and kernel BTF), for replay's detail view, WHY, JSON blocked_at/woken_from and -o folded")
 	return cmd
 }
@@ -154,7 +159,7 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 			Passes: durationPasses(time.Duration(o.duration), interval)},
 		Interval: interval,
 	}
-	tr := openTracers(stderr, tracerWants{wakeups: o.wakeups, stacks: o.stacks, proc: o.procRoot, pids: o.pids})
+	tr := openTracers(stderr, tracerWants{wakeups: o.wakeups, stacks: o.stacks, stackBytes: o.stackBytes, proc: o.procRoot, pids: o.pids})
 	defer tr.Close()
 	if tr.wakeups != nil {
 		cfg.Wakeups = tr.wakeups

@@ -61,6 +61,7 @@ type options struct {
 	stacks     bool
 	// jvmPerfMap asks the -p processes that are JVMs for a perf map.
 	jvmPerfMap bool
+	stackBytes int
 	// recordTo keeps the samples behind the reports in a recording;
 	// replayFrom reads samples from one instead of /proc.
 	recordTo   string
@@ -141,6 +142,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.BoolVar(&o.wakeups, "wakeups", false, "batch: add who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF)")
 	f.BoolVar(&o.stacks, "stacks", false, "where hot threads (all threads of -p processes) block and where their wakers wake them (eBPF stacks; needs root or CAP_BPF+CAP_PERFMON); the TUI's detail view shows them anyway")
 	f.BoolVar(&o.jvmPerfMap, "jvm-perfmap", false, "with --stacks -p: ask each of the processes that is a HotSpot JVM (JDK 17+) for a perf map naming its JIT-compiled methods, once at start (as jcmd PID Compiler.perfmap does)")
+	stackBytesFlag(f, &o.stackBytes)
 	f.StringVar(&o.recordTo, "record", "", "also write the samples behind the reports to this recording")
 	f.BoolVar(&o.force, "force", false, "replace the --record file if it is a regular file or a symbolic link")
 	f.StringVar(&o.replayFrom, "replay", "", "read samples from this recording instead of procfs")
@@ -180,6 +182,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 	// Checked only when given: replay's default, 0, is the recording's own.
 	if cmd.Flags().Changed("hot") && !(o.hot > 0) {
 		return fmt.Errorf("--hot must be a positive rate, got %v", o.hot)
+	}
+	if err := checkStackBytes(o.stackBytes); err != nil {
+		return err
 	}
 	if o.output == "json" || o.output == "folded" {
 		o.batch = true

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+
+	"github.com/spf13/pflag"
 
 	"github.com/ctxtop/ctxtop/internal/stacks"
 	"github.com/ctxtop/ctxtop/internal/waketrace"
@@ -26,8 +29,10 @@ type tracers struct {
 // off, for views to switch on (the monitor).
 type tracerWants struct {
 	wakeups, stacks, lazy bool
-	proc                  string
-	pids                  []int
+	// stackBytes is --stack-bytes: 0 copies no user stack.
+	stackBytes int
+	proc       string
+	pids       []int
 }
 
 // openTracers makes the collectors w asks for and attaches those asked
@@ -43,7 +48,7 @@ func openTracers(stderr io.Writer, w tracerWants) *tracers {
 		}
 	}
 	if w.stacks || w.lazy {
-		t.stacks = stacks.NewCollector(stacks.Options{Proc: w.proc, PIDs: w.pids})
+		t.stacks = stacks.NewCollector(stacks.Options{Proc: w.proc, PIDs: w.pids, StackBytes: cmp.Or(w.stackBytes, -1)})
 		if w.stacks {
 			t.stacks.SetEnabled(true)
 			sayUnavailable(stderr, t.stacks.Err())
@@ -66,4 +71,16 @@ func (t *tracers) Close() {
 	if t.stacks != nil {
 		t.stacks.Close()
 	}
+}
+
+// stackBytesFlag is --stack-bytes, of the modes that take stacks.
+func stackBytesFlag(f *pflag.FlagSet, v *int) {
+	f.IntVar(v, "stack-bytes", stacks.DefaultStackBytes, "bytes of user stack copied at each sampled blocking switch and waking, to unwind code built without frame pointers (libc, -O2 C and C++) from its .eh_frame; 0 walks frame pointers only")
+}
+
+func checkStackBytes(n int) error {
+	if n < 0 || n >= stacks.MaxStackBytes {
+		return fmt.Errorf("--stack-bytes must be 0 to %d, got %d", stacks.MaxStackBytes-1, n)
+	}
+	return nil
 }

@@ -27,7 +27,7 @@ func runTUI(o options, demoStep time.Duration) error {
 	// batch's); stacks while the detail view is open, or throughout with
 	// --stacks. Closed on any return. What cannot run is said before the
 	// screen is taken: it is there again on quitting.
-	tr := openTracers(os.Stderr, tracerWants{stacks: o.stacks, lazy: true, proc: o.procRoot, pids: o.pids})
+	tr := openTracers(os.Stderr, tracerWants{stacks: o.stacks, stackBytes: o.stackBytes, lazy: true, proc: o.procRoot, pids: o.pids})
 	defer tr.Close()
 	col, sc := tr.wakeups, tr.stacks
 	var stackSwitch tui.StacksSwitch = sc

@@ -14,14 +14,18 @@ type StackShare struct {
 	// Waker is the waking thread's name, for a wake-up stack.
 	Waker string
 	// Count is how many of the thread's sampled blocking switches (or
-	// wakings) were at this stack over the window, Share that count over
-	// all of the thread's samples: the kernel samples a busy thread's
-	// events, independently of their stacks.
+	// wakings) were at this stack over the window. Share is the events
+	// those samples stand for over all of the thread's: each sample
+	// weighs the one-in-N it was taken at (the kernel samples a busy
+	// thread's events, independently of their stacks, at a rate that
+	// changes with the thread's).
 	Count uint64
 	Share float64
 	// NoFramePointers names the object the user stack walk likely stopped
 	// in for want of frame pointers, "" when the walk looks whole.
 	NoFramePointers string
+	// Truncated says why the unwound user stack ends early, "" when whole.
+	Truncated string
 }
 
 // ThreadStacks are a target thread's top stacks over the last refreshes.

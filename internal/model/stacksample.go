@@ -44,6 +44,18 @@ type StackCount struct {
 	Waker string
 	Stack
 	Count uint64
+	// Weight is how many events the samples stand for (the sum of each
+	// sample's one-in-N); 0 where it is not known (recordings made before
+	// it was kept), and Count stands for itself.
+	Weight uint64
+}
+
+// weight is c's events: its Weight, or its Count where that is unknown.
+func (c *StackCount) weight() uint64 {
+	if c.Weight > 0 {
+		return c.Weight
+	}
+	return c.Count
 }
 
 // Stack is a symbolized stack, as StackShare shows it.
@@ -56,6 +68,10 @@ type Stack struct {
 	Own string
 	// NoFramePointers names the object the user walk likely stopped in.
 	NoFramePointers string
+	// Truncated says why an unwound user stack ends before its outermost
+	// frame ("stack copy too short", "no unwind info in libfoo.so",
+	// "address outside any executable mapping: 0x..."); "" when whole.
+	Truncated string
 }
 
 // StackOptions say how the stacks of a Snapshot are made from samples.
@@ -160,9 +176,9 @@ type threadTop struct {
 // and keeps each thread's biggest.
 func (w *StackWindow) top(get func(*StackSample) []StackCount) map[int]threadTop {
 	type entry struct {
-		c     *StackCount
-		key   string
-		count uint64
+		c             *StackCount
+		key           string
+		count, weight uint64
 	}
 	type sum struct {
 		pid   int
@@ -181,15 +197,19 @@ func (w *StackWindow) top(get func(*StackSample) []StackCount) map[int]threadTop
 			if s.pid == 0 && c.Waker == "" {
 				s.pid = c.PID
 			}
-			s.total += c.Count
+			s.total += c.weight()
 			key := strings.Join(c.Frames, ";")
+			if c.Truncated != "" {
+				key += "\x00" + c.Truncated
+			}
 			if c.Waker != "" {
 				key = c.Waker + "\x00" + key
 			}
 			if e := s.byKey[key]; e != nil {
 				e.count += c.Count
+				e.weight += c.weight()
 			} else {
-				s.byKey[key] = &entry{c: c, key: key, count: c.Count}
+				s.byKey[key] = &entry{c: c, key: key, count: c.Count, weight: c.weight()}
 			}
 		}
 	}
@@ -200,12 +220,12 @@ func (w *StackWindow) top(get func(*StackSample) []StackCount) map[int]threadTop
 			all = append(all, e)
 		}
 		slices.SortFunc(all, func(a, b *entry) int {
-			return cmp.Or(cmp.Compare(b.count, a.count), strings.Compare(a.key, b.key))
+			return cmp.Or(cmp.Compare(b.weight, a.weight), strings.Compare(a.key, b.key))
 		})
 		var top []StackShare
 		for _, e := range all[:min(len(all), w.opts.Top)] {
 			top = append(top, StackShare{Frames: e.c.Frames, KernelFrames: e.c.KernelFrames, Own: e.c.Own, Waker: e.c.Waker,
-				Count: e.count, Share: float64(e.count) / float64(s.total), NoFramePointers: e.c.NoFramePointers})
+				Count: e.count, Share: float64(e.weight) / float64(s.total), NoFramePointers: e.c.NoFramePointers, Truncated: e.c.Truncated})
 		}
 		out[tid] = threadTop{pid: s.pid, top: top}
 	}

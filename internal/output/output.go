@@ -672,6 +672,8 @@ type jsonStack struct {
 	Count uint64  `json:"count"`
 	// NoFramePointers names the object a short user stack likely stopped in.
 	NoFramePointers string `json:"no_frame_pointers,omitempty"`
+	// Truncated says why the user stack ends before its outermost frame.
+	Truncated string `json:"truncated,omitempty"`
 }
 
 func jsonStacks(ss []model.StackShare) []jsonStack {
@@ -680,7 +682,7 @@ func jsonStacks(ss []model.StackShare) []jsonStack {
 	}
 	out := make([]jsonStack, 0, len(ss))
 	for _, s := range ss {
-		out = append(out, jsonStack{s.Frames, s.Own, s.Waker, round(s.Share, 3), s.Count, s.NoFramePointers})
+		out = append(out, jsonStack{s.Frames, s.Own, s.Waker, round(s.Share, 3), s.Count, s.NoFramePointers, s.Truncated})
 	}
 	return out
 }

@@ -28,6 +28,7 @@ const (
 	eKernelFrames = 2
 	eOwn          = 3
 	eNoFP         = 4
+	eTruncated    = 5
 )
 
 // Bounds on the stacks a reader keeps. The tables (strings, stacks) are
@@ -43,7 +44,9 @@ const (
 	maxStackCounts = 1 << 14
 	maxStackTarget = 1 << 10
 	// blockedCols and wokenCols are the values per count row: TID, PID,
-	// stack, count; and the waker's name before the stack.
+	// stack, count; and the waker's name before the stack. A writer adds
+	// one more, the samples' weight (the events they stand for), which
+	// readers from before it skip.
 	blockedCols = 4
 	wokenCols   = 5
 )
@@ -134,9 +137,9 @@ func (e *encoder) appendStacks(b []byte, s *model.Sample, key bool) ([]byte, err
 		if len(cs) == 0 || err != nil {
 			return
 		}
-		k := uint64(blockedCols)
+		k := uint64(blockedCols + 1)
 		if woken {
-			k = wokenCols
+			k = wokenCols + 1
 		}
 		var t []byte
 		t = protowire.AppendVarint(t, k)
@@ -159,6 +162,7 @@ func (e *encoder) appendStacks(b []byte, s *model.Sample, key bool) ([]byte, err
 			m, id = g.stack(m, &c.Stack)
 			t = protowire.AppendVarint(t, id)
 			t = protowire.AppendVarint(t, c.Count)
+			t = protowire.AppendVarint(t, c.Weight)
 		}
 		m = appendMsg(m, field, t)
 	}
@@ -179,11 +183,11 @@ func (g *stackEncoder) fills(r *model.StackSample) bool {
 		for i := range cs {
 			c := &cs[i]
 			stacks++
-			strs += len(c.Frames) + 3
+			strs += len(c.Frames) + 4
 			for _, f := range c.Frames {
 				bytes += min(len(f), maxString)
 			}
-			bytes += min(len(c.Own), maxString) + min(len(c.NoFramePointers), maxString) + min(len(c.Waker), maxString)
+			bytes += min(len(c.Own), maxString) + min(len(c.NoFramePointers), maxString) + min(len(c.Waker), maxString) + min(len(c.Truncated), maxString)
 		}
 	}
 	return strs > maxStackStrings || bytes > maxStackTableBytes || stacks > maxStackEntries
@@ -210,7 +214,7 @@ func (g *stackEncoder) stack(m []byte, st *model.Stack) ([]byte, uint64) {
 		g.key.WriteString(f)
 		g.key.WriteByte(0)
 	}
-	fmt.Fprintf(&g.key, "%d\x00%s\x00%s", st.KernelFrames, st.Own, st.NoFramePointers)
+	fmt.Fprintf(&g.key, "%d\x00%s\x00%s\x00%s", st.KernelFrames, st.Own, st.NoFramePointers, st.Truncated)
 	k := g.key.String()
 	if id, ok := g.stackIDs[k]; ok {
 		return m, id
@@ -229,6 +233,11 @@ func (g *stackEncoder) stack(m []byte, st *model.Stack) ([]byte, uint64) {
 	m, nofp = g.str(m, st.NoFramePointers)
 	e = appendZ(e, eOwn, int64(own))
 	e = appendZ(e, eNoFP, int64(nofp))
+	if st.Truncated != "" {
+		var tr uint64
+		m, tr = g.str(m, st.Truncated)
+		e = appendZ(e, eTruncated, int64(tr))
+	}
 	id := uint64(len(g.stackIDs))
 	g.stackIDs[k] = id
 	return appendMsg(m, gStack, e), id
@@ -352,6 +361,10 @@ func (t *stackTables) parseStack(b []byte) (model.Stack, error) {
 			if s.NoFramePointers, err = t.lookup(uint64(f.z())); err != nil {
 				return s, err
 			}
+		case f.num == eTruncated && f.typ == protowire.VarintType:
+			if s.Truncated, err = t.lookup(uint64(f.z())); err != nil {
+				return s, err
+			}
 		}
 	}
 	if s.KernelFrames < 0 || s.KernelFrames > len(s.Frames) {
@@ -382,7 +395,7 @@ func (t *stackTables) parseCounts(b []byte, woken bool) ([]model.StackCount, err
 	}
 	b = b[n:]
 	out := make([]model.StackCount, 0, m)
-	var row [wokenCols]uint64
+	var row [wokenCols + 1]uint64
 	last := 0
 	for range m {
 		for j := range k {
@@ -391,7 +404,7 @@ func (t *stackTables) parseCounts(b []byte, woken bool) ([]model.StackCount, err
 				return nil, corrupt("stack counts cut short")
 			}
 			b = b[n:]
-			if j < want {
+			if j <= want {
 				row[j] = v
 			}
 		}
@@ -413,6 +426,9 @@ func (t *stackTables) parseCounts(b []byte, woken bool) ([]model.StackCount, err
 			return nil, corrupt("stack %d of %d", s[0], len(t.stacks))
 		}
 		c.Stack, c.Count = t.stacks[s[0]], s[1]
+		if k > want {
+			c.Weight = s[2]
+		}
 		out = append(out, c)
 	}
 	return out, nil

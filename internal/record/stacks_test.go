@@ -271,3 +271,34 @@ func TestPlayerSaysWhatWasRecorded(t *testing.T) {
 		})
 	}
 }
+
+// A count's weight (the events its samples stand for) and a stack's
+// truncation reason come back as written.
+func TestRoundTripOfWeightsAndTruncation(t *testing.T) {
+	in := stacked()
+	n := 0
+	for i := range in {
+		st := in[i].Stacks
+		if st == nil || st.Unavailable != "" {
+			continue
+		}
+		for j := range st.Blocked {
+			st.Blocked[j].Weight = st.Blocked[j].Count * uint64(1+i%7)
+			if j == 0 {
+				st.Blocked[j].Truncated = "no unwind info in libjit.so"
+			}
+			n++
+		}
+		for j := range st.Woken {
+			st.Woken[j].Weight = st.Woken[j].Count * 3
+		}
+	}
+	if n == 0 {
+		t.Fatal("no stack counts to weigh")
+	}
+	data := record(t, in, WriterOptions{FlushEvery: 3 * time.Second, KeyframeEvery: 9 * time.Second})
+	_, got := decoded(t, data)
+	if diff := cmp.Diff(in, got, sampleCmp...); diff != "" {
+		t.Errorf("samples (-want +got):\n%s", diff)
+	}
+}

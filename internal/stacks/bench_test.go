@@ -223,7 +223,7 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 		if err := tr.SetAttached(true); err != nil {
 			b.Fatal(err)
 		}
-		perRun := func(label string) {
+		perRunOf := func(tr *Tracer, label string) {
 			progs := []*ebpf.Program{tr.objs.CtxtopStacksSwitch, tr.objs.CtxtopStacksWaking}
 			var st0 [2]*ebpf.ProgramStats
 			for i, p := range progs {
@@ -243,6 +243,7 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 				b.Logf("bpf_stats, %s: %.0f ns a sched_%s run over %d runs", label, ns, name, runs)
 			}
 		}
+		perRun := func(label string) { perRunOf(tr, label) }
 		tr.SetTargets(nil)
 		perRun("untargeted")
 		tr.SetTargets(unsampled)
@@ -270,8 +271,48 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 		every := sampleEvery(perSec, 2, sampleBudget)
 		tr.SetTargets([]Target{{TID: threads[0].TID, Every: every}, {TID: threads[1].TID, Every: every}})
 		perRun("sampled")
-		stats.Close()
 		tr.Close()
+
+		// With register and stack captures (the default): every event's
+		// capture, then sampled. The ring is drained every 2 ms meanwhile
+		// (from the other CPU), so that captures do not find it full,
+		// which would cost less.
+		ctr, err := OpenCapture(DefaultStackBytes)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ctr.SetAttached(true); err != nil {
+			b.Fatal(err)
+		}
+		stop := make(chan struct{})
+		drained := make(chan Raw)
+		go func() {
+			var raw Raw
+			var n int
+			for {
+				select {
+				case <-stop:
+					raw.Captures = nil
+					raw.Blocked = make([]BlockCount, n)
+					drained <- raw
+					return
+				case <-time.After(2 * time.Millisecond):
+				}
+				if err := ctr.Read(&raw); err == nil {
+					n += len(raw.Captures)
+				}
+			}
+		}()
+		ctr.SetTargets(unsampled)
+		perRunOf(ctr, "unsampled-capture")
+		ctr.SetTargets([]Target{{TID: threads[0].TID, Every: every}, {TID: threads[1].TID, Every: every}})
+		perRunOf(ctr, "sampled-capture")
+		close(stop)
+		last := <-drained
+		b.ReportMetric(float64(len(last.Blocked)), "captures-read")
+		b.ReportMetric(float64(last.CaptureLost), "captures-lost")
+		stats.Close()
+		ctr.Close()
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/symbolize"
+	"github.com/ctxtop/ctxtop/internal/unwind"
 )
 
 // Options choose what the collector traces and keeps.
@@ -34,6 +35,11 @@ type Options struct {
 	// wakings) are sampled a second over all targets (default
 	// sampleBudget).
 	Budget int
+	// StackBytes is how much of the user stack a sampled event copies,
+	// with the user registers, to unwind with the binaries' CFI (default
+	// DefaultStackBytes, at most MaxStackBytes-1); below 0 none is, and
+	// user stacks are the kernel's frame-pointer walks alone.
+	StackBytes int
 }
 
 // Collector attaches the tracer only while wanted, drains and symbolizes
@@ -50,10 +56,16 @@ type Collector struct {
 	on bool
 	tr *Tracer
 	// unload frees tr once the collector has been off for KeepLoaded.
-	unload  *time.Timer
-	err     error
-	sym     *symbolize.Symbolizer
-	symErr  error
+	unload *time.Timer
+	err    error
+	sym    *symbolize.Symbolizer
+	symErr error
+	unw    *unwind.Unwinder
+	ust    unwind.Stack
+	// every is each target's sampling as last set: the events a sample
+	// of it stands for.
+	every   map[int]uint32
+	comms   map[[16]int8]string
 	raw     Raw
 	lastRaw Raw
 	// cache holds resolved stacks by their kernel IDs and process, while
@@ -105,7 +117,14 @@ type resolveKey struct {
 	pid            int
 	kstack, ustack int32
 	gstack         [GoDepth]uint64
+	// A captured stack (ustack capturedStack): its unwound PCs and why
+	// the unwind ended.
+	pcs [MaxDepth]uint64
+	why unwind.Reason
 }
+
+// capturedStack is resolveKey.ustack for a stack unwound from a capture.
+const capturedStack = -1 << 30
 
 // resolved is a symbolized stack.
 type resolved struct {
@@ -113,6 +132,7 @@ type resolved struct {
 	kernelFrames int
 	own          string
 	noFP         string
+	truncated    string
 	sig          string
 	usedAt       int // the refresh that last resolved it
 }
@@ -123,10 +143,11 @@ type interval struct {
 }
 
 type counted struct {
-	r     *resolved
-	pid   int
-	waker string
-	count uint64
+	r      *resolved
+	pid    int
+	waker  string
+	count  uint64
+	weight uint64
 }
 
 // NewCollector returns a collector that is off.
@@ -143,7 +164,13 @@ func NewCollector(opt Options) *Collector {
 	if opt.Budget <= 0 {
 		opt.Budget = sampleBudget
 	}
-	return &Collector{opt: opt, open: Open}
+	switch {
+	case opt.StackBytes == 0:
+		opt.StackBytes = DefaultStackBytes
+	case opt.StackBytes < 0:
+		opt.StackBytes = 0
+	}
+	return &Collector{opt: opt, open: func() (*Tracer, error) { return OpenCapture(opt.StackBytes) }}
 }
 
 // Want records whether the programs should be attached; Apply makes it so.
@@ -195,14 +222,19 @@ func (c *Collector) Apply() {
 		// libraries fetched in the background, never waited for.
 		c.sym, c.symErr = symbolize.New(symbolize.Options{Proc: c.opt.Proc, Debuginfod: symbolize.DebuginfodFromEnv()})
 	}
+	if c.unw == nil && c.opt.StackBytes > 0 {
+		c.unw, _ = unwind.New(unwind.Options{Proc: c.opt.Proc, MaxFrames: MaxDepth})
+	}
 	c.cache, c.used, c.goPIDs = map[resolveKey]*resolved{}, map[int32]int{}, map[int]error{}
 	c.lastRaw = Raw{}
 	// A -p target's threads are known before any snapshot: trace them
 	// from the start, so the first report already has stacks.
 	c.targets = c.seed()
 	seeds := make([]Target, len(c.targets))
+	c.every, c.comms = map[int]uint32{}, map[[16]int8]string{}
 	for i, tid := range c.targets {
 		seeds[i] = Target{TID: tid, Every: seedEvery}
+		c.every[tid] = seedEvery
 	}
 	c.followGo(c.opt.PIDs)
 	c.err = c.setTargets(seeds)
@@ -280,7 +312,7 @@ func (c *Collector) closeLocked() {
 	c.err = nil
 }
 
-func add(m map[int]map[string]*counted, tid int, r *resolved, pid int, waker string, n uint64) {
+func add(m map[int]map[string]*counted, tid int, r *resolved, pid int, waker string, n, weight uint64) {
 	byStack := m[tid]
 	if byStack == nil {
 		byStack = map[string]*counted{}
@@ -292,9 +324,10 @@ func add(m map[int]map[string]*counted, tid int, r *resolved, pid int, waker str
 	}
 	if e := byStack[key]; e != nil {
 		e.count += n
+		e.weight += weight
 		return
 	}
-	byStack[key] = &counted{r: r, pid: pid, waker: waker, count: n}
+	byStack[key] = &counted{r: r, pid: pid, waker: waker, count: n, weight: weight}
 }
 
 // resolve symbolizes the stack pair (kstack, ustack) of process pid, and
@@ -318,18 +351,7 @@ func (c *Collector) resolve(st *model.Stacks, pid int, kstack, ustack int32, gst
 	}
 	r := &resolved{own: "", kernelFrames: 0, usedAt: c.refresh}
 	if c.sym != nil {
-		if addrs := c.tr.Stack(kstack); len(addrs) > 0 {
-			kf, err := c.sym.Kernel(addrs, symbolize.StackAddresses)
-			if errors.Is(err, symbolize.ErrKernelHidden) {
-				st.KernelHidden = true
-			} else {
-				kf = trimTracing(kf)
-				for _, f := range kf {
-					r.frames = append(r.frames, f.String())
-				}
-				r.kernelFrames = len(kf)
-			}
-		}
+		c.kernelFrames(st, r, kstack)
 		var uf []symbolize.Frame
 		if addrs := c.tr.Stack(ustack); len(addrs) > 0 {
 			if f, err := c.sym.User(pid, addrs, symbolize.StackAddresses); err == nil || len(f) == len(addrs) {
@@ -343,19 +365,84 @@ func (c *Collector) resolve(st *model.Stacks, pid int, kstack, ustack int32, gst
 				uf = append(uf, f...)
 			}
 		}
-		for _, f := range uf {
-			r.frames = append(r.frames, f.String())
-		}
-		if i := symbolize.InnermostOwn(uf); i >= 0 {
-			r.own = uf[i].String()
-		}
+		c.userFrames(r, uf)
 		r.noFP, _ = symbolize.NoFramePointers(uf)
 	}
+	c.keep(k, r)
+	return r
+}
+
+// keep completes r and caches it under k.
+func (c *Collector) keep(k resolveKey, r *resolved) {
 	if len(r.frames) == 0 {
 		r.frames = []string{"[unknown]"}
 	}
 	r.sig = strings.Join(r.frames, ";")
+	if r.truncated != "" {
+		// The same frames ending for another reason are another stack.
+		r.sig += "\x00" + r.truncated
+	}
 	c.cache[k] = r
+}
+
+// kernelFrames puts the kernel stack kstack's names into r.
+func (c *Collector) kernelFrames(st *model.Stacks, r *resolved, kstack int32) {
+	addrs := c.tr.Stack(kstack)
+	if len(addrs) == 0 {
+		return
+	}
+	kf, err := c.sym.Kernel(addrs, symbolize.StackAddresses)
+	if errors.Is(err, symbolize.ErrKernelHidden) {
+		st.KernelHidden = true
+		return
+	}
+	kf = trimTracing(kf)
+	for _, f := range kf {
+		r.frames = append(r.frames, f.String())
+	}
+	r.kernelFrames = len(kf)
+}
+
+// userFrames appends the user frames uf to r and names its own frame: the
+// innermost frame of the thread's own code that has a name. A frame no
+// symbol names is shown as its object and offset, but WHY never says a
+// thread blocks "in" an address.
+func (c *Collector) userFrames(r *resolved, uf []symbolize.Frame) {
+	for _, f := range uf {
+		r.frames = append(r.frames, f.String())
+	}
+	for i := range uf {
+		if !symbolize.Plumbing(uf[i]) && uf[i].Function != "" {
+			r.own = uf[i].Function
+			break
+		}
+	}
+}
+
+// resolveCapture unwinds and symbolizes a captured stack: the kernel's
+// stack, then the user stack unwound from the registers and stack copy
+// with the binaries' CFI (frame pointers where none covers a PC).
+func (c *Collector) resolveCapture(st *model.Stacks, cp *Capture) *resolved {
+	c.used[cp.KStack] = c.refresh
+	c.unw.UnwindInto(&c.ust, cp.PID, unwind.Regs{IP: cp.IP, SP: cp.SP, BP: cp.BP}, cp.Stack)
+	k := resolveKey{pid: cp.PID, kstack: cp.KStack, ustack: capturedStack, why: c.ust.Reason}
+	copy(k.pcs[:], c.ust.PCs)
+	if r := c.cache[k]; r != nil {
+		r.usedAt = c.refresh
+		return r
+	}
+	r := &resolved{usedAt: c.refresh}
+	if c.sym != nil {
+		c.kernelFrames(st, r, cp.KStack)
+		exact := c.ust.Exact
+		if uf, err := c.sym.UserExact(cp.PID, c.ust.PCs, exact); err == nil || len(uf) == len(c.ust.PCs) {
+			c.userFrames(r, uf)
+		}
+	}
+	if c.ust.Reason != unwind.End {
+		r.truncated = c.ust.Why()
+	}
+	c.keep(k, r)
 	return r
 }
 

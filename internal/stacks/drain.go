@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/bpfutil"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/sorts"
 )
@@ -37,11 +38,23 @@ func (c *Collector) Drain() *model.StackSample {
 	}
 	c.lastRaw.Dropped, c.lastRaw.InterruptWakings = c.raw.Dropped, c.raw.InterruptWakings
 	iv := interval{blocked: map[int]map[string]*counted{}, woken: map[int]map[string]*counted{}}
+	// A count of the maps is of samples taken at the target's sampling
+	// as last set (it changes only here, between reads); a capture says
+	// what it stood for itself.
 	for _, b := range c.raw.Blocked {
-		add(iv.blocked, b.TID, c.resolve(&st, b.PID, b.KStack, b.UStack, &b.GoStack), b.PID, "", b.Count)
+		add(iv.blocked, b.TID, c.resolve(&st, b.PID, b.KStack, b.UStack, &b.GoStack), b.PID, "", b.Count, b.Count*uint64(max(c.every[b.TID], 1)))
 	}
 	for _, w := range c.raw.Wakes {
-		add(iv.woken, w.WakeeTID, c.resolve(&st, w.WakerPID, w.KStack, w.UStack, nil), w.WakerPID, w.WakerComm, w.Count)
+		add(iv.woken, w.WakeeTID, c.resolve(&st, w.WakerPID, w.KStack, w.UStack, nil), w.WakerPID, w.WakerComm, w.Count, w.Count*uint64(max(c.every[w.WakeeTID], 1)))
+	}
+	for i := range c.raw.Captures {
+		cp := &c.raw.Captures[i]
+		r := c.resolveCapture(&st, cp)
+		if cp.Kind == CaptureBlock {
+			add(iv.blocked, cp.Target, r, cp.PID, "", 1, uint64(max(cp.Weight, 1)))
+		} else {
+			add(iv.woken, cp.Target, r, cp.PID, c.comm(&cp.Comm), 1, uint64(max(cp.Weight, 1)))
+		}
 	}
 	out.KernelHidden = st.KernelHidden
 	out.Blocked, out.Woken = stackCounts(iv.blocked), stackCounts(iv.woken)
@@ -53,8 +66,8 @@ func stackCounts(m map[int]map[string]*counted) []model.StackCount {
 	var out []model.StackCount
 	for tid, byStack := range m {
 		for _, e := range byStack {
-			out = append(out, model.StackCount{TID: tid, PID: e.pid, Waker: e.waker, Count: e.count,
-				Stack: model.Stack{Frames: e.r.frames, KernelFrames: e.r.kernelFrames, Own: e.r.own, NoFramePointers: e.r.noFP}})
+			out = append(out, model.StackCount{TID: tid, PID: e.pid, Waker: e.waker, Count: e.count, Weight: e.weight,
+				Stack: model.Stack{Frames: e.r.frames, KernelFrames: e.r.kernelFrames, Own: e.r.own, NoFramePointers: e.r.noFP, Truncated: e.r.truncated}})
 		}
 	}
 	sorts.Func(out, func(a, b model.StackCount) int {
@@ -76,8 +89,27 @@ func (c *Collector) Retarget(snap *model.Snapshot) {
 	c.freeStale()
 	c.targets = c.choose(snap)
 	c.followGo(c.targetPIDs(snap))
-	if err := c.setTargets(c.sampling(snap)); err != nil && snap.Stacks != nil {
+	ts := c.sampling(snap)
+	clear(c.every)
+	for _, t := range ts {
+		c.every[t.TID] = t.Every
+	}
+	if err := c.setTargets(ts); err != nil && snap.Stacks != nil {
 		// Live only: a replay shows the stacks the read had.
 		snap.Stacks.Unavailable = "setting stack targets: " + err.Error()
 	}
+}
+
+// comm is a waker's name, the same string for the same name: a waker
+// that wakes its target thousands of times an interval is named once.
+func (c *Collector) comm(b *[16]int8) string {
+	if s, ok := c.comms[*b]; ok {
+		return s
+	}
+	s := bpfutil.Comm(b)
+	if len(c.comms) >= 4096 {
+		clear(c.comms)
+	}
+	c.comms[*b] = s
+	return s
 }

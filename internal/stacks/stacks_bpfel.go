@@ -22,11 +22,29 @@ type stacksBlockKey struct {
 	Gstack [32]uint64
 }
 
+type stacksCapture struct {
+	_      structs.HostLayout
+	Kind   uint32
+	Tid    uint32
+	Pid    uint32
+	Target uint32
+	Weight uint32
+	Kstack int32
+	Len    uint32
+	Pad    uint32
+	Ip     uint64
+	Sp     uint64
+	Bp     uint64
+	Comm   [16]int8
+	Stack  [8192]uint8
+}
+
 type stacksCounters struct {
 	_           structs.HostLayout
 	Dropped     uint64
 	IrqWakings  uint64
 	StackErrors uint64
+	CaptureLost uint64
 }
 
 type stacksGoRuntime struct {
@@ -69,6 +87,8 @@ type stacksWakeVal struct {
 const (
 	stacksMapBlockScratch        = "block_scratch"
 	stacksMapBlocked             = "blocked"
+	stacksMapCaptureScratch      = "capture_scratch"
+	stacksMapCaptures            = "captures"
 	stacksMapCounterMap          = "counter_map"
 	stacksMapGoProcs             = "go_procs"
 	stacksMapStackMap            = "stack_map"
@@ -77,6 +97,7 @@ const (
 	stacksProgCtxtopStacksSwitch = "ctxtop_stacks_switch"
 	stacksProgCtxtopStacksWaking = "ctxtop_stacks_waking"
 	stacksVarPreemptCountFromRq  = "preempt_count_from_rq"
+	stacksVarStackBytes          = "stack_bytes"
 )
 
 // loadStacks returns the embedded CollectionSpec for stacks.
@@ -129,13 +150,15 @@ type stacksProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type stacksMapSpecs struct {
-	BlockScratch *ebpf.MapSpec `ebpf:"block_scratch"`
-	Blocked      *ebpf.MapSpec `ebpf:"blocked"`
-	CounterMap   *ebpf.MapSpec `ebpf:"counter_map"`
-	GoProcs      *ebpf.MapSpec `ebpf:"go_procs"`
-	StackMap     *ebpf.MapSpec `ebpf:"stack_map"`
-	Targets      *ebpf.MapSpec `ebpf:"targets"`
-	Wakes        *ebpf.MapSpec `ebpf:"wakes"`
+	BlockScratch   *ebpf.MapSpec `ebpf:"block_scratch"`
+	Blocked        *ebpf.MapSpec `ebpf:"blocked"`
+	CaptureScratch *ebpf.MapSpec `ebpf:"capture_scratch"`
+	Captures       *ebpf.MapSpec `ebpf:"captures"`
+	CounterMap     *ebpf.MapSpec `ebpf:"counter_map"`
+	GoProcs        *ebpf.MapSpec `ebpf:"go_procs"`
+	StackMap       *ebpf.MapSpec `ebpf:"stack_map"`
+	Targets        *ebpf.MapSpec `ebpf:"targets"`
+	Wakes          *ebpf.MapSpec `ebpf:"wakes"`
 }
 
 // stacksVariableSpecs contains global variables before they are loaded into the kernel.
@@ -143,6 +166,7 @@ type stacksMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type stacksVariableSpecs struct {
 	PreemptCountFromRq *ebpf.VariableSpec `ebpf:"preempt_count_from_rq"`
+	StackBytes         *ebpf.VariableSpec `ebpf:"stack_bytes"`
 }
 
 // stacksObjects contains all objects after they have been loaded into the kernel.
@@ -165,19 +189,23 @@ func (o *stacksObjects) Close() error {
 //
 // It can be passed to loadStacksObjects or ebpf.CollectionSpec.LoadAndAssign.
 type stacksMaps struct {
-	BlockScratch *ebpf.Map `ebpf:"block_scratch"`
-	Blocked      *ebpf.Map `ebpf:"blocked"`
-	CounterMap   *ebpf.Map `ebpf:"counter_map"`
-	GoProcs      *ebpf.Map `ebpf:"go_procs"`
-	StackMap     *ebpf.Map `ebpf:"stack_map"`
-	Targets      *ebpf.Map `ebpf:"targets"`
-	Wakes        *ebpf.Map `ebpf:"wakes"`
+	BlockScratch   *ebpf.Map `ebpf:"block_scratch"`
+	Blocked        *ebpf.Map `ebpf:"blocked"`
+	CaptureScratch *ebpf.Map `ebpf:"capture_scratch"`
+	Captures       *ebpf.Map `ebpf:"captures"`
+	CounterMap     *ebpf.Map `ebpf:"counter_map"`
+	GoProcs        *ebpf.Map `ebpf:"go_procs"`
+	StackMap       *ebpf.Map `ebpf:"stack_map"`
+	Targets        *ebpf.Map `ebpf:"targets"`
+	Wakes          *ebpf.Map `ebpf:"wakes"`
 }
 
 func (m *stacksMaps) Close() error {
 	return _StacksClose(
 		m.BlockScratch,
 		m.Blocked,
+		m.CaptureScratch,
+		m.Captures,
 		m.CounterMap,
 		m.GoProcs,
 		m.StackMap,
@@ -191,6 +219,7 @@ func (m *stacksMaps) Close() error {
 // It can be passed to loadStacksObjects or ebpf.CollectionSpec.LoadAndAssign.
 type stacksVariables struct {
 	PreemptCountFromRq *ebpf.Variable `ebpf:"preempt_count_from_rq"`
+	StackBytes         *ebpf.Variable `ebpf:"stack_bytes"`
 }
 
 // stacksPrograms contains all programs after they have been loaded into the kernel.

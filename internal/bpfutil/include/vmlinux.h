@@ -36,6 +36,7 @@ enum bpf_map_type {
 	BPF_MAP_TYPE_ARRAY = 2,
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
 	BPF_MAP_TYPE_STACK_TRACE = 7,
+	BPF_MAP_TYPE_RINGBUF = 27,
 	BPF_MAP_TYPE_TASK_STORAGE = 29,
 };
 
@@ -144,6 +145,10 @@ struct bpf_iter__task {
 /* amd64's: where Go's ABIInternal keeps the current goroutine (g). */
 struct pt_regs {
 	unsigned long r14;
+	unsigned long bp;
+	unsigned long ip;
+	unsigned long cs;
+	unsigned long sp;
 } __attribute__((preserve_access_index));
 
 #endif

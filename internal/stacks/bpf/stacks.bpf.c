@@ -58,8 +58,11 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define MAX_WAKES 4096
 #define MAX_GO_PROCS 128
 #define GO_DEPTH 32
+#define MAX_STACK_BYTES 8192	/* a power of two: the copy's size is masked by it - 1 */
+#define CAPTURE_RING (16 << 20)	/* some 4,000 captures of 4 KiB: a refresh's at the default budget */
 
 #define BPF_F_USER_STACK (1ULL << 8)
+#define RB_NO_WAKEUP 1ULL	/* BPF_RB_NO_WAKEUP */
 
 struct block_key {
 	u32 tid;
@@ -94,7 +97,31 @@ struct counters {
 	u64 dropped;		/* events not counted: a count map was full */
 	u64 irq_wakings;	/* sampled target wakings in an interrupt: counted here only */
 	u64 stack_errors;	/* stacks not kept (map full, a collision) */
+	u64 capture_lost;	/* captures the ring had no room for */
 };
+
+/*
+ * A sampled event's user registers and the top of the user stack, for
+ * user space to unwind with the binaries' CFI (code built without frame
+ * pointers: distribution libc, most -O2 programs), as perf --call-graph
+ * dwarf does. Sent through the capture ring, header then `len` bytes.
+ */
+struct capture {
+	u32 kind;	/* CAPTURE_BLOCK (tid blocked) or CAPTURE_WAKE (tid woke target) */
+	u32 tid;	/* whose stack it is */
+	u32 pid;
+	u32 target;	/* the target thread: tid itself for a block */
+	u32 weight;	/* the events this sample stands for: the target's `every` */
+	s32 kstack;
+	u32 len;	/* stack bytes copied from sp up */
+	u32 _pad;
+	u64 ip, sp, bp;
+	char comm[TASK_COMM_LEN];	/* tid's name (the waker's) */
+	u8 stack[MAX_STACK_BYTES];
+};
+
+#define CAPTURE_BLOCK 0
+#define CAPTURE_WAKE 1
 
 /*
  * Where a Go binary's runtime keeps what go_parked_stack reads, in bytes
@@ -202,6 +229,30 @@ struct {
 	__type(value, struct block_key);
 } block_scratch SEC(".maps");
 
+/* Room for one capture per CPU: far too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct capture);
+} capture_scratch SEC(".maps");
+
+/*
+ * Captures to user space, drained once per refresh. Written with
+ * BPF_RB_NO_WAKEUP: the reader never sleeps on it, so no capture wakes
+ * ctxtop (a wake-up per capture would be a context switch of its own).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, CAPTURE_RING);
+} captures SEC(".maps");
+
+/*
+ * How many bytes of user stack a capture copies; 0 takes no captures (the
+ * frame-pointer stacks only, as before). Set at load.
+ */
+volatile const u32 stack_bytes = 0;
+
 /*
  * Where this CPU's preempt count lies in bytes from its run queue (see
  * internal/waketrace); 0 where the kernel has none as a per-CPU variable, and
@@ -267,6 +318,66 @@ static __always_inline s32 stack_of(void *ctx, u64 flags)
 			c->stack_errors++;
 	}
 	return id;
+}
+
+/*
+ * capture sends task's user registers and the top stack_bytes of its user
+ * stack, with the kernel stack, to the capture ring; false when it does
+ * not (no captures asked for, a kernel thread, a registered Go process), and the event then goes to
+ * the count maps as before. task is the current task (prev at the switch,
+ * the waker at the waking): its user stack is the one readable.
+ */
+static __always_inline bool capture(void *ctx, struct task_struct *task, u32 kind, u32 target, u32 weight)
+{
+	struct pt_regs *regs;
+	struct capture *c;
+	struct counters *st;
+	u32 zero = 0, n;
+	u64 id;
+
+	if (!stack_bytes || (task->flags & 0x00200000 /* PF_KTHREAD */))
+		return false;
+	id = bpf_get_current_pid_tgid();
+	/*
+	 * A registered Go process keeps frame pointers, and its runtime
+	 * switches stacks (systemstack, mcall) that a copy of one stack's top
+	 * cannot follow: the kernel's walk and the goroutine's serve it.
+	 */
+	if (bpf_map_lookup_elem(&go_procs, &(u32){id >> 32}))
+		return false;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	c = bpf_map_lookup_elem(&capture_scratch, &zero);
+	/* The registers saved at the entry from user mode, or there are none to unwind. */
+	if (!regs || !c || (regs->cs & 3) != 3)
+		return false;
+	c->kind = kind;
+	c->tid = (u32)id;
+	c->pid = id >> 32;
+	c->target = target;
+	c->weight = weight;
+	c->ip = regs->ip;
+	c->sp = regs->sp;
+	c->bp = regs->bp;
+	if (!c->ip || !c->sp)
+		return false;
+	bpf_get_current_comm(c->comm, sizeof(c->comm));
+	c->kstack = stack_of(ctx, 0);
+	n = stack_bytes & (MAX_STACK_BYTES - 1);
+	if (!n)
+		n = MAX_STACK_BYTES - 1;
+	if (bpf_probe_read_user(c->stack, n, (void *)c->sp)) {
+		/* The stack ends within n bytes (a main thread near its top): the rest of its page. */
+		n = (4096 - (c->sp & 4095)) & (MAX_STACK_BYTES - 1);
+		if (bpf_probe_read_user(c->stack, n, (void *)c->sp))
+			n = 0;
+	}
+	c->len = n;
+	if (bpf_ringbuf_output(&captures, c, offsetof(struct capture, stack) + (n & (MAX_STACK_BYTES - 1)), RB_NO_WAKEUP)) {
+		st = stats();
+		if (st)
+			st->capture_lost++;
+	}
+	return true;
 }
 
 /* Reads a word of the current task's memory; nonzero when it cannot. */
@@ -346,6 +457,8 @@ int BPF_PROG(ctxtop_stacks_switch, bool preempt, struct task_struct *prev)
 		return 0;
 	if (!sampled(t, &t->switch_left))
 		return 0;
+	if (capture(ctx, prev, CAPTURE_BLOCK, tid, t->every))
+		return 0;
 	k = bpf_map_lookup_elem(&block_scratch, &zero);
 	if (!k)
 		return 0;
@@ -397,6 +510,8 @@ int BPF_PROG(ctxtop_stacks_waking, struct task_struct *p)
 			c->irq_wakings++;
 		return 0;
 	}
+	if (capture(ctx, bpf_get_current_task_btf(), CAPTURE_WAKE, wakee, t->every))
+		return 0;
 	id = bpf_get_current_pid_tgid();
 	k.wakee_tid = wakee;
 	k.waker_tid = (u32)id;

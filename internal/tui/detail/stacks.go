@@ -57,15 +57,22 @@ func (m Model) stackLines() []string {
 	}
 	list("blocked at", "no voluntary switch traced yet", t.BlockedAt)
 	list("woken from", "no wake-up by a task traced yet", t.WokenFrom)
-	var noFP string
+	var noFP, cut string
 	for _, s := range append(append([]model.StackShare(nil), t.BlockedAt...), t.WokenFrom...) {
-		if s.NoFramePointers != "" {
+		if noFP == "" {
 			noFP = s.NoFramePointers
-			break
+		}
+		if cut == "" {
+			cut = s.Truncated
 		}
 	}
 	if noFP != "" {
 		lines = append(lines, th.Dim.Render(textutil.Truncate("short user stacks: no frame pointers in "+noFP+"? (build with -fno-omit-frame-pointer)", m.width)))
+	}
+	// An unwound stack that ends early says where and why, so that its
+	// outermost frame is not read as the thread's entry point.
+	if cut != "" {
+		lines = append(lines, th.Dim.Render(textutil.Truncate("stacks cut short: "+cut, m.width)))
 	}
 	lines = append(lines, notes...)
 	if st.KernelHidden {

@@ -168,3 +168,18 @@ func TestStackListsSayTheirSamples(t *testing.T) {
 		}
 	}
 }
+
+// A stack that ends before its outermost frame says why, under the lists.
+func TestStackCutShortSaysWhy(t *testing.T) {
+	s := tuitest.Snapshot()
+	th := s.Threads[3]
+	th.BlockedAt = []model.StackShare{{Frames: []string{"futex_wait", "pthread_cond_wait", "WorkQueue::take"}, KernelFrames: 1,
+		Own: "WorkQueue::take", Share: 1, Count: 40, Truncated: "stack copy too short"}}
+	m := New(theme.New(true, true))
+	m.SetSize(100, 40)
+	m.SetThread(th, true, nil, nil, nil)
+	m.SetStacks(&model.Stacks{})
+	if got, want := ansi.Strip(m.View()), "stacks cut short: stack copy too short"; !strings.Contains(got, want) {
+		t.Errorf("no %q:\n%s", want, got)
+	}
+}
