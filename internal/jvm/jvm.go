@@ -230,7 +230,7 @@ func Notes(proc string, pid int) (notes []string, perfMap bool) {
 		notes = append(notes, fmt.Sprintf("JVM %d: no perf map, its JIT frames are unnamed", pid))
 	}
 	if fp, err := PreserveFramePointerFromCmdline(proc, pid); err == nil && !fp {
-		notes = append(notes, fmt.Sprintf("JVM %d: no -XX:+PreserveFramePointer, Java frames stop at the first JIT frame", pid))
+		notes = append(notes, fmt.Sprintf("JVM %d: no -XX:+PreserveFramePointer, so Java stacks end in JIT code", pid))
 	}
 	return notes, perfMap
 }

@@ -120,7 +120,7 @@ func TestPerfMap(t *testing.T) {
 			t.Cleanup(func() { os.Remove(perfMap) })
 			wantNotes := []string{fmt.Sprintf("JVM %d: no perf map, its JIT frames are unnamed", pid)}
 			if !c.keepsFP {
-				wantNotes = append(wantNotes, fmt.Sprintf("JVM %d: no -XX:+PreserveFramePointer, Java frames stop at the first JIT frame", pid))
+				wantNotes = append(wantNotes, fmt.Sprintf("JVM %d: no -XX:+PreserveFramePointer, so Java stacks end in JIT code", pid))
 			}
 			notes, has := Notes("/proc", pid)
 			if diff := cmp.Diff(wantNotes, notes); diff != "" || has {

@@ -21,7 +21,7 @@ func (f *fakeJVM) Notes(pid int) ([]string, bool) {
 	if pid != 4242 {
 		return nil, false
 	}
-	notes := []string{fmt.Sprintf("JVM %d: no -XX:+PreserveFramePointer, Java frames stop at the first JIT frame", pid)}
+	notes := []string{fmt.Sprintf("JVM %d: no -XX:+PreserveFramePointer, so Java stacks end in JIT code", pid)}
 	if !f.perfMap {
 		notes = append([]string{fmt.Sprintf("JVM %d: no perf map, its JIT frames are unnamed", pid)}, notes...)
 	}
@@ -47,7 +47,7 @@ func TestJVMKeyAsksForAPerfMap(t *testing.T) {
 	screen := ansi.Strip(m.Render())
 	for _, want := range []string{
 		"JVM 4242: no perf map, its JIT frames are unnamed (J asks it for one)",
-		"JVM 4242: no -XX:+PreserveFramePointer, Java frames stop at the first JIT frame",
+		"JVM 4242: no -XX:+PreserveFramePointer, so Java stacks end in JIT code",
 	} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the detail view lacks %q:\n%s", want, screen)
