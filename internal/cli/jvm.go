@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/jvm"
+	"github.com/ctxtop/ctxtop/internal/stacks"
 )
 
 // jvmTimeout bounds the wait for a JVM's attach listener and for its
@@ -34,10 +35,18 @@ func sayJVMs(stderr io.Writer, proc string, pids []int, ask bool) {
 	}
 }
 
-// liveJVMs are the monitor's JVMs: this host's.
-type liveJVMs struct{ proc string }
+// liveJVMs are the monitor's JVMs: this host's. A perf map asked for
+// renames the stacks already resolved with its JIT frames unnamed.
+type liveJVMs struct {
+	proc   string
+	stacks *stacks.Collector
+}
 
 func (j liveJVMs) Notes(pid int) ([]string, bool) { return jvm.Notes(j.proc, pid) }
 func (j liveJVMs) AskPerfMap(pid int) (string, error) {
-	return jvm.AskPerfMap(j.proc, pid, jvmTimeout)
+	msg, err := jvm.AskPerfMap(j.proc, pid, jvmTimeout)
+	if err == nil && j.stacks != nil {
+		j.stacks.Rename(pid)
+	}
+	return msg, err
 }

@@ -51,7 +51,7 @@ func runTUI(o options, demoStep time.Duration) error {
 	warnSkipped(os.Stderr, src.Skipped())
 	defer src.Close()
 	var actions tui.Actions = tui.Kernel{}
-	var jvms tui.JVM = liveJVMs{o.procRoot}
+	var jvms tui.JVM = liveJVMs{o.procRoot, sc}
 	noActions := ""
 	if filepath.Clean(o.procRoot) != "/proc" {
 		// The IDs on screen are that tree's: here they may name anything.
