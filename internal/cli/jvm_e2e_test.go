@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,17 @@ func TestJVMPerfMapFlag(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "Spin.work(long)") {
 		t.Errorf("the perf map does not name Spin.work")
+	}
+
+	// record too, asked to.
+	os.Remove(perfMap)
+	rec := filepath.Join(t.TempDir(), "rec")
+	_, stderr, err = runFor(t, time.Minute, "", "record", "--stacks", "--jvm-perfmap", "-p", p, "-o", rec, "-d", "0.2", "--duration", "0.4")
+	if err != nil {
+		t.Fatalf("record --jvm-perfmap: %v\n%s", err, stderr)
+	}
+	if _, err := os.Stat(perfMap); err != nil || !strings.Contains(string(stderr), "ctxtop: asked JVM "+p+" for a perf map: ") {
+		t.Errorf("record --jvm-perfmap: perf map %v, stderr:\n%s", err, stderr)
 	}
 
 	sleep := exec.Command("sleep", "60")

@@ -37,6 +37,8 @@ type recordOptions struct {
 	flush      durationValue
 	wakeups    bool
 	stacks     bool
+	// jvmPerfMap asks the -p processes that are JVMs for a perf map.
+	jvmPerfMap bool
 	stackBytes int
 	force      bool
 }
@@ -104,6 +106,9 @@ directory.`,
 			if !(o.hot > 0) {
 				return fmt.Errorf("--hot must be a positive rate, got %v", o.hot)
 			}
+			if o.jvmPerfMap && (!o.stacks || len(o.pids) == 0) {
+				return errors.New("--jvm-perfmap asks the -p processes that are JVMs for perf maps: give it with --stacks and -p PID")
+			}
 			if err := applyHostRoot(cmd, o.hostRoot, &o.procRoot, &o.cgroupRoot); err != nil {
 				return err
 			}
@@ -127,6 +132,7 @@ directory.`,
 	f.BoolVar(&o.wakeups, "wakeups", false, "also record who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF), for replay's W view and JSON wakeups")
 	stackBytesFlag(f, &o.stackBytes)
 	f.BoolVar(&o.stacks, "stacks", false, "also record where hot threads (all threads of -p processes) block and are woken from, symbolized (eBPF stacks; needs root or CAP_BPF+CAP_PERFMON and kernel BTF), for replay's detail view, WHY, JSON blocked_at/woken_from and -o folded")
+	f.BoolVar(&o.jvmPerfMap, "jvm-perfmap", false, "with --stacks -p: ask each of the processes that is a HotSpot JVM (JDK 17+) for a perf map naming its JIT-compiled methods, once at start")
 	return cmd
 }
 
@@ -161,6 +167,9 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	}
 	tr := openTracers(stderr, tracerWants{wakeups: o.wakeups, stacks: o.stacks, stackBytes: o.stackBytes, proc: o.procRoot, pids: o.pids})
 	defer tr.Close()
+	if o.stacks {
+		sayJVMs(stderr, o.procRoot, o.pids, o.jvmPerfMap)
+	}
 	if tr.wakeups != nil {
 		cfg.Wakeups = tr.wakeups
 	}
