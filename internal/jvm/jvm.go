@@ -175,10 +175,9 @@ func lastFlag(args []string, def bool) bool {
 }
 
 // PreserveFramePointerFromCmdline tells, without asking the JVM, whether
-// it was started with -XX:+PreserveFramePointer: the options of
-// JAVA_TOOL_OPTIONS, then its command line, then _JAVA_OPTIONS, the order
-// in which HotSpot applies them (an @argfile or -XX:Flags= file is not
-// read). The default, off, is HotSpot's on x86-64 and arm64.
+// it was started with -XX:+PreserveFramePointer, from its command line
+// and the environment variables that add options (an @argfile or a
+// -XX:Flags= file is not read). The default, off, is HotSpot's on x86-64 and arm64.
 func PreserveFramePointerFromCmdline(proc string, pid int) (bool, error) {
 	dir := filepath.Join(proc, strconv.Itoa(pid))
 	cmd, err := procfs.ReadFile(filepath.Join(dir, "cmdline"), 1<<20)
@@ -186,18 +185,22 @@ func PreserveFramePointerFromCmdline(proc string, pid int) (bool, error) {
 		return false, err
 	}
 	env, _ := procfs.ReadFile(filepath.Join(dir, "environ"), 1<<20) // other users' is unreadable: go by the command line
-	var tool, late []string
+	// In HotSpot's order: JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS (which the
+	// java launcher puts before its arguments, out of /proc's sight), the
+	// command line, _JAVA_OPTIONS.
+	opts := [4][]string{2: strings.Split(string(cmd), "\x00")}
 	for _, kv := range bytes.Split(env, []byte{0}) {
-		if v, ok := bytes.CutPrefix(kv, []byte("JAVA_TOOL_OPTIONS=")); ok {
-			tool = strings.Fields(string(v))
-		} else if v, ok := bytes.CutPrefix(kv, []byte("_JAVA_OPTIONS=")); ok {
-			late = strings.Fields(string(v))
+		for i, name := range [...]string{"JAVA_TOOL_OPTIONS=", "JDK_JAVA_OPTIONS=", "", "_JAVA_OPTIONS="} {
+			if v, ok := bytes.CutPrefix(kv, []byte(name)); ok && name != "" {
+				opts[i] = strings.Fields(string(v))
+			}
 		}
 	}
-	args := strings.Split(string(cmd), "\x00")
-	on := lastFlag(tool, false)
-	on = lastFlag(args, on)
-	return lastFlag(late, on), nil
+	on := false
+	for _, o := range opts {
+		on = lastFlag(o, on)
+	}
+	return on, nil
 }
 
 // AskPerfMap asks process pid for a perf map and says what it did in one

@@ -208,9 +208,12 @@ func checkOwnCredentials(t *testing.T) {
 // command lines and environments, in HotSpot's order.
 func TestPreserveFramePointerFromCmdline(t *testing.T) {
 	for _, c := range []struct {
-		arg, tool, late string
-		want            bool
+		arg, tool, jdk, late string
+		want                 bool
 	}{
+		{arg: "-Xmx1g", jdk: "-XX:+PreserveFramePointer", want: true},
+		{arg: "-XX:-PreserveFramePointer", jdk: "-XX:+PreserveFramePointer", want: false},
+		{arg: "-Xmx1g", tool: "-XX:+PreserveFramePointer", jdk: "-XX:-PreserveFramePointer", want: false},
 		{arg: "-Xmx1g", want: false},
 		{arg: "-XX:+PreserveFramePointer", want: true},
 		{arg: "-XX:-PreserveFramePointer", tool: "-XX:+PreserveFramePointer", want: false},
@@ -220,7 +223,7 @@ func TestPreserveFramePointerFromCmdline(t *testing.T) {
 		// sh takes the argument as its $0 and sleeps: a process whose
 		// command line holds it.
 		cmd := exec.Command("sh", "-c", "sleep 60", c.arg)
-		cmd.Env = []string{"JAVA_TOOL_OPTIONS=" + c.tool, "_JAVA_OPTIONS=" + c.late}
+		cmd.Env = []string{"JAVA_TOOL_OPTIONS=" + c.tool, "JDK_JAVA_OPTIONS=" + c.jdk, "_JAVA_OPTIONS=" + c.late}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
