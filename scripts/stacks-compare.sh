@@ -136,9 +136,11 @@ for r in $(seq "$rounds"); do
 		after=$(measure)
 		ratio=$(awk -v on="$on" -v a="$before" -v b="$after" 'BEGIN {
 			n = 0; s = 0
-			if (a != "nan") {s += a; n++}
-			if (b != "nan") {s += b; n++}
-			if (on == "nan" || n == 0) print "nan"; else printf "%.3f\n", on * n / s}')
+			# A window with no whole second in it (the host starved the
+			# ping-pong) has no figure.
+			if (a ~ /^[0-9.]+$/) {s += a; n++}
+			if (b ~ /^[0-9.]+$/) {s += b; n++}
+			if (on !~ /^[0-9.]+$/ || n == 0) print "nan"; else printf "%.3f\n", on * n / s}')
 		ratios[$t]+="$ratio "
 		printf '%s round %d: %s ns/rt on, %s and %s alone: %s\n' "$t" "$r" "$on" "$before" "$after" "$ratio" >&2
 		before=$after

@@ -34,9 +34,12 @@ func (c *Collector) Drain() *model.StackSample {
 	var st model.Stacks
 	out := &model.StackSample{
 		Time: now, Targets: slices.Clone(c.targets),
-		Dropped: c.raw.Dropped - c.lastRaw.Dropped, InterruptWakings: c.raw.InterruptWakings - c.lastRaw.InterruptWakings,
+		// A capture the ring had no room for is a sampled event not
+		// counted, as one a full count map turned away.
+		Dropped:          c.raw.Dropped + c.raw.CaptureLost - c.lastRaw.Dropped - c.lastRaw.CaptureLost,
+		InterruptWakings: c.raw.InterruptWakings - c.lastRaw.InterruptWakings,
 	}
-	c.lastRaw.Dropped, c.lastRaw.InterruptWakings = c.raw.Dropped, c.raw.InterruptWakings
+	c.lastRaw.Dropped, c.lastRaw.InterruptWakings, c.lastRaw.CaptureLost = c.raw.Dropped, c.raw.InterruptWakings, c.raw.CaptureLost
 	iv := interval{blocked: map[int]map[string]*counted{}, woken: map[int]map[string]*counted{}}
 	// A count of the maps is of samples taken at the target's sampling
 	// as last set (it changes only here, between reads); a capture says
@@ -47,14 +50,15 @@ func (c *Collector) Drain() *model.StackSample {
 	for _, w := range c.raw.Wakes {
 		add(iv.woken, w.WakeeTID, c.resolve(&st, w.WakerPID, w.KStack, w.UStack, nil), w.WakerPID, w.WakerComm, w.Count, w.Count*uint64(max(c.every[w.WakeeTID], 1)))
 	}
-	for i := range c.raw.Captures {
-		cp := &c.raw.Captures[i]
+	if _, err := c.tr.ReadCaptures(func(cp *Capture) {
 		r := c.resolveCapture(&st, cp)
 		if cp.Kind == CaptureBlock {
 			add(iv.blocked, cp.Target, r, cp.PID, "", 1, uint64(max(cp.Weight, 1)))
 		} else {
 			add(iv.woken, cp.Target, r, cp.PID, c.comm(&cp.Comm), 1, uint64(max(cp.Weight, 1)))
 		}
+	}); err != nil {
+		return &model.StackSample{Time: now, Unavailable: err.Error()}
 	}
 	out.KernelHidden = st.KernelHidden
 	out.Blocked, out.Woken = stackCounts(iv.blocked), stackCounts(iv.woken)

@@ -110,8 +110,8 @@ type Capture struct {
 	KStack     int32
 	IP, SP, BP uint64
 	Comm       [16]int8
-	// Stack is the copy of the user stack from SP up; it lives in Raw's
-	// buffer until the next Read.
+	// Stack is the copy of the user stack from SP up; it is valid only
+	// during the ReadCaptures callback it is handed to.
 	Stack []byte
 }
 
@@ -143,12 +143,9 @@ type Raw struct {
 	// count map, target wakings in an interrupt (counted only here), and
 	// stacks the stack map could not keep.
 	Dropped, InterruptWakings, StackErrors uint64
-	// Captures are the interval's register and stack captures (with
-	// Options.StackBytes); CaptureLost counts those the ring had no room
-	// for, since the programs were loaded.
-	Captures    []Capture
+	// CaptureLost counts the captures the ring had no room for, since
+	// the programs were loaded (ReadCaptures reads the others).
 	CaptureLost uint64
-	buf         []byte
 }
 
 // batch is how many entries one batch syscall moves.
@@ -340,9 +337,6 @@ func (t *Tracer) Read(r *Raw) error {
 			return fmt.Errorf("reading waker stacks: %w", err)
 		}
 	}
-	if err := t.readCaptures(r); err != nil {
-		return err
-	}
 	if err := t.objs.CounterMap.Lookup(uint32(0), &t.counters); err != nil {
 		return fmt.Errorf("reading counters: %w", err)
 	}
@@ -359,61 +353,50 @@ func (t *Tracer) Read(r *Raw) error {
 // captureHeader is the bytes of a capture before its stack copy.
 const captureHeader = int(unsafe.Offsetof(stacksCapture{}.Stack))
 
-// readCaptures drains the capture ring into r, the stack copies into r's
-// buffer: once it has grown to an interval's captures, nothing is
-// allocated.
-func (t *Tracer) readCaptures(r *Raw) error {
-	r.Captures, r.buf = r.Captures[:0], r.buf[:0]
+// ReadCaptures drains the capture ring, handing each capture to fn; the
+// capture and its stack bytes are the ring's record, valid only during
+// the call, so nothing is allocated or copied per capture. It returns how
+// many were read.
+func (t *Tracer) ReadCaptures(fn func(*Capture)) (int, error) {
 	if t.ring == nil {
-		return nil
+		return 0, nil
 	}
+	var c Capture
+	n := 0
 	for {
 		err := t.ring.ReadInto(&t.rec)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			break
+			return n, nil
 		}
 		if err != nil {
-			return fmt.Errorf("reading captures: %w", err)
+			return n, fmt.Errorf("reading captures: %w", err)
 		}
 		b := t.rec.RawSample
 		if len(b) < captureHeader {
 			continue
 		}
-		n := int(binary.LittleEndian.Uint32(b[24:]))
-		if n > len(b)-captureHeader {
-			n = len(b) - captureHeader
-		}
-		c := Capture{
+		size := min(int(binary.LittleEndian.Uint32(b[24:])), len(b)-captureHeader)
+		c = Capture{
 			Kind: binary.LittleEndian.Uint32(b[0:]), TID: int(binary.LittleEndian.Uint32(b[4:])),
 			PID: int(binary.LittleEndian.Uint32(b[8:])), Target: int(binary.LittleEndian.Uint32(b[12:])),
 			Weight: binary.LittleEndian.Uint32(b[16:]), KStack: int32(binary.LittleEndian.Uint32(b[20:])),
 			IP: binary.LittleEndian.Uint64(b[32:]), SP: binary.LittleEndian.Uint64(b[40:]), BP: binary.LittleEndian.Uint64(b[48:]),
+			Stack: b[captureHeader : captureHeader+size : captureHeader+size],
 		}
 		for i := range c.Comm {
 			c.Comm[i] = int8(b[56+i])
 		}
-		// The stack is a span of r.buf until every capture is read: the
-		// buffer may move as it grows.
-		off := len(r.buf)
-		r.buf = append(r.buf, b[captureHeader:captureHeader+n]...)
-		c.Stack = r.buf[off : off+n : off+n]
-		r.Captures = append(r.Captures, c)
+		fn(&c)
+		n++
 	}
-	// Point the stacks into the final buffer.
-	off := 0
-	for i := range r.Captures {
-		n := len(r.Captures[i].Stack)
-		r.Captures[i].Stack = r.buf[off : off+n : off+n]
-		off += n
-	}
-	return nil
 }
 
 // Reset detaches the programs, forgets the targets and empties the count
 // and stack maps, leaving the tracer loaded as Open left it but detached.
 func (t *Tracer) Reset() error {
 	var raw Raw
-	errs := []error{t.SetAttached(false), t.SetTargets(nil), t.Read(&raw)}
+	_, rerr := t.ReadCaptures(func(*Capture) {})
+	errs := []error{t.SetAttached(false), t.SetTargets(nil), t.Read(&raw), rerr}
 	// Every stack, also those whose count did not fit in a count map.
 	var ids []uint32
 	var id uint32

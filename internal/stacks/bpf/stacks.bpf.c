@@ -59,7 +59,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define MAX_GO_PROCS 128
 #define GO_DEPTH 32
 #define MAX_STACK_BYTES 8192	/* a power of two: the copy's size is masked by it - 1 */
-#define CAPTURE_RING (16 << 20)	/* some 4,000 captures of 4 KiB: a refresh's at the default budget */
+#define CAPTURE_RING (8 << 20)	/* some 2,000 captures of 4 KiB: a second's at the default budget */
 
 #define BPF_F_USER_STACK (1ULL << 8)
 #define RB_NO_WAKEUP 1ULL	/* BPF_RB_NO_WAKEUP */
