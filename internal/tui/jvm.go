@@ -52,7 +52,7 @@ func (m *Model) askJVM() tea.Cmd {
 	pid := m.shown.pid
 	switch {
 	case m.opts.JVM == nil || m.replay != nil:
-		m.setStatus("", errors.New("J asks a live JVM for a perf map: not possible here"))
+		m.setStatus("", errors.New("asking a JVM for a perf map: not possible here (a replay, or another --proc)"))
 		return nil
 	case pid <= 0:
 		m.setStatus("", errors.New("no process shown"))
