@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/procfs"
+	"github.com/ctxtop/ctxtop/internal/sanitize"
 )
 
 // maxAnswer caps what is read of one answer: VM.flags is a few KB, and a
@@ -21,7 +22,7 @@ import (
 const maxAnswer = 1 << 20
 
 // Command runs one diagnostic command line in the JVM, as `jcmd PID LINE`
-// does, and returns its output. It waits at most timeout for the JVM to
+// does, and returns its output; line holds no NUL. It waits at most timeout for the JVM to
 // start its attach listener and as long again for the answer.
 //
 // HotSpot's attach mechanism on Linux: a JVM that finds the file
@@ -35,9 +36,6 @@ const maxAnswer = 1 << 20
 // Paths go through /proc/PID/root and /proc/PID/cwd, so a JVM in a
 // container is reached in its own mount namespace, by its own PID.
 func (p *Process) Command(line string, timeout time.Duration) (string, error) {
-	if strings.IndexByte(line, 0) >= 0 {
-		return "", fmt.Errorf("JVM %d: a command cannot hold a NUL byte", p.PID)
-	}
 	me := os.Geteuid()
 	become := me == 0 && (p.UID != 0 || p.GID != 0)
 	if me != 0 && (me != p.UID || os.Getegid() != p.GID) {
@@ -48,23 +46,19 @@ func (p *Process) Command(line string, timeout time.Duration) (string, error) {
 		err error
 	}
 	ch := make(chan result, 1)
-	if become {
-		go offMainThread(func() {
-			// Never unlocked: the thread ends with this goroutine.
-			runtime.LockOSThread()
+	go offMainThread(func() {
+		// Never unlocked: the thread ends with this goroutine, whatever
+		// credentials it took.
+		runtime.LockOSThread()
+		if become {
 			if err := setThreadCreds(p.UID, p.GID); err != nil {
 				ch <- result{-1, fmt.Errorf("JVM %d: taking its credentials: %w", p.PID, err)}
 				return
 			}
-			fd, err := p.attach(time.Now().Add(timeout))
-			ch <- result{fd, err}
-		})
-	} else {
-		go func() {
-			fd, err := p.attach(time.Now().Add(timeout))
-			ch <- result{fd, err}
-		}()
-	}
+		}
+		fd, err := p.attach(time.Now().Add(timeout))
+		ch <- result{fd, err}
+	})
 	r := <-ch
 	if r.err != nil {
 		return "", r.err
@@ -104,15 +98,7 @@ func (p *Process) Command(line string, timeout time.Duration) (string, error) {
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, s)
+	return sanitize.Name(s[:min(len(s), 200)])
 }
 
 // offMainThread runs f on a thread other than the process's first. The
