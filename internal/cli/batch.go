@@ -27,9 +27,6 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 
 	tr := openTracers(os.Stderr, tracerWants{wakeups: o.wakeups, stacks: o.stacks, stackBytes: o.stackBytes, proc: o.procRoot, pids: o.pids})
 	defer tr.Close()
-	if o.stacks {
-		sayJVMs(os.Stderr, o.procRoot, o.pids, o.jvmPerfMap)
-	}
 	var wakeups pipeline.WakeupReader
 	if tr.wakeups != nil {
 		wakeups = tr.wakeups
@@ -41,6 +38,11 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	src, rec, err := openLive(o, wakeups, stackReader)
 	if err != nil {
 		return procError(err, o.procRoot)
+	}
+	// Once the -p processes are known to exist, and before the first
+	// stacks are resolved.
+	if o.stacks {
+		sayJVMs(os.Stderr, o.procRoot, o.pids, o.jvmPerfMap, tr.stacks)
 	}
 	warnSkipped(os.Stderr, src.Skipped())
 	o.hidepid = hidepidMode(o.procRoot)

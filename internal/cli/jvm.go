@@ -16,10 +16,11 @@ const jvmTimeout = 5 * time.Second
 // sayJVMs says on stderr, for each of pids that is a HotSpot JVM, what
 // its stacks will lack: a perf map (asked for first when ask is set: the
 // user's opt-in, never done otherwise), frame pointers in its JIT code.
-func sayJVMs(stderr io.Writer, proc string, pids []int, ask bool) {
+// A perf map that came renames the stacks sc resolved without it.
+func sayJVMs(stderr io.Writer, proc string, pids []int, ask bool, sc *stacks.Collector) {
 	for _, pid := range pids {
 		if ask {
-			msg, err := jvm.AskPerfMap(proc, pid, jvmTimeout)
+			msg, err := liveJVMs{proc, sc}.AskPerfMap(pid)
 			if err != nil {
 				msg = "--jvm-perfmap: " + err.Error()
 			}

@@ -79,6 +79,16 @@ func TestJVMPerfMapFlag(t *testing.T) {
 		t.Errorf("a process that is no JVM: %v, stderr lacks %q:\n%s", err, want, stderr)
 	}
 
+	// A PID that exited: the one line every -p gets, nothing about JVMs.
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err = runFor(t, time.Minute, "", "-b", "--stacks", "--jvm-perfmap", "-p", fmt.Sprint(gone.Process.Pid), "-n", "1")
+	if err == nil || !oneLine(stderr, "no such process") {
+		t.Errorf("a PID that exited: %v, want a failure and one line:\n%s", err, stderr)
+	}
+
 	for _, args := range [][]string{{"-b", "--jvm-perfmap", "-p", p}, {"-b", "--stacks", "--jvm-perfmap"}} {
 		_, stderr, err := runFor(t, time.Minute, "", append(args, "-n", "1")...)
 		if err == nil || !oneLine(stderr, "--jvm-perfmap asks the -p processes") {

@@ -167,9 +167,6 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	}
 	tr := openTracers(stderr, tracerWants{wakeups: o.wakeups, stacks: o.stacks, stackBytes: o.stackBytes, proc: o.procRoot, pids: o.pids})
 	defer tr.Close()
-	if o.stacks {
-		sayJVMs(stderr, o.procRoot, o.pids, o.jvmPerfMap)
-	}
 	if tr.wakeups != nil {
 		cfg.Wakeups = tr.wakeups
 	}
@@ -185,6 +182,9 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	}
 	defer src.Close()
 	warnSkipped(stderr, src.Skipped())
+	if o.stacks {
+		sayJVMs(stderr, o.procRoot, o.pids, o.jvmPerfMap, tr.stacks)
+	}
 	done := func(why string) error { return mr.done(stderr, o, why) }
 	// The snapshots are thrown away: what is kept is the samples behind
 	// them, wait looks included, as --record keeps them.
