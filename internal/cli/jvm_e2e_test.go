@@ -165,9 +165,7 @@ func hasFrames(s []javaStack, names ...string) bool {
 // methods are kept from being inlined: a perf map names compiled units,
 // and C2 would otherwise fold park into run (see docs/stacks.md).
 func TestJavaPingPongStacks(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for eBPF stacks")
-	}
+	needStacks(t)
 	classes := testutil.JavaClasses(t)
 	noInline := []string{"-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,java.util.concurrent.locks.LockSupport::*"}
 	const (
