@@ -39,6 +39,11 @@ func runBatch(ctx context.Context, w io.Writer, o options) error {
 	if err != nil {
 		return procError(err, o.procRoot)
 	}
+	// Once the -p processes are known to exist, and before the first
+	// stacks are resolved.
+	if o.stacks {
+		sayJVMs(os.Stderr, o.procRoot, o.pids, o.jvmPerfMap, tr.stacks)
+	}
 	warnSkipped(os.Stderr, src.Skipped())
 	o.hidepid = hidepidMode(o.procRoot)
 	// Batch mode exits when the reports are written.

@@ -38,6 +38,8 @@ type recordOptions struct {
 	flush      durationValue
 	wakeups    bool
 	stacks     bool
+	// jvmPerfMap asks the -p processes that are JVMs for a perf map.
+	jvmPerfMap bool
 	stackBytes int
 	force      bool
 }
@@ -105,6 +107,9 @@ directory.`,
 			if !(o.hot > 0) {
 				return fmt.Errorf("--hot must be a positive rate, got %v", o.hot)
 			}
+			if o.jvmPerfMap && (!o.stacks || len(o.pids) == 0) {
+				return errors.New("--jvm-perfmap asks the -p processes that are JVMs for perf maps: give it with --stacks and -p PID")
+			}
 			if err := applyHostRoot(cmd, o.hostRoot, &o.procRoot, &o.cgroupRoot); err != nil {
 				return err
 			}
@@ -128,6 +133,7 @@ directory.`,
 	f.BoolVar(&o.wakeups, "wakeups", false, "also record who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF), for replay's W view and JSON wakeups")
 	stackBytesFlag(f, &o.stackBytes)
 	f.BoolVar(&o.stacks, "stacks", false, "also record where hot threads (all threads of -p processes) block and are woken from, symbolized (eBPF stacks; needs root or CAP_BPF+CAP_PERFMON and kernel BTF), for replay's detail view, WHY, JSON blocked_at/woken_from and -o folded")
+	f.BoolVar(&o.jvmPerfMap, "jvm-perfmap", false, "with --stacks -p: ask each of the processes that is a HotSpot JVM (JDK 17+) for a perf map naming its JIT-compiled methods, once at start")
 	return cmd
 }
 
@@ -177,6 +183,9 @@ func runRecord(ctx context.Context, stderr io.Writer, o recordOptions) error {
 	}
 	defer src.Close()
 	warnSkipped(stderr, src.Skipped())
+	if o.stacks {
+		sayJVMs(stderr, o.procRoot, o.pids, o.jvmPerfMap, tr.stacks)
+	}
 	done := func(why string) error { return mr.done(stderr, o, why) }
 	// The snapshots are thrown away: what is kept is the samples behind
 	// them, wait looks included, as --record keeps them.

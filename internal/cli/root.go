@@ -60,6 +60,8 @@ type options struct {
 	noColor    bool
 	wakeups    bool
 	stacks     bool
+	// jvmPerfMap asks the -p processes that are JVMs for a perf map.
+	jvmPerfMap bool
 	stackBytes int
 	// recordTo keeps the samples behind the reports in a recording;
 	// replayFrom reads samples from one instead of /proc.
@@ -110,6 +112,9 @@ terminal, it prints reports like pidstat -w -t.`,
 				fmt.Fprintln(os.Stderr, "ctxtop: stdout is not a terminal; printing batch reports (-b)")
 				o.batch = true
 			}
+			if o.jvmPerfMap && !o.batch {
+				return errors.New("--jvm-perfmap is for batch reports; in the monitor, J in a JVM thread's detail view asks it for a perf map")
+			}
 			if o.replayFrom != "" {
 				return runReplay(cmd, o.replayFrom, o, replayOptions{})
 			}
@@ -137,6 +142,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the live monitor (NO_COLOR is honoured too)")
 	f.BoolVar(&o.wakeups, "wakeups", false, "batch: add who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF)")
 	f.BoolVar(&o.stacks, "stacks", false, "where hot threads (all threads of -p processes) block and where their wakers wake them (eBPF stacks; needs root or CAP_BPF+CAP_PERFMON); the TUI's detail view shows them anyway")
+	f.BoolVar(&o.jvmPerfMap, "jvm-perfmap", false, "with --stacks -p: ask each of the processes that is a HotSpot JVM (JDK 17+) for a perf map naming its JIT-compiled methods, once at start (as jcmd PID Compiler.perfmap does)")
 	stackBytesFlag(f, &o.stackBytes)
 	f.StringVar(&o.recordTo, "record", "", "also write the samples behind the reports to this recording")
 	f.BoolVar(&o.force, "force", false, "replace the --record file if it is a regular file or a symbolic link")
@@ -187,6 +193,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 	// Collapsed stacks are what --stacks captures.
 	if o.output.format().Stacks {
 		o.stacks = true
+	}
+	if o.jvmPerfMap && (!o.stacks || len(o.pids) == 0 || o.replayFrom != "") {
+		return errors.New("--jvm-perfmap asks the -p processes that are JVMs for perf maps: give it with --stacks and -p PID, live")
 	}
 	if o.recordTo != "" && o.replayFrom != "" {
 		return errors.New("--record and --replay do not go together")

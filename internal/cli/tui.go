@@ -51,14 +51,17 @@ func runTUI(o options, demoStep time.Duration) error {
 	warnSkipped(os.Stderr, src.Skipped())
 	defer src.Close()
 	var actions tui.Actions = tui.Kernel{}
+	var jvms tui.JVM = liveJVMs{o.procRoot, sc}
 	noActions := ""
 	if filepath.Clean(o.procRoot) != "/proc" {
 		// The IDs on screen are that tree's: here they may name anything.
 		actions, noActions = nil, "not possible with --proc "+o.procRoot+": its threads need not be this host's"
+		jvms = nil
 	}
 	err = tui.Run(tui.Options{
 		Actions:      actions,
 		NoActionsWhy: noActions,
+		JVM:          jvms,
 		Settings:     cfg.start,
 		SaveSettings: cfg.save,
 		SettingsNote: cfg.note,

@@ -43,6 +43,12 @@ func TestInnermostOwn(t *testing.T) {
 			{Kind: JIT, Function: "Ljava/util/concurrent/locks/LockSupport;::park", Object: "perf-1.map"},
 			{Kind: JIT, Function: "Lcom/example/Pool;::get", Object: "perf-1.map"},
 		}, 3},
+		{"java, as Compiler.perfmap names it", []Frame{
+			{Function: "Unsafe_Park", Object: "libjvm.so"},
+			{Kind: JIT, Function: displayName("void jdk.internal.misc.Unsafe.park(boolean, long)", false), Object: "perf-1.map"},
+			{Kind: JIT, Function: displayName("void java.util.concurrent.locks.LockSupport.park(java.lang.Object)", false), Object: "perf-1.map"},
+			{Kind: JIT, Function: displayName("void PingPong$Player.run()", false), Object: "perf-1.map"},
+		}, 3},
 		{"musl", []Frame{{Function: "__syscall_cp_asm", Object: "ld-musl-x86_64.so.1"}}, -1},
 		{"vdso", []Frame{{Object: "[vdso]"}, {Function: "clock_gettime", Object: "libc.so.6"}}, -1},
 	} {

@@ -27,6 +27,26 @@ func displayName(name string, full bool) string {
 		if err == nil {
 			name = d
 		}
+	} else if !full {
+		name = javaName(name)
 	}
 	return sanitize.Name(name)
+}
+
+// javaName is a HotSpot perf map's "void java.util.concurrent.locks.
+// LockSupport.park(java.lang.Object)" (Compiler.perfmap) without its
+// return type and argument list, as C++ names are shown; the class's
+// package stays, which tells the platform's frames from the program's.
+// Any other name is returned as it is.
+func javaName(name string) string {
+	open := strings.IndexByte(name, '(')
+	if open < 0 || !strings.HasSuffix(name, ")") {
+		return name
+	}
+	sp := strings.LastIndexByte(name[:open], ' ')
+	q := name[sp+1 : open]
+	if sp <= 0 || strings.IndexByte(name[:sp], ' ') >= 0 || !strings.Contains(q, ".") || strings.Contains(q, "::") {
+		return name
+	}
+	return q
 }

@@ -362,6 +362,15 @@ func TestDisplayName(t *testing.T) {
 		{"_Zjunk", false, "_Zjunk"},
 		{"main.(*pool).Get", false, "main.(*pool).Get"},
 		{"evil\x1b[2J", false, "evil?[2J"},
+		// HotSpot's Compiler.perfmap: the return type and arguments go.
+		{"void java.util.concurrent.locks.LockSupport.park(java.lang.Object)", false, "java.util.concurrent.locks.LockSupport.park"},
+		{"void PingPong$Player.run()", false, "PingPong$Player.run"},
+		{"java.lang.String[] app.Names.all(int, long[])", false, "app.Names.all"},
+		{"void PingPong$Player.run()", true, "void PingPong$Player.run()"},
+		// Other JITs' names are left as they are.
+		{"LazyCompile:~handler /srv/app.js:12", false, "LazyCompile:~handler /srv/app.js:12"},
+		{"void [System.Private.CoreLib] System.Threading.Monitor::Wait(object)[Optimized]", false, "void [System.Private.CoreLib] System.Threading.Monitor::Wait(object)[Optimized]"},
+		{"stub<1> (unknown)", false, "stub<1> (unknown)"},
 	} {
 		if got := displayName(c.in, c.full); got != c.want {
 			t.Errorf("displayName(%q, full=%v) = %q, want %q", c.in, c.full, got, c.want)

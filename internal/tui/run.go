@@ -59,6 +59,9 @@ type Options struct {
 	// says so itself).
 	Actions      Actions
 	NoActionsWhy string
+	// JVM says what a JVM's stacks lack and asks it for a perf map (J in
+	// the detail view); nil when it cannot (a replay, another --proc).
+	JVM JVM
 	// Settings is the view to start with (package settings, the command
 	// line already applied); SaveSettings, when set, is given the view
 	// on screen when the monitor ends, however it ends.

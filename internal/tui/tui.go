@@ -114,6 +114,8 @@ type Model struct {
 	// the last one did.
 	prompt prompt
 	status statusLine
+	// jvm is what the detail view's process, when a JVM, lacks.
+	jvm jvmState
 }
 
 // detailTarget is the detail view's thread, and when it exited.
@@ -209,6 +211,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return next.(Model).withTracer(cmd)
 	case replayTickMsg, seekedMsg, reportedMsg:
 		return m.handleReplay(msg)
+	case jvmAskedMsg:
+		m.handleJVMAsked(msg)
+		return m, nil
 	}
 	return m, nil
 }
@@ -436,6 +441,9 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if m.handleHtopKey(k) {
 		return m, nil
 	}
+	if m.view == viewDetail && key.Matches(k, m.keys.JVMPerfMap) {
+		return m, m.askJVM()
+	}
 	km := m.keys
 	switch {
 	case key.Matches(k, km.Quit):
@@ -626,6 +634,7 @@ func (m *Model) syncDetail() {
 	}
 	vol, invol := m.hist.series(r.tid)
 	m.detail.SetThread(t, active, vol, invol, sib)
+	m.syncJVMNotes(t.PID, false)
 	var now time.Time
 	if m.snap != nil {
 		now = m.snap.Time

@@ -31,6 +31,9 @@ type Model struct {
 	wokenBy, wakes []model.WakeupPair
 	// stacks is the stack tracer's state, nil while it is off.
 	stacks *model.Stacks
+	// notes are lines about the process's stacks from outside the tracer
+	// (a JVM's missing perf map or frame pointers).
+	notes []string
 	// exit is when the thread shown exited, zero while it lives; now is
 	// the time of the latest snapshot, which "ago" counts to.
 	exit Exit

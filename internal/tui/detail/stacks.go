@@ -18,15 +18,26 @@ const shownFrames = 3
 // thread (ThreadRates.BlockedAt, WokenFrom).
 func (m *Model) SetStacks(st *model.Stacks) { m.stacks = st }
 
+// SetNotes gives lines said under the stacks about the thread's process,
+// such as what a JVM's Java frames lack.
+func (m *Model) SetNotes(notes []string) { m.notes = notes }
+
 // stackLines are where the thread blocks and where its wakers woke it, or
 // one line saying why there is nothing to show.
 func (m Model) stackLines() []string {
 	st, th, t := m.stacks, m.th, m.thread
+	var notes []string
+	for _, n := range m.notes {
+		notes = append(notes, th.Dim.Render(textutil.Truncate(n, m.width)))
+	}
 	if st == nil {
+		if len(notes) > 0 {
+			return append([]string{""}, notes...)
+		}
 		return nil
 	}
 	if st.Unavailable != "" {
-		return []string{"", th.Dim.Render(textutil.Truncate("stacks: "+st.Unavailable, m.width))}
+		return append([]string{"", th.Dim.Render(textutil.Truncate("stacks: "+st.Unavailable, m.width))}, notes...)
 	}
 	lines := []string{""}
 	list := func(title, none string, ss []model.StackShare) {
@@ -64,6 +75,7 @@ func (m Model) stackLines() []string {
 	if cut != "" {
 		lines = append(lines, th.Dim.Render(textutil.Truncate("stacks cut short: "+cut, m.width)))
 	}
+	lines = append(lines, notes...)
 	if st.KernelHidden {
 		lines = append(lines, th.Dim.Render(textutil.Truncate("kernel frames hidden: /proc/kallsyms shows no addresses to this user", m.width)))
 	}

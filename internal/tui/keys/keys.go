@@ -15,6 +15,8 @@ type Map struct {
 	Load, LoadMode, LoadStart, Pin key.Binding
 	NextStep, PrevStep             key.Binding
 	Wakeups                        key.Binding
+	// JVMPerfMap asks the detail view's JVM for a perf map.
+	JVMPerfMap key.Binding
 	// htop's habits: the process tree and acting on the selected task.
 	Tree, Fold, Unfold key.Binding
 	Signal, Affinity   key.Binding
@@ -58,6 +60,7 @@ func New() Map {
 		NextStep:        b([]string{"n"}, "n", "demo: next step"),
 		PrevStep:        b([]string{"N"}, "N", "demo: step back"),
 		Wakeups:         b([]string{"W"}, "W", "who wakes whom"),
+		JVMPerfMap:      b([]string{"J"}, "J", "JVM: ask perf map"),
 		// k stays "up" (vim's habit, older here than htop's kill): F9
 		// signals, as in htop, behind a confirmation.
 		Tree:     b([]string{"f5", "t"}, "F5/t", "process tree"),
@@ -88,7 +91,7 @@ func (m Map) FullHelp() [][]key.Binding {
 	}
 	return [][]key.Binding{
 		{pair(m.Up, m.Down, "↑↓jk", "move"), m.PageUp, m.PageDown, m.Home, m.End, m.Detail, m.Back, m.Filter, m.ToggleProcesses},
-		{m.Group, m.Tree, pair(m.Fold, m.Unfold, "← →", "tree: fold/unfold"), pair(m.SortLeft, m.SortRight, "< >", "sort column ← / →"), m.Reverse, m.PerCPU, m.Wakeups, m.Signal, m.Affinity},
+		{m.Group, m.Tree, pair(m.Fold, m.Unfold, "← →", "tree: fold/unfold"), pair(m.SortLeft, m.SortRight, "< >", "sort column ← / →"), m.Reverse, m.PerCPU, m.Wakeups, m.JVMPerfMap, m.Signal, m.Affinity},
 		{pair(m.NiceDown, m.NiceUp, "F7 F8", "nice -1 / +1"), m.Pause, pair(m.Faster, m.Slower, "- +", "refresh interval"), m.Load, m.LoadMode, m.LoadStart, m.Pin, m.Columns, m.Help, m.Quit},
 	}
 }
