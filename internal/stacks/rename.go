@@ -5,8 +5,8 @@ package stacks
 // stack in steady use would otherwise keep the bare addresses it was
 // first resolved with for as long as it stays in use.
 func (c *Collector) Rename(pid int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.life.Lock()
+	defer c.life.Unlock()
 	for k := range c.cache {
 		if k.pid == pid {
 			delete(c.cache, k)
