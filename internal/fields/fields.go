@@ -4,7 +4,7 @@
 // counter, how a recording carries it. The TUI table, the batch writers
 // and the record codec read this table instead of each spelling out the
 // columns, so a new numeric column is one entry here (and, for a counter
-// the kernel did not give before, its source and its rate in the model).
+// the kernel did not give before, its reader and its name in model.Counter).
 //
 // The other row kinds have their tables too (rows.go): Process, Cgroup and
 // Wakeup list the columns of process, cgroup and wake-up pair rows for
