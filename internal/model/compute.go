@@ -117,13 +117,17 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 			exited = append(exited, ExitedTask{PID: p.PID, TID: p.TID})
 		}
 		if p.StartTime != c.StartTime || c.VoluntarySwitches < p.VoluntarySwitches ||
-			c.InvoluntarySwitches < p.InvoluntarySwitches || c.RunNs < p.RunNs || c.WaitNs < p.WaitNs ||
-			countersStepBack(&p.Counters, &c.Counters) {
+			c.InvoluntarySwitches < p.InvoluntarySwitches || c.RunNs < p.RunNs || c.WaitNs < p.WaitNs {
 			continue // the TID now names another thread
 		}
 		if c.VoluntarySwitches == p.VoluntarySwitches && c.InvoluntarySwitches == p.InvoluntarySwitches &&
 			c.RunNs == p.RunNs && c.WaitNs == p.WaitNs {
 			continue // idle: most threads, most ticks
+		}
+		// Checked after the idle test, which drops the row anyway, so
+		// that the many idle threads pay nothing for the table's loop.
+		if countersStepBack(&p.Counters, &c.Counters) {
+			continue // the TID now names another thread
 		}
 		// The thread's own interval: from when its counters were read in
 		// prev to when they were read in cur. Read times put every
