@@ -4,7 +4,7 @@
 // counter, how a recording carries it. The TUI table, the batch writers
 // and the record codec read this table instead of each spelling out the
 // columns, so a new numeric column is one entry here (and, for a counter
-// the kernel did not give before, its source and its rate in the model).
+// the kernel did not give before, its reader and its name in model.Counter).
 //
 // The other row kinds have their tables too (rows.go): Process, Cgroup and
 // Wakeup list the columns of process, cgroup and wake-up pair rows for
@@ -179,7 +179,7 @@ var Thread = [Count]Field{
 		TextTitle: "WAIT%", TextWidth: 7, JSON: "wait_pct"},
 	// Threads only: ProcessRates has no sum of it, Process no column.
 	Migrations: {ID: Migrations, Desc: "moves between CPUs/s", Kind: Rate, Title: "MIGR/s", Width: 6, Right: true, Priority: 11, Sortable: true,
-		Value:     func(t *model.ThreadRates) float64 { return t.MigrationsPerSec },
+		Value:     func(t *model.ThreadRates) float64 { return t.PerSec[model.Migrations] },
 		TextTitle: "MIGR/s", TextWidth: 8, JSON: "migrations_per_s"},
 	CPUs: {ID: CPUs, Desc: "CPUs allowed, * pinned", Title: "CPUS", Width: 5, MaxWidth: 9, Priority: 10,
 		TextTitle: "CPUS", TextWidth: 9, TextLeft: true,
@@ -221,26 +221,25 @@ func waitOn(t *model.ThreadRates) any {
 	return m
 }
 
-// Counter is a raw per-thread kernel counter that a recording carries
-// beyond those the codec has named since format 1 (switches, run and wait
-// time, timeslices). Each is one more optional field, which a reader
-// without it skips, so adding one keeps the format's version: as a delta
-// (absolute for a new task) in task message field TaskField, and as one
-// more column of the packed counters of known tasks, after the named
-// ones, in the order of Counters. A task field number, once used, is
-// never reused.
+// Counter is how a recording carries one of the model's per-thread
+// counters (model.Counter), beyond those the codec has named since format
+// 1 (switches, run and wait time, timeslices). Each is one more optional
+// field, which a reader without it skips, so adding one keeps the
+// format's version: as a delta (absolute for a new task) in task message
+// field TaskField, and as one more column of the packed counters of known
+// tasks, after the named ones, in the order of model.Counter. A task field
+// number, once used, is never reused, and a counter, once recorded, keeps
+// its place in model.Counter.
 type Counter struct {
 	// Name says what the counter is, for errors and the format's doc.
 	Name string
-	// Of points at the counter in a thread's raw counters.
-	Of func(*model.TaskCounters) *uint64
 	// TaskField is the task message's field number; 16 on are free.
 	TaskField int
 }
 
-// Counters are the raw counters Counter describes, in packed-column order.
-var Counters = [...]Counter{
-	{Name: "migrations", Of: func(t *model.TaskCounters) *uint64 { return &t.Migrations }, TaskField: 16},
+// Counters has an entry for each model.Counter, at its index.
+var Counters = [model.NumCounters]Counter{
+	model.Migrations: {Name: "migrations", TaskField: 16},
 }
 
 // JSONContainer is what runs in a row's cgroup, in every JSON row that has

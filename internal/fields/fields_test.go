@@ -88,3 +88,18 @@ func TestSummed(t *testing.T) {
 		}
 	}
 }
+
+// TestCounters checks that every model.Counter has a way into recordings:
+// a name, and a task field of its own past the codec's named ones (1–15).
+func TestCounters(t *testing.T) {
+	names, nums := map[string]bool{}, map[int]bool{}
+	for k, c := range Counters {
+		if c.Name == "" || names[c.Name] {
+			t.Errorf("counter %d: name %q empty or taken", k, c.Name)
+		}
+		if c.TaskField < 16 || nums[c.TaskField] {
+			t.Errorf("counter %d (%s): task field %d below 16 or taken", k, c.Name, c.TaskField)
+		}
+		names[c.Name], nums[c.TaskField] = true, true
+	}
+}

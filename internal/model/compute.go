@@ -117,13 +117,17 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 			exited = append(exited, ExitedTask{PID: p.PID, TID: p.TID})
 		}
 		if p.StartTime != c.StartTime || c.VoluntarySwitches < p.VoluntarySwitches ||
-			c.InvoluntarySwitches < p.InvoluntarySwitches || c.RunNs < p.RunNs || c.WaitNs < p.WaitNs ||
-			c.Migrations < p.Migrations {
+			c.InvoluntarySwitches < p.InvoluntarySwitches || c.RunNs < p.RunNs || c.WaitNs < p.WaitNs {
 			continue // the TID now names another thread
 		}
 		if c.VoluntarySwitches == p.VoluntarySwitches && c.InvoluntarySwitches == p.InvoluntarySwitches &&
 			c.RunNs == p.RunNs && c.WaitNs == p.WaitNs {
 			continue // idle: most threads, most ticks
+		}
+		// Checked after the idle test, which drops the row anyway, so
+		// that the many idle threads pay nothing for the table's loop.
+		if countersStepBack(&p.Counters, &c.Counters) {
+			continue // the TID now names another thread
 		}
 		// The thread's own interval: from when its counters were read in
 		// prev to when they were read in cur. Read times put every
@@ -144,11 +148,13 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 			CPUPercent:        float64(run) / spanNs * 100,
 			WaitPercent:       float64(inWait) / spanNs * 100,
 			EarlierWait:       time.Duration(earlier),
-			MigrationsPerSec:  float64(c.Migrations-p.Migrations) / spanSecs,
 			CPUsAllowed:       c.CPUsAllowed,
 			State:             c.State,
 			LastCPU:           c.LastCPU,
 			Cgroup:            c.Cgroup,
+		}
+		for k := range t.PerSec {
+			t.PerSec[k] = float64(c.Counters[k]-p.Counters[k]) / spanSecs
 		}
 		if n := CountCPUs(c.CPUsAllowed); n > 0 && n < cur.System.CPUs {
 			t.Pinned = true
@@ -182,6 +188,16 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 	}
 	sortByRate(threads, func(t *ThreadRates) (float64, float64) { return t.TotalPerSec(), t.CPUPercent })
 	sortByRate(procs, func(p *ProcessRates) (float64, float64) { return p.TotalPerSec(), p.CPUPercent })
+}
+
+// countersStepBack reports whether any Counter of cur is below prev's.
+func countersStepBack(prev, cur *[NumCounters]uint64) bool {
+	for k := range cur {
+		if cur[k] < prev[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // markProcessExits sets Process on each exit whose PID has no thread left

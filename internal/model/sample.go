@@ -60,12 +60,9 @@ type TaskCounters struct {
 	RunNs      uint64
 	WaitNs     uint64
 	Timeslices uint64
-	// Migrations is se.nr_migrations from /proc/PID/task/TID/sched: how
-	// many times the scheduler moved the thread to another CPU. The
-	// sampler reads it only for a thread that ran, so between reads it
-	// keeps its last value; 0 where the kernel has no such file
-	// (CONFIG_SCHED_DEBUG off) and in recordings made before it was kept.
-	Migrations uint64
+	// Counters are the counters Counter names, each turned into a rate
+	// the same way (ThreadRates.PerSec).
+	Counters [NumCounters]uint64
 	// CPUsAllowed is status "Cpus_allowed_list", e.g. "0-3,8".
 	CPUsAllowed string
 	// State is the one-letter state from status (R, S, D, ...).
@@ -85,6 +82,27 @@ type TaskCounters struct {
 	// Sample's Time (recordings made before read times were kept).
 	ReadAt time.Duration
 }
+
+// Counter names a raw per-thread kernel counter that the model turns into
+// a per-second rate over each thread's own interval, one loop for all of
+// them: a thread whose counter steps back is a new thread (no row that
+// interval), like one whose switch counts do. It indexes
+// TaskCounters.Counters and ThreadRates.PerSec; fields.Counters says how a
+// recording carries each one and fields.Thread which column shows its rate.
+// A counter that a source cannot read stays 0, so its rate is 0.
+type Counter int
+
+const (
+	// Migrations is se.nr_migrations from /proc/PID/task/TID/sched (the BPF
+	// task walk has it in each record): how many times the scheduler moved
+	// the thread to another CPU. The sampler reads it only for a thread
+	// that ran, so between reads it keeps its last value; 0 where the
+	// kernel has no such file (CONFIG_SCHED_DEBUG off) and in recordings
+	// made before it was kept.
+	Migrations Counter = iota
+	// NumCounters is the number of counters.
+	NumCounters
+)
 
 // ReadAtGrain is the resolution of TaskCounters.ReadAt: a whole multiple of
 // it, rounded down, so every offset is at or before the moment it stands

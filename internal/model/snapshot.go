@@ -49,10 +49,11 @@ type ThreadRates struct {
 	// the thread did not run began earlier. It is kept here, not dropped,
 	// and not counted in WaitPercent.
 	EarlierWait time.Duration
-	// MigrationsPerSec is how often the scheduler moved the thread to
-	// another CPU: each move leaves its cache behind.
-	MigrationsPerSec float64
-	CPUsAllowed      string
+	// PerSec holds each Counter's rate, e.g. PerSec[Migrations], how often
+	// the scheduler moved the thread to another CPU: each move leaves its
+	// cache behind.
+	PerSec      [NumCounters]float64
+	CPUsAllowed string
 	// Pinned is true when the thread may run on fewer CPUs than the host has.
 	Pinned  bool
 	State   byte

@@ -56,7 +56,7 @@ func snapshot() *model.Snapshot {
 				CPUsAllowed: "0", Pinned: true, Hot: true, Why: model.Why{Kind: model.Blocking, HasWait: true, Wait: 2, On: []model.WaitShare{{Reason: "futex", Share: 0.8}, {Reason: "pipe", Share: 0.2}}},
 				WaitOn: []model.WaitShare{{Reason: "futex wait", Share: 0.8}, {Reason: "pipe read", Share: 0.2}}},
 			{PID: 812, TID: 830, Comm: "a-very-long-thread-name", VoluntaryPerSec: 10, InvoluntaryPerSec: 1500, CPUPercent: 99.5, WaitPercent: 35,
-				MigrationsPerSec: 212.345, CPUsAllowed: "0-1", Hot: true, Why: model.Why{Kind: model.Preempted, HasWait: true, Wait: 35}},
+				PerSec: [model.NumCounters]float64{model.Migrations: 212.345}, CPUsAllowed: "0-1", Hot: true, Why: model.Why{Kind: model.Preempted, HasWait: true, Wait: 35}},
 			{PID: 1, TID: 1, Comm: "systemd", VoluntaryPerSec: 0.5, CPUsAllowed: "0-1"},
 		},
 		Processes: []model.ProcessRates{

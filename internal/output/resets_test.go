@@ -88,7 +88,7 @@ func TestTextAbsurdRatesKeepToTheirColumns(t *testing.T) {
 	for _, o := range []Options{{}, {Processes: true}, {Cgroups: true}} {
 		s := snapshot()
 		th := &s.Threads[0]
-		th.VoluntaryPerSec, th.CPUPercent, th.WaitPercent, th.MigrationsPerSec = absurd, absurd, absurd, absurd
+		th.VoluntaryPerSec, th.CPUPercent, th.WaitPercent, th.PerSec[model.Migrations] = absurd, absurd, absurd, absurd
 		p := &s.Processes[0]
 		p.VoluntaryPerSec, p.CPUPercent, p.WaitPercent = absurd, absurd, absurd
 		c := &s.Cgroups[0]

@@ -700,7 +700,7 @@ func (r *taskRec) applyTo(t model.TaskCounters) model.TaskCounters {
 	t.State = byte(int64(t.State) + r.dState)
 	t.LastCPU = clampInt(int64(t.LastCPU) + r.dLast)
 	for x := range fields.Counters {
-		*fields.Counters[x].Of(&t) += r.extra[x]
+		t.Counters[x] += r.extra[x]
 	}
 	return t
 }

@@ -363,8 +363,7 @@ func (e *encoder) addCounters(p, c *model.TaskCounters, gap int, before, now *de
 	e.cols[6] = append(e.cols[6], z(int64(c.State)-int64(p.State)))
 	e.cols[7] = append(e.cols[7], z(int64(c.LastCPU-p.LastCPU)))
 	for x := range fields.Counters {
-		of := fields.Counters[x].Of
-		e.cols[countersPerTask+x] = append(e.cols[countersPerTask+x], z(int64(*of(c)-*of(p))))
+		e.cols[countersPerTask+x] = append(e.cols[countersPerTask+x], z(int64(c.Counters[x]-p.Counters[x])))
 	}
 }
 
@@ -408,8 +407,7 @@ func (e *encoder) encodeTask(p, c *model.TaskCounters, lastPID int) []byte {
 	b = appendZ(b, tState, int64(c.State)-int64(p.State))
 	b = appendZ(b, tLastCPU, int64(c.LastCPU-p.LastCPU))
 	for x := range fields.Counters {
-		f := &fields.Counters[x]
-		b = appendDelta(b, protowire.Number(f.TaskField), *f.Of(p), *f.Of(c))
+		b = appendDelta(b, protowire.Number(fields.Counters[x].TaskField), p.Counters[x], c.Counters[x])
 	}
 	e.task = b
 	return b

@@ -597,7 +597,7 @@ func (s *Sampler) updateIter(t *iterTask, r *taskiter.Record, fresh bool) (ran b
 	c.RunNs, c.WaitNs, c.Timeslices = r.RunNs, r.WaitNs, r.Timeslices
 	c.State = taskiter.StateLetter(r.State, r.ExitState)
 	c.LastCPU = r.CPU
-	c.Migrations = r.Migrations
+	c.Counters[model.Migrations] = r.Migrations
 	ip := s.it
 	renamed := string(r.Comm) != t.comm
 	if renamed {

@@ -1,6 +1,9 @@
 package sampler
 
-import "github.com/ctxtop/ctxtop/internal/procfs"
+import (
+	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/procfs"
+)
 
 // readMigrations refreshes t's se.nr_migrations from its sched file. It is
 // called only for a thread that ran since the last pass (or is new): one
@@ -15,7 +18,7 @@ import "github.com/ctxtop/ctxtop/internal/procfs"
 // The BPF task walk (iter.go) has it in each thread's record, at no cost.
 func (s *Sampler) readMigrations(t *task) {
 	if sc, err := s.readSched(t); err == nil && sc.HasMigrations {
-		t.c.Migrations = sc.Migrations
+		t.c.Counters[model.Migrations] = sc.Migrations
 	}
 }
 

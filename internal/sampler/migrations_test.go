@@ -98,8 +98,8 @@ func TestMigrationsOfAThreadThatMoves(t *testing.T) {
 		t.Fatalf("no row for the moving thread %d", tid)
 	}
 	span := b.Time.Sub(a.Time) + readAt(&b, tid) - readAt(&a, tid)
-	if got := row.MigrationsPerSec * span.Seconds(); math.Abs(got-float64(k1-k0)) > 0.01 {
-		t.Errorf("MIGR/s %.2f over %v is %.2f moves, the kernel counted %d", row.MigrationsPerSec, span, got, k1-k0)
+	if got := row.PerSec[model.Migrations] * span.Seconds(); math.Abs(got-float64(k1-k0)) > 0.01 {
+		t.Errorf("MIGR/s %.2f over %v is %.2f moves, the kernel counted %d", row.PerSec[model.Migrations], span, got, k1-k0)
 	}
 }
 

@@ -495,9 +495,9 @@ func TestFirstReadTakesCountsFromSched(t *testing.T) {
 	mustSample(t, s, &a)
 	for _, tid := range []int{101, 102} {
 		c := find(&a, tid)
-		if c.VoluntarySwitches != 20 || c.InvoluntarySwitches != 10 || c.Migrations != 7 || c.CPUsAllowed != "" || c.State != 'S' {
+		if c.VoluntarySwitches != 20 || c.InvoluntarySwitches != 10 || c.Counters[model.Migrations] != 7 || c.CPUsAllowed != "" || c.State != 'S' {
 			t.Errorf("first read of %d: %d/%d switches, %d migrations, CPUs %q, state %c; want 20/10 from sched, 7, unread, S",
-				tid, c.VoluntarySwitches, c.InvoluntarySwitches, c.Migrations, c.CPUsAllowed, c.State)
+				tid, c.VoluntarySwitches, c.InvoluntarySwitches, c.Counters[model.Migrations], c.CPUsAllowed, c.State)
 		}
 	}
 	// Without a sched file (CONFIG_SCHED_DEBUG off) status serves.

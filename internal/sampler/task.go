@@ -3,6 +3,7 @@ package sampler
 import (
 	"golang.org/x/sys/unix"
 
+	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/procfs"
 	"github.com/ctxtop/ctxtop/internal/sanitize"
 )
@@ -101,7 +102,7 @@ func (s *Sampler) readFirst(t *task) outcome {
 		t.c.VoluntarySwitches, t.c.InvoluntarySwitches = sc.VoluntarySwitches, sc.InvoluntarySwitches
 		t.c.State = stateLetter(state)
 		if sc.HasMigrations {
-			t.c.Migrations = sc.Migrations
+			t.c.Counters[model.Migrations] = sc.Migrations
 		}
 		return updated
 	}

@@ -38,7 +38,7 @@ func Snapshot() model.Snapshot {
 		{PID: 777, Comm: "a-process-with-a-very-long-name", Threads: 1, VoluntaryPerSec: 1.4, InvoluntaryPerSec: 0.2},
 	}
 	// The pool moves between CPUs; the pinned pair cannot.
-	threads[2].MigrationsPerSec, threads[3].MigrationsPerSec, threads[4].MigrationsPerSec = 310, 295, 12
+	threads[2].PerSec[model.Migrations], threads[3].PerSec[model.Migrations], threads[4].PerSec[model.Migrations] = 310, 295, 12
 	return model.Snapshot{
 		Time:     time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC),
 		Interval: time.Second,
