@@ -65,7 +65,8 @@ const (
 	ctlSkipped = 8
 	ctlPhase   = 12
 	ctlMoves   = 16
-	ctlSize    = 20
+	ctlShifted = 20
+	ctlSize    = 24
 	// moveSize is an entry of the moves list (struct move).
 	moveSize = 16
 	// wakeCountSize is a CPU's element of the wakeups map: a cache line.
@@ -153,6 +154,11 @@ func (it *Iter) Skipping() bool { return !it.ranFull }
 // at, their records kept from the walk before.
 func (it *Iter) Skipped() int { return it.skip.skipped }
 
+// Shifted is how many records the last walk copied up to make room for
+// threads born before them (ctxtop_shift): memory the walk moved, not
+// threads it visited.
+func (it *Iter) Shifted() int { return int(binary.LittleEndian.Uint32(it.ctl[ctlShifted:])) }
+
 // steer attaches or detaches the hooks for the coming walk and tells it
 // whether to visit every process.
 func (it *Iter) steer() {
@@ -221,6 +227,7 @@ func (it *Iter) steer() {
 	binary.LittleEndian.PutUint32(it.ctl[ctlFull:], full)
 	// The plain walk moves nothing and does not say so.
 	binary.LittleEndian.PutUint32(it.ctl[ctlMoves:], 0)
+	binary.LittleEndian.PutUint32(it.ctl[ctlShifted:], 0)
 }
 
 // account reads what the walk that found n threads skipped, and drops

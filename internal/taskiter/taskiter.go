@@ -400,14 +400,14 @@ func (it *Iter) Changed(dst []int32, n int) ([]int32, error) {
 // Move is a run of records the last walk took from the walk before's
 // positions Src to Src+Count-1 and put, unchanged, at Dst to Dst+Count-1:
 // the same threads, shifted down because threads or processes before them
-// in the walk have gone.
+// in the walk have gone, or up because threads were born before them.
 type Move struct {
 	Dst, Src, Count int
 }
 
 // Moves appends to dst the runs of records the last walk, which found n
 // threads, moved, in increasing order; the walk before found prev. The list
-// is checked, never trusted: runs that overlap, go up or out of range are
+// is checked, never trusted: runs that overlap, stay put or go out of range are
 // ErrRecord. A record both moved and listed by Changed was moved and then
 // rewritten.
 func (it *Iter) Moves(dst []Move, n, prev int) ([]Move, error) {
@@ -421,7 +421,7 @@ func (it *Iter) Moves(dst []Move, n, prev int) ([]Move, error) {
 	for j := range k {
 		b := it.moves[j*moveSize:]
 		m := Move{Dst: int(le.Uint32(b)), Src: int(le.Uint32(b[4:])), Count: int(le.Uint32(b[8:]))}
-		if m.Count <= 0 || m.Dst < end || m.Src < src || m.Dst >= m.Src || m.Dst+m.Count > n || m.Src+m.Count > prev {
+		if m.Count <= 0 || m.Dst < end || m.Src < src || m.Dst == m.Src || m.Dst+m.Count > n || m.Src+m.Count > prev {
 			return dst, fmt.Errorf("%w: move of %d records from %d to %d, of %d and %d", ErrRecord, m.Count, m.Src, m.Dst, prev, n)
 		}
 		end, src = m.Dst+m.Count, m.Src+m.Count
