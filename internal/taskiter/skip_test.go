@@ -254,6 +254,78 @@ func diffRecords(want, got map[int]counters) string {
 	return out
 }
 
+// TestSlowLoadCostsNoMore: a monitor's first walk waits preloadWait for
+// the skipping walk's load; on a loaded host the load outlasts it, and the
+// first walk is a plain one. The walks after it must still cost no more
+// than twice the steady one, by their work: the threads the walk visited
+// or looked at and the records it rewrote (which the caller reads). The
+// slow load is made so by not waiting for it at all, and it is checked
+// that the first walk did not have it. Attaching the hooks only once the
+// load was done cost the second walk every thread (a full visit, 10,000)
+// against a steady few hundred.
+func TestSlowLoadCostsNoMore(t *testing.T) {
+	if !skipArch {
+		t.Skip("the walk skips only on amd64")
+	}
+	testutil.StartCThreads(t, 10000, true)
+	time.Sleep(500 * time.Millisecond) // the threads' first waits
+	it, err := Open(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	if !it.skip.preload {
+		t.Fatalf("a monitor on a host of %d threads does not preload the skipping walk", hostThreads())
+	}
+	it.skip.wait = 0
+	// work is what the walk just made did, -1 for a walk the hooks were
+	// dropped for (a host waking threads too often: account).
+	work := func() int {
+		n, err := it.Walk()
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed, err := it.Changed(nil, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		looked := n
+		if it.Skipping() {
+			looked -= it.Skipped()
+		} else if it.progs.Walk != nil && it.skip.retry > 0 {
+			return -1
+		}
+		return looked + len(changed)
+	}
+	work()
+	if it.Skipping() || it.progs.Walk != nil {
+		t.Fatal("the skipping walk's load was done at the first walk: the test did not test a slow load")
+	}
+	time.Sleep(time.Second) // a monitor's refresh: the load is done by then
+	var works []int
+	for range 40 {
+		works = append(works, work())
+		time.Sleep(50 * time.Millisecond)
+	}
+	var steady []float64
+	for _, w := range works[len(works)-10:] {
+		if w >= 0 {
+			steady = append(steady, float64(w))
+		}
+	}
+	if len(steady) < 5 {
+		t.Skipf("the hooks were dropped in %d of the last 10 walks (a host waking threads too often): %v", 10-len(steady), works)
+	}
+	slices.Sort(steady)
+	med := steady[len(steady)/2]
+	t.Logf("work a walk after the first (threads, -1 for a walk without hooks): %v; steady %.0f", works, med)
+	for i, w := range works {
+		if float64(w) > 2*med {
+			t.Errorf("walk %d did %d threads' work, the steady walk %.0f: want at most twice that", i+2, w, med)
+		}
+	}
+}
+
 // TestAccountDropsDearHooks: the hooks are dropped after dearPasses
 // walks in a row whose wake-ups, at hookNs each, cost more than the
 // threads they let the walk step over saved at stepNs each, and kept

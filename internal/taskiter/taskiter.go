@@ -186,10 +186,11 @@ func Open(opts Options) (*Iter, error) {
 		return nil, err
 	}
 	if it.preloads(threads, opts.Passes) {
+		it.attachEarly()
 		it.startLoad()
 		// As if paid: a reload of the maps (a grown array) loads it
 		// again at once.
-		it.skip.preload, it.skip.stepped = true, loadNs
+		it.skip.preload, it.skip.stepped, it.skip.wait = true, loadNs, preloadWait
 	}
 	return it, nil
 }
@@ -461,11 +462,7 @@ func (it *Iter) Record(i int, r *Record) error {
 func (it *Iter) walk() (int, error) {
 	for range maxGrowths + 1 {
 		it.steer()
-		prog := it.objs.All
-		if it.skip.hooks != nil {
-			prog = it.progs.Walk
-		}
-		ret, err := prog.Run(&it.run)
+		ret, err := it.program().Run(&it.run)
 		if err != nil {
 			return 0, fmt.Errorf("running the task walk: %w", err)
 		}
@@ -489,11 +486,7 @@ func (it *Iter) walk() (int, error) {
 // full walk, after the first); a walk that no longer fits the array is
 // made anew, growing it.
 func (it *Iter) again() (int, error) {
-	prog := it.objs.All
-	if it.skip.hooks != nil {
-		prog = it.progs.Walk
-	}
-	ret, err := prog.Run(&it.run)
+	ret, err := it.program().Run(&it.run)
 	if err != nil {
 		return 0, fmt.Errorf("running the task walk: %w", err)
 	}
@@ -501,6 +494,15 @@ func (it *Iter) again() (int, error) {
 		return n, nil
 	}
 	return it.walk()
+}
+
+// program is the walk steer chose: the skipping one once it is loaded
+// and the hooks are on, the plain one until then.
+func (it *Iter) program() *ebpf.Program {
+	if it.skip.hooks != nil && it.progs.Walk != nil {
+		return it.progs.Walk
+	}
+	return it.objs.All
 }
 
 // clockTicks is USER_HZ, the unit of stat's time fields, from the ELF
