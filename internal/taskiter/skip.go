@@ -137,8 +137,9 @@ const loadNs = 50_000_000
 // preloadWait bounds how long the first walk waits for the skipping
 // walk's load: some 50 ms on a quiet 2-vCPU guest, but up to a second on
 // a loaded one, which a start should not wait. Past it the first walk is a
-// plain one, and the first after the load is done attaches the hooks and
-// visits every process once more, as a plain walk costs.
+// plain one; the hooks, loaded alone and attached at Open (attachEarly),
+// mark already, and the plain walks keep the marks, so the first walk
+// after the load is done skips as the later ones do.
 const preloadWait = 150 * time.Millisecond
 
 // preloads reports whether a caller that means to make passes walks
