@@ -142,12 +142,20 @@ func testSkippingWalk(t *testing.T, threads int, churn bool) {
 	}
 	load := start(args...).Process.Pid
 
-	skipping, err := Open(Options{SkipAbove: 1})
-	if err != nil {
-		t.Fatal(err)
+	// The skipping iterator is opened as a monitor's is (its hooks on at
+	// once, the skipping walk loading meanwhile), and again halfway, so
+	// that the plain walks' handing over to the skipping walk is tested
+	// twice a run too.
+	open := func() *Iter {
+		it, err := Open(Options{SkipAbove: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		it.skip.force = true // whatever the host's wake-up rate
+		return it
 	}
-	defer skipping.Close()
-	skipping.skip.force = true // whatever the host's wake-up rate
+	skipping := open()
+	defer func() { skipping.Close() }()
 	full, err := Open(Options{SkipAbove: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +167,13 @@ func testSkippingWalk(t *testing.T, threads int, churn bool) {
 	deadline := time.Now().Add(4 * time.Second)
 	nextExit := time.Now().Add(500 * time.Millisecond)
 	nextGrow := time.Now().Add(300 * time.Millisecond)
+	nextOpen := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
+		if time.Now().After(nextOpen) {
+			skipping.Close()
+			skipping, last = open(), nil
+			nextOpen = deadline
+		}
 		if len(small) > 0 && time.Now().After(nextExit) {
 			small[0].Process.Kill()
 			small[0].Wait()
