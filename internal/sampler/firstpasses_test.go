@@ -99,6 +99,16 @@ func passWork(s *Sampler, smp *model.Sample) int {
 	return w
 }
 
+// walkWork is the part of passWork that is the walk's: the threads it
+// visited or looked at and the records Go read.
+func walkWork(s *Sampler) int {
+	w := len(s.it.order) + len(s.it.work)
+	if s.it.it.Skipping() {
+		w -= s.it.it.Skipped()
+	}
+	return w
+}
+
 // workRatio is the dearest pass's work after the first over the median
 // pass's after the first.
 func workRatio(passes []passCost) float64 {
@@ -405,5 +415,82 @@ func TestOlderExitCostsNoMore(t *testing.T) {
 	}
 	if limit := 2*steady + time.Millisecond; exit > limit {
 		t.Errorf("the passes after an older process's exit cost %v of CPU (median of %v), the steady pass %v: want at most %v", exit, after, steady, limit)
+	}
+}
+
+// TestOlderThreadCostsNoMore: when a process older than a workload of
+// 10,000 threads (one busy) starts a thread, the workload's records shift
+// up in the walk, and the walk makes room for them rather than visit the
+// workload whole: no pass after a start does more work (passCost.work)
+// than twice the steady pass. Visiting the workload instead cost the next
+// two passes 20,000 and 10,000 threads against a steady 350-400. Work, not
+// CPU time, is bounded: it is the same on a busy machine; and the walk's
+// (walkWork), not the sweep's, whose share a pass depends on how the
+// host's other processes took PIDs among the workload's. A pass made
+// while the hooks were dropped (a host waking threads so often that they
+// cost more than they save: skip.go) is a plain walk, not this test's
+// business, and is left out.
+func TestOlderThreadCostsNoMore(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the walk steps over idle threads on amd64 alone")
+	}
+	_, grow := testutil.StartGrowingCThreads(t, 2)
+	settle(t, testutil.StartCThreads(t, 10000, true))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	s, err := New(Config{Root: "/proc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Source() != SourceTaskIter {
+		t.Skipf("the task walk does not serve here: %s", s.SourceNote())
+	}
+	var smp model.Sample
+	// pass makes a pass and reports its work, -1 for a plain walk.
+	pass := func() int {
+		if err := s.Sample(&smp); err != nil {
+			t.Fatal(err)
+		}
+		if !s.it.it.Skipping() {
+			return -1
+		}
+		return walkWork(s)
+	}
+	pass()
+	time.Sleep(time.Second) // the skipping walk's load, as in a monitor
+	var warm, after []int
+	for range warmPasses {
+		warm = append(warm, pass())
+		time.Sleep(50 * time.Millisecond)
+	}
+	var work []float64
+	for _, w := range warm[len(warm)-10:] {
+		if w >= 0 {
+			work = append(work, float64(w))
+		}
+	}
+	if len(work) < 5 {
+		t.Skipf("the hooks were dropped in %d of the last 10 passes (a host waking threads too often): work %v", 10-len(work), warm)
+	}
+	steady := median(work)
+	checked := 0
+	for g := range 5 {
+		grow()
+		for i := range 3 {
+			w := pass()
+			after = append(after, w)
+			if w >= 0 {
+				checked++
+			}
+			if float64(w) > 2*steady {
+				t.Errorf("pass %d after start %d did %d threads' work, the steady pass %.0f: want at most twice that", i+1, g+1, w, steady)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.Logf("work a pass (threads, -1 a plain walk) before the starts: %v; after them, three passes each: %v", warm, after)
+	if checked < 9 {
+		t.Skipf("the hooks were dropped in %d of the 15 passes after the starts (a host waking threads too often)", 15-checked)
 	}
 }

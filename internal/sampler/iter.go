@@ -204,7 +204,7 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 		ip.moves, err = ip.it.Moves(ip.moves[:0], n, len(ip.order))
 	}
 	if err == nil && len(ip.moves) > 0 {
-		ip.applyMoves()
+		ip.applyMoves(n)
 	}
 	if err == nil {
 		gone, err = s.matchWalk(n)
@@ -374,16 +374,23 @@ func (s *Sampler) matchWalk(n int) (gone bool, err error) {
 // behind become holes (read if the walk reaches them), and the threads
 // the destinations held are kept in displaced: gone, unless this pass
 // finds them elsewhere. It costs a copy of the order, once in a pass in
-// which threads went, against reading every record after them.
-func (ip *iterPath) applyMoves() {
+// which threads came or went, against reading every record after them.
+//
+// A move up (threads born before the records) may put records past the
+// last pass's end: the order grows to this walk's n, its new positions
+// holes until a move fills them.
+func (ip *iterPath) applyMoves(n int) {
 	prev := ip.order
 	ip.next = append(ip.next[:0], prev...)
+	for len(ip.next) < n {
+		ip.next = append(ip.next, -1)
+	}
 	moved := ip.next
 	ip.displaced = ip.displaced[:0]
 	for _, m := range ip.moves {
 		for j := range m.Count {
-			if k := prev[m.Dst+j]; k >= 0 {
-				ip.displaced = append(ip.displaced, k)
+			if d := m.Dst + j; d < len(prev) && prev[d] >= 0 {
+				ip.displaced = append(ip.displaced, prev[d])
 			}
 			moved[m.Src+j] = -1
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
 
 	"github.com/ctxtop/ctxtop/internal/bpfutil"
 )
@@ -65,7 +66,8 @@ const (
 	ctlSkipped = 8
 	ctlPhase   = 12
 	ctlMoves   = 16
-	ctlSize    = 20
+	ctlShifted = 20
+	ctlSize    = 24
 	// moveSize is an entry of the moves list (struct move).
 	moveSize = 16
 	// wakeCountSize is a CPU's element of the wakeups map: a cache line.
@@ -104,6 +106,9 @@ type skipState struct {
 	// stays: that walk waits for the load and attaches the hooks first.
 	loading chan skipLoad
 	preload bool
+	// wait is how long that first walk waits: preloadWait, less in
+	// tests of a load that outlasts it.
+	wait time.Duration
 }
 
 // skipLoad is what a background load of the skipping walk gave.
@@ -132,8 +137,9 @@ const loadNs = 50_000_000
 // preloadWait bounds how long the first walk waits for the skipping
 // walk's load: some 50 ms on a quiet 2-vCPU guest, but up to a second on
 // a loaded one, which a start should not wait. Past it the first walk is a
-// plain one, and the first after the load is done attaches the hooks and
-// visits every process once more, as a plain walk costs.
+// plain one; the hooks, loaded alone and attached at Open (attachEarly),
+// mark already, and the plain walks keep the marks, so the first walk
+// after the load is done skips as the later ones do.
 const preloadWait = 150 * time.Millisecond
 
 // preloads reports whether a caller that means to make passes walks
@@ -152,6 +158,11 @@ func (it *Iter) Skipping() bool { return !it.ranFull }
 // Skipped is how many threads the last walk neither visited nor looked
 // at, their records kept from the walk before.
 func (it *Iter) Skipped() int { return it.skip.skipped }
+
+// Shifted is how many records the last walk copied up to make room for
+// threads born before them (ctxtop_shift): memory the walk moved, not
+// threads it visited.
+func (it *Iter) Shifted() int { return int(binary.LittleEndian.Uint32(it.ctl[ctlShifted:])) }
 
 // steer attaches or detaches the hooks for the coming walk and tells it
 // whether to visit every process.
@@ -174,11 +185,18 @@ func (it *Iter) steer() {
 			}
 			var wait time.Duration
 			if s.preload {
-				wait = preloadWait
+				wait = s.wait
 			}
 			it.collectLoad(wait)
-			want = it.progs.Walk != nil
+			// Hooks attached at Open (attachEarly) stay on while the
+			// load goes on: the plain walks keep the marks for it.
+			want = it.progs.Walk != nil || (s.hooks != nil && s.loading != nil)
 		}
+	}
+	if want && s.hooks != nil && it.progs.Walk == nil {
+		// Hooks on early (attachEarly), whatever the count said: the
+		// load, once done, serves at once.
+		it.collectLoad(0)
 	}
 	s.preload = false
 	if s.retry > 0 {
@@ -211,7 +229,7 @@ func (it *Iter) steer() {
 			s.full = true
 		}
 	}
-	it.ranFull = s.full || s.hooks == nil
+	it.ranFull = s.full || s.hooks == nil || it.progs.Walk == nil
 	s.phase = (s.phase + 1) % scrubPasses
 	binary.LittleEndian.PutUint32(it.ctl[ctlPhase:], uint32(s.phase))
 	var full uint32
@@ -221,6 +239,7 @@ func (it *Iter) steer() {
 	binary.LittleEndian.PutUint32(it.ctl[ctlFull:], full)
 	// The plain walk moves nothing and does not say so.
 	binary.LittleEndian.PutUint32(it.ctl[ctlMoves:], 0)
+	binary.LittleEndian.PutUint32(it.ctl[ctlShifted:], 0)
 }
 
 // account reads what the walk that found n threads skipped, and drops
@@ -297,29 +316,82 @@ func (it *Iter) loadSkip() error {
 // of its own. It shares nothing with the walks made meanwhile but the maps,
 // which it only names, and the BTF cache, which is safe for concurrent use;
 // a reload of the maps (load) waits for it and throws its programs away.
+//
+// With the hooks loaded already (attachEarly) it loads the walk alone.
 func (it *Iter) startLoad() {
 	spec, types, o := it.spec, it.types, it.objs
+	hooked := it.progs.Wakeup != nil
 	done := make(chan skipLoad, 1)
 	it.skip.loading = done
 	go func() {
 		var r skipLoad
-		kernel, err := types.Kernel()
-		if err == nil {
-			opts := &ebpf.CollectionOptions{
-				Programs: ebpf.ProgramOptions{KernelTypes: kernel},
-				Cache:    types,
-				MapReplacements: map[string]*ebpf.Map{
-					taskiterMapRecs: o.Recs, taskiterMapChanged: o.Changed, taskiterMapTargets: o.Targets,
-					taskiterMapControl: o.Control, taskiterMapDirty: o.Dirty, taskiterMapDirtyTids: o.DirtyTIDs,
-					taskiterMapSpans: o.Spans, taskiterMapWakeups: o.Wakeups, taskiterMapScratch: o.Scratch,
-					taskiterMapMoves: o.Moves,
-				},
+		opts, err := loadOptions(types, &o)
+		switch {
+		case err != nil:
+		case hooked:
+			var walk struct {
+				Walk *ebpf.Program `ebpf:"ctxtop_walk"`
 			}
+			err = spec.LoadAndAssign(&walk, opts)
+			r.progs.Walk = walk.Walk
+		default:
 			err = spec.LoadAndAssign(&r.progs, opts)
 		}
 		r.err = err
 		done <- r
 	}()
+}
+
+// loadOptions loads the programs over the maps o, loaded already.
+func loadOptions(types *btf.Cache, o *walkObjects) (*ebpf.CollectionOptions, error) {
+	kernel, err := types.Kernel()
+	if err != nil {
+		return nil, err
+	}
+	return &ebpf.CollectionOptions{
+		Programs: ebpf.ProgramOptions{KernelTypes: kernel},
+		Cache:    types,
+		MapReplacements: map[string]*ebpf.Map{
+			taskiterMapRecs: o.Recs, taskiterMapChanged: o.Changed, taskiterMapTargets: o.Targets,
+			taskiterMapControl: o.Control, taskiterMapDirty: o.Dirty, taskiterMapDirtyTids: o.DirtyTIDs,
+			taskiterMapSpans: o.Spans, taskiterMapWakeups: o.Wakeups, taskiterMapScratch: o.Scratch,
+			taskiterMapMoves: o.Moves,
+		},
+	}, nil
+}
+
+// attachEarly loads the hooks alone (a few ms: they have no loops) and
+// attaches them before the first walk, for a caller that preloads the
+// skipping walk. The plain walks made while the skipping walk loads keep
+// the marks (ctxtop_walk_all), so its first run after the load is done
+// steps over what nobody woke instead of visiting every process: on a
+// loaded host, where the load outlasts the first walk's wait, that visit
+// was a pass two to three times the steady one. It fails quietly: the
+// hooks are then attached once the load is done, as without it.
+func (it *Iter) attachEarly() {
+	opts, err := loadOptions(it.types, &it.objs)
+	if err != nil {
+		return
+	}
+	var hooks struct {
+		Wakeup    *ebpf.Program `ebpf:"ctxtop_wakeup"`
+		WakeupNew *ebpf.Program `ebpf:"ctxtop_wakeup_new"`
+	}
+	if err := it.spec.LoadAndAssign(&hooks, opts); err != nil {
+		return
+	}
+	it.progs.Wakeup, it.progs.WakeupNew = hooks.Wakeup, hooks.WakeupNew
+	for _, p := range []*ebpf.Program{hooks.Wakeup, hooks.WakeupNew} {
+		l, err := object.Attach(p)
+		if err != nil {
+			it.detach()
+			it.progs.Close()
+			return
+		}
+		it.skip.hooks = append(it.skip.hooks, l)
+	}
+	// The first walk after the hooks are on visits every process.
+	it.skip.full = true
 }
 
 // collectLoad takes the background load's programs once it is done,
@@ -356,6 +428,10 @@ func (it *Iter) collectLoad(wait time.Duration) error {
 		r.progs.Close()
 		s.retry = retryPasses
 		return r.err
+	}
+	if r.progs.Wakeup == nil {
+		// The walk alone: the hooks were loaded early.
+		r.progs.Wakeup, r.progs.WakeupNew = it.progs.Wakeup, it.progs.WakeupNew
 	}
 	it.progs = r.progs
 	return nil

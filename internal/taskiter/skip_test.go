@@ -78,8 +78,9 @@ const taskWaking = 0x200
 // TestSkippingWalkIsExact runs a walk that steps over processes nobody
 // woke (the hooks attached whatever the host's size or wake-up rate)
 // beside full walks, while a process of thousands of threads wakes
-// random ones of them in spells and rests in between, and while small
-// processes started before it exit one by one, shifting its records. It
+// random ones of them in spells and rests in between, while small
+// processes started before it exit one by one, shifting its records down,
+// and others started before it start threads, shifting them up. It
 // walks with the skipping iterator every few ms throughout, so that its
 // walks race the wake-ups; and whenever two full walks either side of one
 // of its walks agree on a process (none of its threads ran in between),
@@ -127,41 +128,75 @@ func testSkippingWalk(t *testing.T, threads int, churn bool) {
 		small = append(small, cmd)
 		smallPIDs = append(smallPIDs, cmd.Process.Pid)
 	}
+	// Processes ahead of the load that start threads now and then.
+	var grows []func()
+	var growPIDs []int
+	for range 3 {
+		pid, grow := testutil.StartGrowingCThreads(t, 2)
+		grows = append(grows, grow)
+		growPIDs = append(growPIDs, pid)
+	}
 	args := []string{strconv.Itoa(threads)}
 	if churn {
 		args = append(args, "churn")
 	}
 	load := start(args...).Process.Pid
 
-	skipping, err := Open(Options{SkipAbove: 1})
-	if err != nil {
-		t.Fatal(err)
+	// The skipping iterator is opened as a monitor's is (its hooks on at
+	// once, the skipping walk loading meanwhile), and again halfway, so
+	// that the plain walks' handing over to the skipping walk is tested
+	// twice a run too.
+	open := func() *Iter {
+		it, err := Open(Options{SkipAbove: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		it.skip.force = true // whatever the host's wake-up rate
+		return it
 	}
-	defer skipping.Close()
-	skipping.skip.force = true // whatever the host's wake-up rate
+	skipping := open()
+	defer func() { skipping.Close() }()
 	full, err := Open(Options{SkipAbove: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer full.Close()
 
-	var compared, loadSkipped, loadCompared, walks, lagging, moved int
+	var compared, loadSkipped, loadCompared, walks, lagging, moved, shifted int
+	var last [][]byte
 	deadline := time.Now().Add(4 * time.Second)
 	nextExit := time.Now().Add(500 * time.Millisecond)
+	nextGrow := time.Now().Add(300 * time.Millisecond)
+	nextOpen := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
+		if time.Now().After(nextOpen) {
+			skipping.Close()
+			skipping, last = open(), nil
+			nextOpen = deadline
+		}
 		if len(small) > 0 && time.Now().After(nextExit) {
 			small[0].Process.Kill()
 			small[0].Wait()
 			small = small[1:]
 			nextExit = time.Now().Add(500 * time.Millisecond)
 		}
+		if time.Now().After(nextGrow) {
+			grows[walks%len(grows)]()
+			nextGrow = time.Now().Add(300 * time.Millisecond)
+		}
 		before := takeSnapshot(t, full)
 		mine := takeSnapshot(t, skipping)
 		walks++
+		last = checkUnlisted(t, skipping, last)
 		// A small process's exit shifts the load's records down: the
 		// walk moves them, and they must still be exact.
 		if binary.LittleEndian.Uint32(skipping.ctl[ctlMoves:]) > 0 {
 			moved++
+		}
+		// A thread started ahead of it shifts them up: the walk makes
+		// room for it and moves them so.
+		if skipping.Shifted() > 0 {
+			shifted++
 		}
 		skippedAll := skipping.Skipping() && skipping.Skipped() >= threads*3/4
 		after := takeSnapshot(t, full)
@@ -185,7 +220,7 @@ func testSkippingWalk(t *testing.T, threads int, churn bool) {
 			// their threads, kernel threads mostly, were seen to run,
 			// rarely, without the hooks seeing it (scrubPasses), so a
 			// record of theirs may lag until the next full walk.
-			if pid == load || slices.Contains(smallPIDs, pid) {
+			if pid == load || slices.Contains(smallPIDs, pid) || slices.Contains(growPIDs, pid) {
 				t.Fatalf("process %d rested from one full walk to the next, and the skipping walk between them (skipping %v, %d threads stepped over) differs:\n%s",
 					pid, skipping.Skipping(), skipping.Skipped(), diffRecords(after[pid], mine[pid]))
 			}
@@ -194,12 +229,15 @@ func testSkippingWalk(t *testing.T, threads int, churn bool) {
 		}
 		time.Sleep(time.Duration(1+walks%5) * time.Millisecond)
 	}
-	t.Logf("%d skipping walks, %d of them moving records; %d process records compared, %d of the host's lagging; the load at rest in %d, %d of them with at least its threads stepped over", walks, moved, compared, lagging, loadCompared, loadSkipped)
+	t.Logf("%d skipping walks, %d of them moving records, %d shifting them up; %d process records compared, %d of the host's lagging; the load at rest in %d, %d of them with at least its threads stepped over", walks, moved, shifted, compared, lagging, loadCompared, loadSkipped)
 	if lagging*100 > compared {
 		t.Errorf("%d of %d process records compared lag: more than the rare unmarked run", lagging, compared)
 	}
 	if moved == 0 {
 		t.Errorf("no skipping walk of %d moved records, though processes ahead of the load exited: the test tested little", walks)
+	}
+	if shifted == 0 {
+		t.Errorf("no skipping walk of %d shifted records up, though processes ahead of the load started threads: the test tested little", walks)
 	}
 	if loadSkipped < 5 {
 		t.Errorf("the skipping walk stepped over the load at rest only %d times of %d: the test tested little", loadSkipped, loadCompared)
@@ -228,6 +266,78 @@ func diffRecords(want, got map[int]counters) string {
 		out += fmt.Sprintf("%d threads, want %d\n", len(got), len(want))
 	}
 	return out
+}
+
+// TestSlowLoadCostsNoMore: a monitor's first walk waits preloadWait for
+// the skipping walk's load; on a loaded host the load outlasts it, and the
+// first walk is a plain one. The walks after it must still cost no more
+// than twice the steady one, by their work: the threads the walk visited
+// or looked at and the records it rewrote (which the caller reads). The
+// slow load is made so by not waiting for it at all, and it is checked
+// that the first walk did not have it. Attaching the hooks only once the
+// load was done cost the second walk every thread (a full visit, 10,000)
+// against a steady few hundred.
+func TestSlowLoadCostsNoMore(t *testing.T) {
+	if !skipArch {
+		t.Skip("the walk skips only on amd64")
+	}
+	testutil.StartCThreads(t, 10000, true)
+	time.Sleep(500 * time.Millisecond) // the threads' first waits
+	it, err := Open(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	if !it.skip.preload {
+		t.Fatalf("a monitor on a host of %d threads does not preload the skipping walk", hostThreads())
+	}
+	it.skip.wait = 0
+	// work is what the walk just made did, -1 for a walk the hooks were
+	// dropped for (a host waking threads too often: account).
+	work := func() int {
+		n, err := it.Walk()
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed, err := it.Changed(nil, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		looked := n
+		if it.Skipping() {
+			looked -= it.Skipped()
+		} else if it.progs.Walk != nil && it.skip.retry > 0 {
+			return -1
+		}
+		return looked + len(changed)
+	}
+	work()
+	if it.Skipping() || it.progs.Walk != nil {
+		t.Fatal("the skipping walk's load was done at the first walk: the test did not test a slow load")
+	}
+	time.Sleep(time.Second) // a monitor's refresh: the load is done by then
+	var works []int
+	for range 40 {
+		works = append(works, work())
+		time.Sleep(50 * time.Millisecond)
+	}
+	var steady []float64
+	for _, w := range works[len(works)-10:] {
+		if w >= 0 {
+			steady = append(steady, float64(w))
+		}
+	}
+	if len(steady) < 5 {
+		t.Skipf("the hooks were dropped in %d of the last 10 walks (a host waking threads too often): %v", 10-len(steady), works)
+	}
+	slices.Sort(steady)
+	med := steady[len(steady)/2]
+	t.Logf("work a walk after the first (threads, -1 for a walk without hooks): %v; steady %.0f", works, med)
+	for i, w := range works {
+		if float64(w) > 2*med {
+			t.Errorf("walk %d did %d threads' work, the steady walk %.0f: want at most twice that", i+2, w, med)
+		}
+	}
 }
 
 // TestAccountDropsDearHooks: the hooks are dropped after dearPasses
@@ -270,4 +380,57 @@ func TestHostThreads(t *testing.T) {
 	if n := hostThreads(); n < 2 {
 		t.Errorf("hostThreads() = %d on a host running this test", n)
 	}
+}
+
+// checkUnlisted holds the last walk of it to what its reader relies on:
+// a record that Changed does not list is byte for byte the one the walk
+// before left at that position or, when a Move says so, at the position
+// it came from. last is the walk before's records (nil for none); it
+// returns this walk's.
+func checkUnlisted(t *testing.T, it *Iter, last [][]byte) [][]byte {
+	t.Helper()
+	n := it.skip.last
+	changed, err := it.Changed(nil, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moves, err := it.Moves(nil, n, len(last))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := make([][]byte, n)
+	for i := range n {
+		cur[i] = slices.Clone(it.recs[i*it.size : (i+1)*it.size])
+	}
+	if last == nil {
+		return cur
+	}
+	// What a reader expects at each position: the last walk's record
+	// there, or the one a move brought; nil where it reads anyway.
+	want := make([][]byte, n)
+	copy(want, last)
+	for _, m := range moves {
+		for j := range m.Count {
+			if s := m.Src + j; s < n {
+				want[s] = nil
+			}
+		}
+	}
+	for _, m := range moves {
+		for j := range m.Count {
+			want[m.Dst+j] = last[m.Src+j]
+		}
+	}
+	for _, i := range changed {
+		want[i] = nil
+	}
+	for i := range n {
+		if want[i] != nil && !slices.Equal(want[i], cur[i]) {
+			var w, g Record
+			_ = decode(want[i], it.maskWords, &w)
+			_ = decode(cur[i], it.maskWords, &g)
+			t.Fatalf("record %d of %d is not listed as changed, but differs from what the walk before and its %d moves left there (shifted %d):\n  want %+v\n  got  %+v", i, n, len(moves), it.Shifted(), w, g)
+		}
+	}
+	return cur
 }

@@ -186,10 +186,11 @@ func Open(opts Options) (*Iter, error) {
 		return nil, err
 	}
 	if it.preloads(threads, opts.Passes) {
+		it.attachEarly()
 		it.startLoad()
 		// As if paid: a reload of the maps (a grown array) loads it
 		// again at once.
-		it.skip.preload, it.skip.stepped = true, loadNs
+		it.skip.preload, it.skip.stepped, it.skip.wait = true, loadNs, preloadWait
 	}
 	return it, nil
 }
@@ -400,14 +401,14 @@ func (it *Iter) Changed(dst []int32, n int) ([]int32, error) {
 // Move is a run of records the last walk took from the walk before's
 // positions Src to Src+Count-1 and put, unchanged, at Dst to Dst+Count-1:
 // the same threads, shifted down because threads or processes before them
-// in the walk have gone.
+// in the walk have gone, or up because threads were born before them.
 type Move struct {
 	Dst, Src, Count int
 }
 
 // Moves appends to dst the runs of records the last walk, which found n
 // threads, moved, in increasing order; the walk before found prev. The list
-// is checked, never trusted: runs that overlap, go up or out of range are
+// is checked, never trusted: runs that overlap, stay put or go out of range are
 // ErrRecord. A record both moved and listed by Changed was moved and then
 // rewritten.
 func (it *Iter) Moves(dst []Move, n, prev int) ([]Move, error) {
@@ -421,7 +422,7 @@ func (it *Iter) Moves(dst []Move, n, prev int) ([]Move, error) {
 	for j := range k {
 		b := it.moves[j*moveSize:]
 		m := Move{Dst: int(le.Uint32(b)), Src: int(le.Uint32(b[4:])), Count: int(le.Uint32(b[8:]))}
-		if m.Count <= 0 || m.Dst < end || m.Src < src || m.Dst >= m.Src || m.Dst+m.Count > n || m.Src+m.Count > prev {
+		if m.Count <= 0 || m.Dst < end || m.Src < src || m.Dst == m.Src || m.Dst+m.Count > n || m.Src+m.Count > prev {
 			return dst, fmt.Errorf("%w: move of %d records from %d to %d, of %d and %d", ErrRecord, m.Count, m.Src, m.Dst, prev, n)
 		}
 		end, src = m.Dst+m.Count, m.Src+m.Count
@@ -461,11 +462,7 @@ func (it *Iter) Record(i int, r *Record) error {
 func (it *Iter) walk() (int, error) {
 	for range maxGrowths + 1 {
 		it.steer()
-		prog := it.objs.All
-		if it.skip.hooks != nil {
-			prog = it.progs.Walk
-		}
-		ret, err := prog.Run(&it.run)
+		ret, err := it.program().Run(&it.run)
 		if err != nil {
 			return 0, fmt.Errorf("running the task walk: %w", err)
 		}
@@ -489,11 +486,7 @@ func (it *Iter) walk() (int, error) {
 // full walk, after the first); a walk that no longer fits the array is
 // made anew, growing it.
 func (it *Iter) again() (int, error) {
-	prog := it.objs.All
-	if it.skip.hooks != nil {
-		prog = it.progs.Walk
-	}
-	ret, err := prog.Run(&it.run)
+	ret, err := it.program().Run(&it.run)
 	if err != nil {
 		return 0, fmt.Errorf("running the task walk: %w", err)
 	}
@@ -501,6 +494,15 @@ func (it *Iter) again() (int, error) {
 		return n, nil
 	}
 	return it.walk()
+}
+
+// program is the walk steer chose: the skipping one once it is loaded
+// and the hooks are on, the plain one until then.
+func (it *Iter) program() *ebpf.Program {
+	if it.skip.hooks != nil && it.progs.Walk != nil {
+		return it.progs.Walk
+	}
+	return it.objs.All
 }
 
 // clockTicks is USER_HZ, the unit of stat's time fields, from the ELF

@@ -34,6 +34,7 @@ type taskiterWalkCtl struct {
 	Skipped uint32
 	Phase   uint32
 	Moves   uint32
+	Shifted uint32
 }
 
 type taskiterWalkState struct {
@@ -56,6 +57,9 @@ type taskiterWalkState struct {
 	Held    uint32
 	Moves   uint32
 	UndoCnt uint32
+	Off     uint32
+	Shifted uint32
+	Copied  uint32
 	Lost    uint8
 	Relist  uint8
 	Carry   uint8

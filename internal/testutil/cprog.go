@@ -43,6 +43,28 @@ func StartCThreads(tb testing.TB, n int, busy bool) int {
 	return cmd.Process.Pid
 }
 
+// StartGrowingCThreads is StartCThreads for a process that is to grow:
+// each call of grow starts one more idle thread in it and returns once
+// that thread runs.
+func StartGrowingCThreads(tb testing.TB, n int) (pid int, grow func()) {
+	tb.Helper()
+	cmd := exec.Command(CTool(tb, "internal/testutil/cthreads/cthreads.c"), strconv.Itoa(n))
+	cmd.Stderr = os.Stderr
+	in, out := StartWorkload(tb, cmd)
+	if line, err := out.ReadString('\n'); err != nil || line != "ready\n" {
+		tb.Fatalf("cthreads %d did not start: %q %v", n, line, err)
+	}
+	return cmd.Process.Pid, func() {
+		tb.Helper()
+		if _, err := io.WriteString(in, "grow\n"); err != nil {
+			tb.Fatal(err)
+		}
+		if line, err := out.ReadString('\n'); err != nil || line != "ok\n" {
+			tb.Fatalf("cthreads did not start a thread: %q %v", line, err)
+		}
+	}
+}
+
 // CFloor is the C pread floor (cfloor.c) over one process's threads.
 type CFloor struct {
 	in  io.Writer

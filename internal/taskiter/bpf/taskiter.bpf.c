@@ -81,15 +81,16 @@ u32 changed_first = 1;
 
 /*
  * The records this walk moved rather than rewrote: runs of cnt records
- * taken from slots src on and put at slots dst on (dst < src), in
+ * taken from the last walk's slots src on and put at slots dst on, in
  * increasing order, control.moves of them. When a process or thread ends,
- * the records of every process after it in the walk shift down; a
- * process whose records are otherwise where the last walk left them,
- * nobody having woken it, has them copied to their new slots (move)
- * instead of being visited whole and every record of it rewritten and
- * read again. The records moved stand for the same threads, unmoved
- * since: user space takes its memory of them along and reads none. The
- * list is bounded; past its end the walk visits whole as before.
+ * the records of every process after it in the walk shift down; when one
+ * is born, up. A process whose records are otherwise where the last walk
+ * left them, nobody having woken it, has them copied to their new slots
+ * (move, shift) instead of being visited whole and every record of it
+ * rewritten and read again. The records moved stand for the same
+ * threads, unmoved since: user space takes its memory of them along and
+ * reads none. The list is bounded; past its end the walk visits whole as
+ * before.
  */
 #define MAX_MOVES 1024
 
@@ -127,6 +128,7 @@ struct walk_ctl {
 	u32 skipped;
 	u32 phase; /* which slots this walk looks at anyway: see scrub */
 	u32 moves; /* how many entries of moves the walk wrote */
+	u32 shifted; /* how many records the walk shifted up (shift) */
 };
 
 struct {
@@ -384,6 +386,12 @@ struct walk_state {
 	 * process's slot then, its span and the search for it; moves counts
 	 * the moves listed. */
 	u32 old, at, held, moves, undo_cnt;
+	/* off is how far up this walk's shifts have moved the last walk's
+	 * records from old on: a record at slot i came from slot i - off.
+	 * Slots from shifted on hold records that are not what user space
+	 * knows at that slot: a visit there lists every record it writes.
+	 * copied counts the records shifted. */
+	u32 off, shifted, copied;
 	u8 lost, relist, carry, marked, ok, track, moved;
 };
 
@@ -396,22 +404,23 @@ struct {
 
 /*
  * Copies the s records of the last walk from slot src on to slot dst on
- * (dst < src, so a record is read before anything overwrites it) with
- * their span, and lists the move, remembering how to take the listing
- * back (unmove). 0 when the list is full or a slot is out of the array:
- * nothing was moved then. A global function, which the verifier checks
+ * (dst <= src, so a record is read before anything overwrites it) with
+ * their span, unless they are there already (a shift put them there),
+ * and lists the move from slot from on, where the last walk had them,
+ * unless that is dst, remembering how to take the listing back (unmove). 0 when the list is
+ * full or a slot is out of the array: nothing was moved then. A global function, which the verifier checks
  * once on its own: inlined into the walk's loops, its branches multiplied
  * the walk's states to some 900,000 instructions and seconds of loading,
  * against some 14,000 and 50 ms so. It finds the walk's state itself, as
  * a global function takes scalars only.
  */
-__noinline int ctxtop_move(u32 dst, u32 src, u32 s)
+__noinline int ctxtop_move(u32 dst, u32 src, u32 s, u32 from)
 {
 	u32 words = mask_words, k = 0, i;
 	struct walk_state *w = bpf_map_lookup_elem(&scratch, &k);
 	struct bpf_iter_num num;
 	struct move *mv = NULL;
-	bool extend = false;
+	bool extend = false, list = dst != from;
 	u32 *span_at;
 	int *jp;
 
@@ -420,25 +429,25 @@ __noinline int ctxtop_move(u32 dst, u32 src, u32 s)
 	k = w->moves;
 	if (words > MAX_MASK_WORDS)
 		words = MAX_MASK_WORDS;
-	if (k > 0) {
+	if (list && k > 0) {
 		i = k - 1;
 		mv = bpf_map_lookup_elem(&moves, &i);
 		/* Right after the last run, by the same shift: extend it. */
-		extend = mv && mv->dst + mv->cnt == dst && mv->src + mv->cnt == src;
+		extend = mv && mv->dst + mv->cnt == dst && mv->src + mv->cnt == from;
 	}
-	if (!extend) {
+	if (list && !extend) {
 		if (k >= MAX_MOVES)
 			return 0;
 		mv = bpf_map_lookup_elem(&moves, &k);
 	}
 	i = dst + s - 1;
 	span_at = bpf_map_lookup_elem(&spans, &dst);
-	if (!mv || !span_at || !bpf_map_lookup_elem(&recs, &i))
+	if ((list && !mv) || !span_at || !bpf_map_lookup_elem(&recs, &i))
 		return 0;
-	bpf_iter_num_new(&num, 0, s);
+	bpf_iter_num_new(&num, 0, dst == src ? 0 : s);
 	while ((jp = bpf_iter_num_next(&num))) {
-		u32 from = src + (u32)*jp, to = dst + (u32)*jp;
-		struct rec *a = bpf_map_lookup_elem(&recs, &from);
+		u32 at = src + (u32)*jp, to = dst + (u32)*jp;
+		struct rec *a = bpf_map_lookup_elem(&recs, &at);
 		struct rec *b = bpf_map_lookup_elem(&recs, &to);
 
 		if (!a || !b)
@@ -451,17 +460,67 @@ __noinline int ctxtop_move(u32 dst, u32 src, u32 s)
 	}
 	bpf_iter_num_destroy(&num);
 	*span_at = s;
+	/* Back where the last walk had them, after a shift: nothing to list. */
+	w->moved = list;
+	if (!list || !mv)
+		return 1;
 	if (extend) {
 		w->undo_cnt = mv->cnt;
 		mv->cnt += s;
 	} else {
 		w->undo_cnt = 0;
 		mv->dst = dst;
-		mv->src = src;
+		mv->src = from;
 		mv->cnt = s;
 		w->moves++;
 	}
-	w->moved = true;
+	return 1;
+}
+
+/*
+ * Makes room for k more records at slot from: copies the last walk's
+ * records from slot from up to end, with their spans, k slots up, the
+ * last first so that a record is read before anything overwrites it.
+ * The records before from stay; those after it are then found k slots
+ * further on (walk_state.off). 0 when the array is too short: nothing
+ * was copied then. A global function for the reason ctxtop_move is.
+ *
+ * A thread born in a process ahead of others in the walk needs its
+ * slot: without the room, the process's visit would overwrite the
+ * next one's first record and every process after it would be visited
+ * whole, twice (the second walk looks at every thread the first
+ * rewrote), some 20,000 threads at 10,000 against a few hundred. The
+ * copy is one pass over memory, a record at a time, far cheaper than a
+ * visit, which reads each thread's task_struct.
+ */
+__noinline int ctxtop_shift(u32 from, u32 end, u32 k)
+{
+	u32 words = mask_words, top = end + k - 1;
+	struct bpf_iter_num num;
+	int *jp;
+
+	if (words > MAX_MASK_WORDS)
+		words = MAX_MASK_WORDS;
+	if (k == 0 || end <= from || top < end || !bpf_map_lookup_elem(&recs, &top))
+		return 0;
+	bpf_iter_num_new(&num, 0, end - from);
+	while ((jp = bpf_iter_num_next(&num))) {
+		u32 at = end - 1 - (u32)*jp, to = at + k;
+		struct rec *a = bpf_map_lookup_elem(&recs, &at);
+		struct rec *b = bpf_map_lookup_elem(&recs, &to);
+		u32 *sa = bpf_map_lookup_elem(&spans, &at);
+		u32 *sb = bpf_map_lookup_elem(&spans, &to);
+
+		if (!a || !b || !sa || !sb)
+			break;
+		__builtin_memcpy(b, a, __builtin_offsetof(struct rec, mask));
+		if (words == 1)
+			b->mask[0] = a->mask[0];
+		else
+			bpf_probe_read_kernel(&b->mask, words * sizeof(u64), &a->mask);
+		*sb = *sa;
+	}
+	bpf_iter_num_destroy(&num);
 	return 1;
 }
 
@@ -525,7 +584,10 @@ static __always_inline void unmove(struct walk_state *w)
  *    are then not at their slots but further on, where the walk finds them
  *    by following the last walk's spans past the processes that ended
  *    (their leaders are not in the list any more, whose order is
- *    creation's and never changes). A process found so, with the threads
+ *    creation's and never changes). A thread born in a process shifts
+ *    those after it up: the walk visits that process whole, having first
+ *    copied the records after it up to make room (shift), and then finds
+ *    the next ones where the copy put them. A process found so, with the threads
  *    it had, has its records copied to its new slots (move) and is then
  *    treated as one whose records are where they were: a record says
  *    what it did whatever slot holds it, and the copies are read before
@@ -573,6 +635,7 @@ int ctxtop_walk(void *ctx)
 	w->walked = ctl->walked;
 	w->phase = ctl->phase % SCRUB;
 	w->track = !w->full;
+	w->shifted = (u32)-1;
 	bpf_rcu_read_lock();
 	bpf_iter_task_new(&procs, NULL, BPF_TASK_ITER_ALL_PROCS);
 	while ((p = bpf_iter_task_next(&procs))) {
@@ -611,9 +674,28 @@ int ctxtop_walk(void *ctx)
 			bpf_iter_num_destroy(&num);
 			if (w->held) {
 				w->old = w->at + w->held;
-				if (same_count(p, w->held) &&
-				    (w->at == w->n || ctxtop_move(w->n, w->at, w->held)))
-					w->span = w->held;
+				if (same_count(p, w->held)) {
+					if ((w->at == w->n && w->off == 0) ||
+					    ctxtop_move(w->n, w->at, w->held, w->at - w->off))
+						w->span = w->held;
+				} else {
+					/*
+					 * Visited whole: with more threads
+					 * than the records it had, it needs
+					 * room before the next process's.
+					 */
+					struct signal_struct *sig = p->signal;
+					u32 need = w->n + (sig ? (u32)sig->nr_threads : 0);
+
+					if (need > w->old && ctxtop_shift(w->old, w->walked, need - w->old)) {
+						w->copied += w->walked - w->old;
+						w->walked += need - w->old;
+						w->off += need - w->old;
+						if (w->shifted > need)
+							w->shifted = need;
+						w->old = need;
+					}
+				}
 			} else {
 				/* New, or not found: what follows is not known. */
 				w->track = false;
@@ -695,7 +777,7 @@ int ctxtop_walk(void *ctx)
 				w->lost = true;
 			/* A thread born or gone shifts the slots after it,
 			 * which are then written afresh. */
-			if (r && (w->relist || stale(r, t, state))) {
+			if (r && (w->relist || k >= w->shifted || stale(r, t, state))) {
 				fill(r, t);
 				list_changed(k, &w->d);
 				again = true;
@@ -726,6 +808,7 @@ int ctxtop_walk(void *ctx)
 	if (slot)
 		*slot = w->d;
 	ctl->moves = w->moves;
+	ctl->shifted = w->copied;
 	/* Records past the array were not written: keep none next time. */
 	ctl->walked = w->lost ? 0 : w->n;
 	ctl->skipped = w->n > w->looked ? w->n - w->looked : 0;
@@ -733,46 +816,93 @@ int ctxtop_walk(void *ctx)
 }
 
 /*
- * The walk without the hooks: every thread, one loop over the task list
- * (ALL_THREADS), writing the records that moved as ctxtop_walk does. It is
- * what a pass runs until the hooks are attached, and it loads in a few
- * milliseconds where ctxtop_walk's loops take the verifier some 40: a
- * start, and a host too small to skip on, never load ctxtop_walk at all.
- * Returns how many threads it found.
+ * The walk without the skipping: every thread, one loop over the task
+ * list (ALL_THREADS), writing the records that moved as ctxtop_walk does.
+ * It is what a pass runs until the skipping walk is loaded, and it loads
+ * in a few milliseconds where ctxtop_walk's loops take the verifier some
+ * 40: a start, and a host too small to skip on, never load ctxtop_walk at
+ * all. Returns how many threads it found.
+ *
+ * It keeps the marks as a visit of ctxtop_walk does (takes each thread's
+ * bit before reading it, marks it again when it was active or its record
+ * rewritten) and the spans, so that when the hooks were attached before
+ * it ran, the skipping walk's first run after it need not visit every
+ * process: that visit cost a plain walk's worth (every thread, 3 ms at
+ * 10,000) in a pass of its own when the skipping walk's load outlasted
+ * the first pass's wait. Without the hooks the marks are set by nobody
+ * else and cost a read a thread.
  */
 SEC("syscall")
 int ctxtop_walk_all(void *ctx)
 {
 	struct bpf_iter_task it;
 	struct task_struct *t;
+	struct walk_ctl *ctl;
 	struct rec *r;
 	u64 *slot;
-	u32 n = 0, d = 0, k, tgid, state;
+	u32 *span_at;
+	u32 n = 0, d = 0, k = 0, tgid, state, cur = 0, first = 0;
+	bool lost = false, carry = false, again;
 
 	bpf_rcu_read_lock();
 	bpf_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_THREADS);
 	while ((t = bpf_iter_task_next(&it))) {
 		if (t->pid == 0)
 			continue;
-		if (filter_tgid) {
-			tgid = t->tgid;
-			if (!bpf_map_lookup_elem(&targets, &tgid))
-				continue;
+		tgid = t->tgid;
+		if (filter_tgid && !bpf_map_lookup_elem(&targets, &tgid))
+			continue;
+		if (n == 0 || tgid != cur) {
+			/* A process's threads are together: the last one's
+			 * span ends here. Its bit is taken before its
+			 * threads' are. */
+			if (n > 0) {
+				span_at = bpf_map_lookup_elem(&spans, &first);
+				if (span_at)
+					*span_at = n - first;
+				if (carry)
+					set(&dirty, cur);
+			}
+			take(&dirty, tgid);
+			cur = tgid;
+			first = n;
+			carry = false;
 		}
-		state = state_of(t);
+		take(&dirty_tids, t->pid);
+		again = active(t, &state);
 		r = bpf_map_lookup_elem(&recs, &n);
+		if (!r)
+			lost = true;
 		if (r && stale(r, t, state)) {
 			fill(r, t);
 			list_changed(n, &d);
+			again = true;
+		}
+		if (again) {
+			set(&dirty_tids, t->pid);
+			carry = true;
 		}
 		n++;
 	}
 	bpf_iter_task_destroy(&it);
 	bpf_rcu_read_unlock();
+	if (n > 0) {
+		span_at = bpf_map_lookup_elem(&spans, &first);
+		if (span_at)
+			*span_at = n - first;
+		if (carry)
+			set(&dirty, cur);
+	}
 	k = 0;
 	slot = bpf_map_lookup_elem(&changed, &k);
 	if (slot)
 		*slot = d;
+	ctl = bpf_map_lookup_elem(&control, &k);
+	if (ctl) {
+		/* Records past the array were not written: keep none. */
+		ctl->walked = lost ? 0 : n;
+		ctl->skipped = 0;
+	}
 	return n;
 }
 

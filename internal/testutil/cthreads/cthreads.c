@@ -4,7 +4,9 @@
  * mapping per thread would run into vm.max_map_count) and sleeps on a
  * futex for good. With "busy" one more thread wakes every millisecond, as
  * a heartbeat in a real pool would. It prints "ready" once all threads
- * run and exits when its stdin reaches EOF.
+ * run; then each line on its stdin starts one more idle thread, answered
+ * "ok" once it runs (a process that grows mid-run), and it exits when its
+ * stdin reaches EOF.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -75,7 +77,19 @@ int main(int argc, char **argv)
 		usleep(1000);
 	printf("ready\n");
 	fflush(stdout);
-	while (read(0, buf, sizeof buf) > 0)
-		;
+	while (fgets(buf, sizeof buf, stdin)) {
+		long want = __atomic_load_n(&started, __ATOMIC_RELAXED) + 1;
+
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, STACK);
+		if ((err = pthread_create(&th, &attr, idle, NULL)) != 0) {
+			fprintf(stderr, "thread: %s\n", strerror(err));
+			return 2;
+		}
+		while (__atomic_load_n(&started, __ATOMIC_RELAXED) < want)
+			usleep(100);
+		printf("ok\n");
+		fflush(stdout);
+	}
 	return 0;
 }
