@@ -140,7 +140,11 @@ type cgroupIndex struct {
 	// counts[k] is how many threads and processes of the interval's
 	// sample are in the k-th cgroup; last, lastAt and lastPID are where
 	// count left off, counting once it has begun.
-	counts   []cgroupCount
+	counts []cgroupCount
+	// seq is the Seq of the sample whose tasks counts holds, 0 when
+	// none: a sample with the same tasks in the same cgroups has the
+	// same counts.
+	seq      uint64
 	last     string
 	lastAt   int
 	lastPID  int
@@ -186,9 +190,6 @@ var cgroupIndexes = sync.Pool{New: func() any { return &cgroupIndex{at: map[stri
 // caller puts it back.
 func cgroupIndexFor(cgs []CgroupCounters) *cgroupIndex {
 	x := cgroupIndexes.Get().(*cgroupIndex)
-	x.counts = slices.Grow(x.counts[:0], len(cgs))[:len(cgs)]
-	clear(x.counts)
-	x.last, x.lastAt, x.lastPID, x.counting = "", -1, -1, false
 	same := len(x.paths) == len(cgs)
 	for i := 0; same && i < len(cgs); i++ {
 		same = x.paths[i] == cgs[i].Path
@@ -197,6 +198,8 @@ func cgroupIndexFor(cgs []CgroupCounters) *cgroupIndex {
 		return x
 	}
 	clear(x.at)
+	x.seq = 0
+	x.counts = slices.Grow(x.counts[:0], len(cgs))[:len(cgs)]
 	x.paths, x.names = x.paths[:0], x.names[:0]
 	for i := range cgs {
 		p := cgs[i].Path
@@ -207,6 +210,27 @@ func cgroupIndexFor(cgs []CgroupCounters) *cgroupIndex {
 		}
 	}
 	return x
+}
+
+// startCount clears the counts for a sample's tasks to be counted.
+func (x *cgroupIndex) startCount() {
+	clear(x.counts)
+	x.last, x.lastAt, x.lastPID, x.counting = "", -1, -1, false
+}
+
+// countedFrom reports whether the counts, made for prev, hold for cur,
+// which holds prev's tasks (sameTasks): so when none of the tasks that
+// moved changed its cgroup.
+func (x *cgroupIndex) countedFrom(prev, cur *Sample) bool {
+	if x.seq == 0 || x.seq != prev.Seq {
+		return false
+	}
+	for _, j := range cur.Moved {
+		if cur.Tasks[j].Cgroup != prev.Tasks[j].Cgroup {
+			return false
+		}
+	}
+	return true
 }
 
 // find is path's place in cgs, the list x was made for, or -1.
