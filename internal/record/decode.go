@@ -261,7 +261,12 @@ func applyReadTimes(tasks []model.TaskCounters, b []byte) error {
 				return err
 			}
 		}
-		tasks[i].ReadAt = pred
+		// Most tasks keep their read time from frame to frame: a write
+		// to each of 10,000 tasks dirtied every line of the list, and
+		// cost more than the comparison.
+		if tasks[i].ReadAt != pred {
+			tasks[i].ReadAt = pred
+		}
 	}
 	return nil
 }
