@@ -22,10 +22,6 @@ func cgroupRates(dst []CgroupRates, x *cgroupIndex, prev, cur *Sample, threads [
 	if len(cur.Cgroups) == 0 {
 		return dst
 	}
-	for i := range cur.Cgroups {
-		dst = append(dst, CgroupRates{Path: cur.Cgroups[i].Path, LimitCPUs: cur.Cgroups[i].LimitCPUs, Container: cur.Cgroups[i].Container,
-			Threads: x.counts[i].threads, Processes: x.counts[i].processes})
-	}
 	// Threads are in PID order, so a process's cgroup is looked up once,
 	// not per thread.
 	valid := false
@@ -37,20 +33,25 @@ func cgroupRates(dst []CgroupRates, x *cgroupIndex, prev, cur *Sample, threads [
 		*last, *idx = path, x.find(cur.Cgroups, path)
 		return *idx
 	}
+	// Rows are made only for the groups that can have one: those with a
+	// thread that moved, or throttling counters in both samples. A host
+	// of hundreds of cgroups, most of them idle, built and dropped a row
+	// for each every interval. row[k] is cur.Cgroups[k]'s row, -1 for
+	// none, -2 for one to make; rows are made in cur.Cgroups' order.
+	row := slices.Grow(x.row[:0], len(cur.Cgroups))[:len(cur.Cgroups)]
+	for k := range row {
+		row[k] = -1
+	}
 	last, idx := "", -1
 	for j := range threads {
-		t := &threads[j]
-		k := find(t.Cgroup, &last, &idx)
-		if k < 0 {
-			continue
+		if k := find(threads[j].Cgroup, &last, &idx); k >= 0 {
+			row[k] = -2
 		}
-		dst[k].VoluntaryPerSec += t.VoluntaryPerSec
-		dst[k].InvoluntaryPerSec += t.InvoluntaryPerSec
-		dst[k].CPUPercent += t.CPUPercent
 	}
-	// Throttling: a merge-join of both samples' cgroups on path.
+	// Throttling: a merge-join of both samples' cgroups on path; pairs
+	// holds (k in cur, its place in prev) for each group it has figures for.
+	pairs := x.pairs[:0]
 	pi := 0
-	throttled := false
 	for k := range cur.Cgroups {
 		c := &cur.Cgroups[k]
 		for pi < len(prev.Cgroups) && prev.Cgroups[pi].Path < c.Path {
@@ -63,7 +64,35 @@ func cgroupRates(dst []CgroupRates, x *cgroupIndex, prev, cur *Sample, threads [
 		if !c.HasThrottling || !p.HasThrottling || c.Periods < p.Periods || c.Throttled < p.Throttled || c.ThrottledNs < p.ThrottledNs {
 			continue // unknown, or the group was made anew under the same name
 		}
-		r := &dst[k]
+		pairs = append(pairs, [2]int32{int32(k), int32(pi)})
+		row[k] = -2
+	}
+	at := x.rowAt[:0]
+	for k := range row {
+		if row[k] == -2 {
+			row[k] = int32(len(dst))
+			at = append(at, int32(k))
+			dst = append(dst, CgroupRates{Path: cur.Cgroups[k].Path, LimitCPUs: cur.Cgroups[k].LimitCPUs, Container: cur.Cgroups[k].Container,
+				Threads: x.counts[k].threads, Processes: x.counts[k].processes})
+		}
+	}
+	x.row, x.pairs, x.rowAt = row, pairs, at
+	valid = false
+	for j := range threads {
+		t := &threads[j]
+		k := find(t.Cgroup, &last, &idx)
+		if k < 0 {
+			continue
+		}
+		r := &dst[row[k]]
+		r.VoluntaryPerSec += t.VoluntaryPerSec
+		r.InvoluntaryPerSec += t.InvoluntaryPerSec
+		r.CPUPercent += t.CPUPercent
+	}
+	throttled := false
+	for _, kp := range pairs {
+		c, p := &cur.Cgroups[kp[0]], &prev.Cgroups[kp[1]]
+		r := &dst[row[kp[0]]]
 		r.HasThrottling = true
 		if n := c.Periods - p.Periods; n > 0 {
 			r.ThrottledPercent = min(float64(c.Throttled-p.Throttled)/float64(n)*100, 100)
@@ -89,7 +118,11 @@ func cgroupRates(dst []CgroupRates, x *cgroupIndex, prev, cur *Sample, threads [
 		for j := range threads {
 			t := &threads[j]
 			k := find(t.Cgroup, &last, &idx)
-			if k < 0 || !dst[k].Hot || !dst[k].HasThrottling || dst[k].ThrottledPercent < ThrottledHot {
+			if k < 0 {
+				continue
+			}
+			k = int(row[k])
+			if !dst[k].Hot || !dst[k].HasThrottling || dst[k].ThrottledPercent < ThrottledHot {
 				continue
 			}
 			// A throttled group's threads are taken off the CPU at the end
@@ -105,7 +138,7 @@ func cgroupRates(dst []CgroupRates, x *cgroupIndex, prev, cur *Sample, threads [
 		if r.TotalPerSec() == 0 && r.CPUPercent == 0 && r.ThrottledPercent == 0 {
 			continue
 		}
-		r.Name = x.name(cur.Cgroups, k)
+		r.Name = x.name(cur.Cgroups, int(at[k]))
 		if r.Container != nil {
 			r.Name = r.Container.Title
 		}
@@ -140,7 +173,15 @@ type cgroupIndex struct {
 	// counts[k] is how many threads and processes of the interval's
 	// sample are in the k-th cgroup; last, lastAt and lastPID are where
 	// count left off, counting once it has begun.
-	counts   []cgroupCount
+	counts []cgroupCount
+	// row, rowAt and pairs are cgroupRates' scratch, kept between
+	// intervals.
+	row, rowAt []int32
+	pairs      [][2]int32
+	// seq is the Seq of the sample whose tasks counts holds, 0 when
+	// none: a sample with the same tasks in the same cgroups has the
+	// same counts.
+	seq      uint64
 	last     string
 	lastAt   int
 	lastPID  int
@@ -186,9 +227,6 @@ var cgroupIndexes = sync.Pool{New: func() any { return &cgroupIndex{at: map[stri
 // caller puts it back.
 func cgroupIndexFor(cgs []CgroupCounters) *cgroupIndex {
 	x := cgroupIndexes.Get().(*cgroupIndex)
-	x.counts = slices.Grow(x.counts[:0], len(cgs))[:len(cgs)]
-	clear(x.counts)
-	x.last, x.lastAt, x.lastPID, x.counting = "", -1, -1, false
 	same := len(x.paths) == len(cgs)
 	for i := 0; same && i < len(cgs); i++ {
 		same = x.paths[i] == cgs[i].Path
@@ -197,6 +235,8 @@ func cgroupIndexFor(cgs []CgroupCounters) *cgroupIndex {
 		return x
 	}
 	clear(x.at)
+	x.seq = 0
+	x.counts = slices.Grow(x.counts[:0], len(cgs))[:len(cgs)]
 	x.paths, x.names = x.paths[:0], x.names[:0]
 	for i := range cgs {
 		p := cgs[i].Path
@@ -207,6 +247,27 @@ func cgroupIndexFor(cgs []CgroupCounters) *cgroupIndex {
 		}
 	}
 	return x
+}
+
+// startCount clears the counts for a sample's tasks to be counted.
+func (x *cgroupIndex) startCount() {
+	clear(x.counts)
+	x.last, x.lastAt, x.lastPID, x.counting = "", -1, -1, false
+}
+
+// countedFrom reports whether the counts, made for prev, hold for cur,
+// which holds prev's tasks (sameTasks): so when none of the tasks that
+// moved changed its cgroup.
+func (x *cgroupIndex) countedFrom(prev, cur *Sample) bool {
+	if x.seq == 0 || x.seq != prev.Seq {
+		return false
+	}
+	for _, j := range cur.Moved {
+		if cur.Tasks[j].Cgroup != prev.Tasks[j].Cgroup {
+			return false
+		}
+	}
+	return true
 }
 
 // find is path's place in cgs, the list x was made for, or -1.

@@ -86,33 +86,62 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		x = cgroupIndexFor(cur.Cgroups)
 		defer cgroupIndexes.Put(x)
 	}
+	// When cur is prev with only some tasks moved (a recording's deltas
+	// say which), only those are visited: every other one is idle.
+	same := sameTasks(prev, cur)
+	if x != nil && (!same || !x.countedFrom(prev, cur)) {
+		x.startCount()
+		for j := 0; same && j < len(cur.Tasks); j++ {
+			x.count(cur.Cgroups, &cur.Tasks[j])
+		}
+	}
+	if x != nil {
+		x.seq = cur.Seq
+	}
+	n := len(cur.Tasks)
+	if same {
+		n = len(cur.Moved)
+	}
 
 	// Merge-join on (PID, TID): both lists are sorted, so one pass, no map.
 	// procs grows by one entry per PID of cur; an entry whose threads all
 	// stayed idle is dropped when the next PID starts.
 	open := false // procs[len(procs)-1] is the PID being summed
 	i, wi := 0, 0
-	for j := range cur.Tasks {
+	for k := range n {
+		j := k
+		if same {
+			j = int(cur.Moved[k])
+		}
 		c := &cur.Tasks[j]
 		if !open || procs[len(procs)-1].PID != c.PID {
 			procs = closeProcess(procs, open, hot)
-			procs = append(procs, ProcessRates{PID: c.PID, Comm: c.ProcessComm, Cgroup: c.Cgroup})
+			first, threads := c, 0
+			if same {
+				first, threads = processAt(cur.Tasks, j)
+			}
+			procs = append(procs, ProcessRates{PID: c.PID, Comm: first.ProcessComm, Cgroup: first.Cgroup, Threads: threads})
 			open = true
 		}
 		pr := &procs[len(procs)-1]
-		pr.Threads++
-		if x != nil {
-			x.count(cur.Cgroups, c)
+		var p *TaskCounters
+		if same {
+			p = &prev.Tasks[j]
+		} else {
+			pr.Threads++
+			if x != nil {
+				x.count(cur.Cgroups, c)
+			}
+			for i < len(prev.Tasks) && less(&prev.Tasks[i], c) {
+				exited = append(exited, ExitedTask{PID: prev.Tasks[i].PID, TID: prev.Tasks[i].TID})
+				i++
+			}
+			if i >= len(prev.Tasks) || prev.Tasks[i].PID != c.PID || prev.Tasks[i].TID != c.TID {
+				continue // new thread: no rate until it has two samples
+			}
+			p = &prev.Tasks[i]
+			i++ // matched: not an exit
 		}
-		for i < len(prev.Tasks) && less(&prev.Tasks[i], c) {
-			exited = append(exited, ExitedTask{PID: prev.Tasks[i].PID, TID: prev.Tasks[i].TID})
-			i++
-		}
-		if i >= len(prev.Tasks) || prev.Tasks[i].PID != c.PID || prev.Tasks[i].TID != c.TID {
-			continue // new thread: no rate until it has two samples
-		}
-		p := &prev.Tasks[i]
-		i++ // matched: not an exit
 		if p.StartTime != c.StartTime {
 			exited = append(exited, ExitedTask{PID: p.PID, TID: p.TID})
 		}
@@ -173,7 +202,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		pr.EarlierWait += t.EarlierWait
 		threads = append(threads, t)
 	}
-	for ; i < len(prev.Tasks); i++ {
+	for ; !same && i < len(prev.Tasks); i++ {
 		exited = append(exited, ExitedTask{PID: prev.Tasks[i].PID, TID: prev.Tasks[i].TID})
 	}
 	procs = closeProcess(procs, open, hot)
@@ -198,6 +227,32 @@ func countersStepBack(prev, cur *[NumCounters]uint64) bool {
 		}
 	}
 	return false
+}
+
+// sameTasks reports whether cur says it holds prev's tasks in prev's
+// places with only those at cur.Moved changed, and Moved is such a list.
+func sameTasks(prev, cur *Sample) bool {
+	if cur.SameTasksAs == 0 || cur.SameTasksAs != prev.Seq || len(cur.Tasks) != len(prev.Tasks) {
+		return false
+	}
+	last := int32(-1)
+	for _, j := range cur.Moved {
+		if j <= last || int(j) >= len(cur.Tasks) {
+			return false
+		}
+		last = j
+	}
+	return true
+}
+
+// processAt is the first thread of the process of tasks[j] (sorted by PID)
+// and how many threads it has, found by bisection, not by a walk over a
+// process of thousands of threads.
+func processAt(tasks []TaskCounters, j int) (*TaskCounters, int) {
+	pid := tasks[j].PID
+	lo := sort.Search(j, func(k int) bool { return tasks[k].PID >= pid })
+	hi := j + sort.Search(len(tasks)-j, func(k int) bool { return tasks[j+k].PID > pid })
+	return &tasks[lo], hi - lo
 }
 
 // markProcessExits sets Process on each exit whose PID has no thread left

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -31,7 +32,16 @@ type decoder struct {
 	curShape, nextShape uint64
 	shapes              uint64
 	curMoved, nextMoved []int32
+	// seq is the Seq of the samples of the state the last frame built
+	// (model.Sample.Seq); sameAs is the seq before it when that frame
+	// kept the task list, so that only the tasks at curMoved changed.
+	seq, sameAs uint64
 }
+
+// sampleSeqs hands out model.Sample.Seq: one number for every frame any
+// decoder applies, so that no two decoders' samples are ever taken for
+// one after the other.
+var sampleSeqs atomic.Uint64
 
 type taskRec struct {
 	pid, tid, idx                   int
@@ -56,6 +66,11 @@ func (d *decoder) apply(b []byte) error {
 	if !d.synced {
 		return corrupt("delta frame with no keyframe before it")
 	}
+	// A frame that fails leaves a state no sample was made of: the next
+	// one must not be taken as following the last sample.
+	before := d.seq
+	d.seq, d.sameAs = sampleSeqs.Add(1), 0
+	shape := d.curShape
 	st := &d.st
 	d.recs = d.recs[:0]
 	d.cgRecs = d.cgRecs[:0]
@@ -178,6 +193,9 @@ func (d *decoder) apply(b []byte) error {
 	if err := d.merge(gone); err != nil {
 		return err
 	}
+	if shape != 0 && d.curShape == shape {
+		d.sameAs = before
+	}
 	if err := applyReadTimes(st.tasks, readTimes); err != nil {
 		return err
 	}
@@ -243,7 +261,12 @@ func applyReadTimes(tasks []model.TaskCounters, b []byte) error {
 				return err
 			}
 		}
-		tasks[i].ReadAt = pred
+		// Most tasks keep their read time from frame to frame: a write
+		// to each of 10,000 tasks dirtied every line of the list, and
+		// cost more than the comparison.
+		if tasks[i].ReadAt != pred {
+			tasks[i].ReadAt = pred
+		}
 	}
 	return nil
 }
@@ -727,5 +750,9 @@ func (d *decoder) sample(dst *model.Sample, loc *time.Location) {
 		Wakeups:    d.st.wakeups,
 		Stacks:     d.st.stacks,
 		Source:     d.st.source,
+		Seq:        d.seq,
+	}
+	if d.sameAs != 0 {
+		dst.SameTasksAs, dst.Moved = d.sameAs, d.curMoved
 	}
 }
