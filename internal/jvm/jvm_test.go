@@ -227,11 +227,30 @@ func TestPreserveFramePointerFromCmdline(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// Until the child has exec'd sh, its command line and environment
+		// are still the test's own: wait for sh's, or a busy host reads
+		// those.
+		execd(t, cmd.Process.Pid, "sh\x00-c\x00sleep 60\x00")
 		got, err := PreserveFramePointerFromCmdline("/proc", cmd.Process.Pid)
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		if err != nil || got != c.want {
 			t.Errorf("%+v: got %v, %v; want %v", c, got, err, c.want)
+		}
+	}
+}
+
+// execd waits until process pid's command line begins with prefix: the
+// exec a Start began has happened.
+func execd(t *testing.T, pid int, prefix string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err == nil && strings.HasPrefix(string(b), prefix) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not exec within 10 s: command line %q, %v", pid, b, err)
 		}
 	}
 }
