@@ -489,9 +489,13 @@ func TestNeverAsleepThreadSettles(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Stopped once the kernel says so: on a busy host the signal waits
-	// for the spinner's next turn on a CPU.
+	// for the spinner's next turn on a CPU. The state reads 'T' as soon as
+	// the spinner sets it, while it is still on its way to schedule(); it
+	// is off the run queue only once its wchan names where it sleeps.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		wc, werr := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid))
+		if err == nil && werr == nil && len(bytes.TrimSpace(wc)) > 0 && string(bytes.TrimSpace(wc)) != "0" {
 			if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && b[i+2] == 'T' {
 				break
 			}
