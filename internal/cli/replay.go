@@ -66,7 +66,7 @@ With -b or -o json it prints the reports batch mode printed live.`,
 	f.StringVar(&ro.to, "to", "", "stop at this time: the same forms, +5m counting from --from")
 	f.BoolVar(&ro.info, "info", false, "describe the recording: header, time span, samples, top spikes")
 	f.BoolVarP(&o.batch, "batch", "b", false, "print reports instead of opening the monitor")
-	f.VarP(&o.output, "output", "o", "batch output format: text, json or folded (the recorded stacks, collapsed for flame graphs)")
+	f.VarP(&o.output, "output", "o", output.Usage(false))
 	f.IntVarP(&o.iterations, "iterations", "n", 0, "print at most this many reports; 0: every one")
 	f.IntVar(&o.top, "top", 20, "rows per report in text mode (JSON: all rows unless given)")
 	f.BoolVar(&o.processes, "processes", false, "one row per process instead of per thread")

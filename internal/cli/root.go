@@ -138,7 +138,7 @@ terminal, it prints reports like pidstat -w -t.`,
 	f.StringVar(&o.procRoot, "proc", "/proc", "procfs root to read")
 	f.StringVar(&o.hostRoot, "host-root", "", hostRootHelp)
 	f.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroup file system root, laid out like /sys/fs/cgroup (default: found in the procfs root's self/mountinfo)")
-	f.VarP(&o.output, "output", "o", "batch output format: text, json or folded (collapsed stacks for flame graphs; implies --stacks)")
+	f.VarP(&o.output, "output", "o", output.Usage(true))
 	f.BoolVar(&o.noColor, "no-color", false, "no colours in the live monitor (NO_COLOR is honoured too)")
 	f.BoolVar(&o.wakeups, "wakeups", false, "batch: add who wakes whom (eBPF; needs root or CAP_BPF+CAP_PERFMON and kernel BTF)")
 	f.BoolVar(&o.stacks, "stacks", false, "where hot threads (all threads of -p processes) block and where their wakers wake them (eBPF stacks; needs root or CAP_BPF+CAP_PERFMON); the TUI's detail view shows them anyway")

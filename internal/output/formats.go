@@ -35,6 +35,8 @@ type Format struct {
 	// Host formats name the host in their reports: Options.Host is read
 	// for them, once, and only for them.
 	Host bool
+	// Help says what the format is, when its name does not, for -o's help.
+	Help string
 	New  func(w io.Writer, o Options) Writer
 }
 
@@ -42,7 +44,7 @@ type Format struct {
 var Formats = [...]Format{
 	{Name: "text", New: func(w io.Writer, o Options) Writer { return NewText(w, o) }},
 	{Name: "json", Batch: true, AllRows: true, Host: true, New: func(w io.Writer, o Options) Writer { return NewJSON(w, o) }},
-	{Name: "folded", Batch: true, Stacks: true, New: func(w io.Writer, o Options) Writer {
+	{Name: "folded", Batch: true, Stacks: true, Help: "collapsed stacks for flame graphs", New: func(w io.Writer, o Options) Writer {
 		f := NewFolded(w, o.Processes)
 		f.hot = o.Hot
 		return f
@@ -77,4 +79,26 @@ func List(last string) string {
 		return strings.Join(names, last)
 	}
 	return strings.Join(names[:len(names)-1], ", ") + last + names[len(names)-1]
+}
+
+// Usage is -o's help: "text, json or folded (folded: collapsed stacks for
+// flame graphs; implies --stacks)". live says that the command samples,
+// where a Stacks format turns the stacks on; a replay has what was
+// recorded.
+func Usage(live bool) string {
+	var b strings.Builder
+	b.WriteString("batch output format: ")
+	b.WriteString(List(" or "))
+	for i := range Formats {
+		f := &Formats[i]
+		if f.Help == "" {
+			continue
+		}
+		fmt.Fprintf(&b, " (%s: %s", f.Name, f.Help)
+		if live && f.Stacks {
+			b.WriteString("; implies --stacks")
+		}
+		b.WriteString(")")
+	}
+	return b.String()
 }
