@@ -45,6 +45,9 @@ type Process struct {
 	// at the default action, which would end the JVM.
 	CatchesQuit bool
 	Comm        string
+	// perfData is the path, in the JVM's mount namespace, of the
+	// performance data file it maps; "" for none.
+	perfData string
 }
 
 // Inspect reads pid's status and maps, and returns ErrNotJVM unless it is
@@ -66,7 +69,7 @@ func Inspect(proc string, pid int) (*Process, error) {
 	if p.NSPID == 0 {
 		p.NSPID = pid // kernels before 4.1: no NSpid line, no PID namespaces
 	}
-	jvm, err := mapsLibjvm(filepath.Join(dir, "maps"))
+	jvm, perfData, err := mapsLibjvm(filepath.Join(dir, "maps"))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("process %d: %w", pid, ErrGone)
@@ -76,6 +79,7 @@ func Inspect(proc string, pid int) (*Process, error) {
 	if !jvm {
 		return nil, fmt.Errorf("process %d (%s): %w", pid, p.Comm, ErrNotJVM)
 	}
+	p.perfData = perfData
 	return p, nil
 }
 
@@ -131,21 +135,26 @@ func parseStatus(b []byte) (*Process, error) {
 	return &p, nil
 }
 
-// mapsLibjvm tells whether a maps file maps libjvm.so.
-func mapsLibjvm(path string) (bool, error) {
+// mapsLibjvm tells whether a maps file maps libjvm.so, and returns the
+// path of the performance data file it maps ("" for none).
+func mapsLibjvm(path string) (jvm bool, perfData string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
 	for sc.Scan() {
-		if bytes.Contains(sc.Bytes(), []byte("/libjvm.so")) {
-			return true, nil
+		line := sc.Bytes()
+		if bytes.Contains(line, []byte("/libjvm.so")) {
+			jvm = true
+		}
+		if i := bytes.Index(line, []byte(" /")); i >= 0 && perfData == "" && bytes.Contains(line[i:], []byte("/hsperfdata_")) {
+			perfData = string(bytes.TrimSpace(line[i:]))
 		}
 	}
-	return false, sc.Err()
+	return jvm, perfData, sc.Err()
 }
 
 // Flags asks the JVM for its flags (VM.flags: those set on the command
@@ -177,7 +186,8 @@ func lastFlag(args []string, def bool) bool {
 // PreserveFramePointerFromCmdline tells, without asking the JVM, whether
 // it was started with -XX:+PreserveFramePointer, from its command line
 // and the environment variables that add options (an @argfile or a
-// -XX:Flags= file is not read). The default, off, is HotSpot's on x86-64 and arm64.
+// -XX:Flags= file is not read: Options has those). The default, off, is
+// HotSpot's on x86-64 and arm64.
 func PreserveFramePointerFromCmdline(proc string, pid int) (bool, error) {
 	dir := filepath.Join(proc, strconv.Itoa(pid))
 	cmd, err := procfs.ReadFile(filepath.Join(dir, "cmdline"), 1<<20)
@@ -201,6 +211,16 @@ func PreserveFramePointerFromCmdline(proc string, pid int) (bool, error) {
 		on = lastFlag(o, on)
 	}
 	return on, nil
+}
+
+// preservesFramePointer tells whether the JVM keeps frame pointers in JIT
+// code, from the options it parsed (Options); from its command line and
+// environment when it keeps no performance data.
+func (p *Process) preservesFramePointer() (bool, error) {
+	if opts, err := p.Options(); err == nil {
+		return lastFlag(opts, false), nil
+	}
+	return PreserveFramePointerFromCmdline(p.Proc, p.PID)
 }
 
 // AskPerfMap asks process pid for a perf map and says what it did in one
@@ -232,7 +252,7 @@ func Notes(proc string, pid int) (notes []string, perfMap bool) {
 	} else {
 		notes = append(notes, fmt.Sprintf("JVM %d: no perf map, its JIT frames are unnamed", pid))
 	}
-	if fp, err := PreserveFramePointerFromCmdline(proc, pid); err == nil && !fp {
+	if fp, err := p.preservesFramePointer(); err == nil && !fp {
 		notes = append(notes, fmt.Sprintf("JVM %d: no -XX:+PreserveFramePointer, so Java stacks end in JIT code", pid))
 	}
 	return notes, perfMap
