@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/bpfutil"
 
 	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/model"
@@ -31,6 +34,10 @@ import (
 //     switch and waking pays only the filter lookup.
 //   - unsampled-on/off: both threads targeted, every event's stacks
 //     taken: what tracing without sampling would cost.
+//   - floor-on/off: the same two tracepoints with programs that return at
+//     once: the kernel's dispatch of two hooks, which no program can go
+//     below; and filter/floor, the programs attached with no target
+//     against that floor attached in turn: what the filter adds to it.
 //
 // A window's figure is its time over the round trips the workload itself
 // counted in it, so a pause of the ping-pong inside a window counts
@@ -209,6 +216,23 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 		measure := func() float64 { return nsPerRT(refresh) }
 		r, _ = paired(30, refresh, attached(true), measure, attached(false))
 		report("untargeted-on/off", "no target: the filter lookup alone", r)
+		fl := openFloor(b)
+		floorAttached := func(on bool) func() { return func() { fl.setAttached(b, on) } }
+		r, _ = paired(30, refresh, floorAttached(true), measure, floorAttached(false))
+		report("floor-on/off", "floor: two programs that return at once on the same tracepoints", r)
+		// The off windows have the floor attached, the on windows the
+		// filter instead; the switch-over leaves neither attached for a
+		// moment only, outside the windows.
+		fl.setAttached(b, true)
+		r, _ = paired(30, refresh, func() {
+			fl.setAttached(b, false)
+			attached(true)()
+		}, measure, func() {
+			attached(false)()
+			fl.setAttached(b, true)
+		})
+		fl.setAttached(b, false)
+		report("filter/floor", "the filter against the floor", r)
 		unsampled := []Target{{TID: threads[0].TID, Every: 1}, {TID: threads[1].TID, Every: 1}}
 		if err := tr.SetTargets(unsampled); err != nil {
 			b.Fatal(err)
@@ -223,8 +247,10 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 		if err := tr.SetAttached(true); err != nil {
 			b.Fatal(err)
 		}
-		perRunOf := func(tr *Tracer, label string) {
-			progs := []*ebpf.Program{tr.objs.CtxtopStacksSwitch, tr.objs.CtxtopStacksWaking}
+		progsOf := func(tr *Tracer) [2]*ebpf.Program {
+			return [2]*ebpf.Program{tr.objs.CtxtopStacksSwitch, tr.objs.CtxtopStacksWaking}
+		}
+		perRunOf := func(progs [2]*ebpf.Program, label string) {
 			var st0 [2]*ebpf.ProgramStats
 			for i, p := range progs {
 				if st0[i], err = p.Stats(); err != nil {
@@ -243,9 +269,19 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 				b.Logf("bpf_stats, %s: %.0f ns a sched_%s run over %d runs", label, ns, name, runs)
 			}
 		}
-		perRun := func(label string) { perRunOf(tr, label) }
+		perRun := func(label string) { perRunOf(progsOf(tr), label) }
 		tr.SetTargets(nil)
 		perRun("untargeted")
+		if err := tr.SetAttached(false); err != nil {
+			b.Fatal(err)
+		}
+		fl.setAttached(b, true)
+		perRunOf(fl.progs, "floor")
+		fl.setAttached(b, false)
+		fl.close()
+		if err := tr.SetAttached(true); err != nil {
+			b.Fatal(err)
+		}
 		tr.SetTargets(unsampled)
 		perRun("unsampled")
 		// The ping-pong's process is this Go test binary: registered as
@@ -303,15 +339,61 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 			}
 		}()
 		ctr.SetTargets(unsampled)
-		perRunOf(ctr, "unsampled-capture")
+		perRunOf(progsOf(ctr), "unsampled-capture")
 		ctr.SetTargets([]Target{{TID: threads[0].TID, Every: every}, {TID: threads[1].TID, Every: every}})
-		perRunOf(ctr, "sampled-capture")
+		perRunOf(progsOf(ctr), "sampled-capture")
 		close(stop)
 		last := <-drained
 		b.ReportMetric(float64(len(last.Blocked)), "captures-read")
 		b.ReportMetric(float64(last.CaptureLost), "captures-lost")
 		stats.Close()
 		ctr.Close()
+	}
+}
+
+// floor is a program that returns at once on each of the tracer's two
+// tracepoints: what attaching anything there costs a switch and a waking.
+type floor struct {
+	progs [2]*ebpf.Program
+	links [2]*bpfutil.RawLink
+}
+
+func openFloor(b *testing.B) *floor {
+	b.Helper()
+	var f floor
+	for i, tp := range []string{"sched_switch", "sched_waking"} {
+		p, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+			Name: "ctxtop_floor", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceRawTp, AttachTo: tp,
+			Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}, License: "GPL",
+		})
+		if err != nil {
+			b.Fatalf("floor program on %s: %v", tp, err)
+		}
+		f.progs[i] = p
+	}
+	return &f
+}
+
+func (f *floor) setAttached(b *testing.B, on bool) {
+	b.Helper()
+	for i, p := range f.progs {
+		switch {
+		case on && f.links[i] == nil:
+			l, err := bpfutil.AttachRaw(p)
+			if err != nil {
+				b.Fatalf("floor: %v", err)
+			}
+			f.links[i] = l
+		case !on && f.links[i] != nil:
+			f.links[i].Close()
+			f.links[i] = nil
+		}
+	}
+}
+
+func (f *floor) close() {
+	for _, p := range f.progs {
+		p.Close()
 	}
 }
 
