@@ -159,11 +159,22 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 		var samples uint64
 		var opens []time.Duration
 		// The snapshot the view would hand over: each thread switches
-		// once a round trip.
+		// once a round trip, at the rate of the window just measured, as
+		// the pipeline hands over the interval's. One rate taken once
+		// would set the sampling for the whole run from one window: on a
+		// busy host that window, at half the usual rate, had every target
+		// sampled twice as densely as the collector would.
 		perSec := 1e9 / nsPerRT(refresh)
-		for i := range threads {
-			threads[i].VoluntaryPerSec = perSec
+		setRate := func(ns float64) {
+			if math.IsInf(ns, 1) {
+				return
+			}
+			perSec = 1e9 / ns
+			for i := range threads {
+				threads[i].VoluntaryPerSec = perSec
+			}
 		}
+		setRate(1e9 / perSec)
 		snapOf := func() *model.Snapshot {
 			return &model.Snapshot{Interval: refresh, Threads: slices.Clone(threads)}
 		}
@@ -174,7 +185,9 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 			// The first read has nothing yet; it sets the targets.
 			ReadThrough(c, w, snapOf())
 		}, func() float64 {
-			return nsPerRT(refresh)
+			ns := nsPerRT(refresh)
+			setRate(ns)
+			return ns
 		}, func() {
 			snap := snapOf()
 			ReadThrough(c, w, snap)
