@@ -438,18 +438,20 @@ static __always_inline void go_parked_stack(struct task_struct *prev, struct blo
 	}
 }
 
-/*
- * The rest of a target's blocking switch, out of line (__noinline: a
- * BPF-to-BPF call), so that the program's own prologue saves only the few
- * registers the filter uses: every switch on the host runs that prologue,
- * a target's only this.
- */
-static __noinline int blocked_at(void *ctx, struct task_struct *prev, struct target *t)
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ctxtop_stacks_switch, bool preempt, struct task_struct *prev)
 {
 	struct block_key *k;
+	struct target *t;
 	u64 one = 1, *v;
-	u32 tid = prev->pid, zero = 0;
+	u32 tid, zero = 0;
 
+	if (preempt)
+		return 0;
+	tid = prev->pid;
+	t = target_of(tid);
+	if (!t)
+		return 0;
 	/* Read after the filter: only a target's switch pays for it. */
 	if (bpf_core_field_exists(prev->__state) && prev->__state == 0)
 		return 0;
@@ -483,28 +485,19 @@ static __noinline int blocked_at(void *ctx, struct task_struct *prev, struct tar
 	return 0;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(ctxtop_stacks_switch, bool preempt, struct task_struct *prev)
-{
-	struct target *t;
-
-	if (preempt)
-		return 0;
-	t = target_of(prev->pid);
-	if (!t)
-		return 0;
-	return blocked_at(ctx, prev, t);
-}
-
-/* The rest of a target's waking, out of line as blocked_at is. */
-static __noinline int woken_by(void *ctx, struct task_struct *p, struct target *t)
+SEC("tp_btf/sched_waking")
+int BPF_PROG(ctxtop_stacks_waking, struct task_struct *p)
 {
 	struct wake_key k = {};
 	struct wake_val *v;
 	struct counters *c;
+	struct target *t;
 	u32 wakee = p->pid;
 	u64 id;
 
+	t = target_of(wakee);
+	if (!t)
+		return 0;
 	/* Still on its run queue: it never slept for this waking (see internal/waketrace). */
 	if (p->on_rq && !(bpf_core_field_exists(p->se.sched_delayed) && p->se.sched_delayed))
 		return 0;
@@ -546,14 +539,4 @@ static __noinline int woken_by(void *ctx, struct task_struct *p, struct target *
 	if (c)
 		c->dropped++;
 	return 0;
-}
-
-SEC("tp_btf/sched_waking")
-int BPF_PROG(ctxtop_stacks_waking, struct task_struct *p)
-{
-	struct target *t = target_of(p->pid);
-
-	if (!t)
-		return 0;
-	return woken_by(ctx, p, t);
 }
