@@ -17,6 +17,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/selfprio"
 	"github.com/ctxtop/ctxtop/internal/symbolize"
+	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
 // BenchmarkOverheadPinnedFutex is the stack tracer's cost where it is
@@ -439,5 +440,54 @@ func BenchmarkCollectorRead(b *testing.B) {
 		time.Sleep(10 * time.Millisecond)
 		snap := model.Snapshot{Threads: slices.Clone(threads)}
 		ReadThrough(c, w, &snap)
+	}
+}
+
+// BenchmarkFloorPinnedPipe is the floor and the filter alone (see
+// BenchmarkOverheadPinnedFutex) under the pipe ping-pong that
+// scripts/stacks-compare.sh runs the whole ctxtop process on (MODE=pipe):
+// there about half the switches are preemptions, which the switch
+// program leaves at its first test, and a round trip has some 1.07
+// wakings, so the whole process's figure can be split the same way.
+func BenchmarkFloorPinnedPipe(b *testing.B) {
+	if err := Check(); err != nil {
+		b.Skip(err)
+	}
+	run, err := load.Start(load.Config{Mode: load.ModePipe, CPUs: []int{runtime.NumCPU() - 1}, Duration: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer run.Stop()
+	time.Sleep(300 * time.Millisecond)
+	trips := func() uint64 { return run.Progress().RoundTrips }
+	fl := openFloor(b)
+	defer fl.close()
+	tr, err := Open()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
+	const window = 400 * time.Millisecond
+	for range b.N {
+		for _, c := range []struct {
+			name    string
+			on, off func()
+		}{
+			{"floor-on/off", func() { fl.setAttached(b, true) }, func() { fl.setAttached(b, false) }},
+			{"untargeted-on/off", func() {
+				if err := tr.SetAttached(true); err != nil {
+					b.Fatal(err)
+				}
+			}, func() {
+				if err := tr.SetAttached(false); err != nil {
+					b.Fatal(err)
+				}
+			}},
+		} {
+			r, offNs := testutil.PairedOverhead(b, trips, 30, 10*time.Millisecond, window, c.on, c.off)
+			q := func(f float64) float64 { return r[int(f*float64(len(r)-1))] }
+			b.ReportMetric(q(.5), c.name)
+			b.Logf("pinned pipe, %s: median paired ratio %.3f (quartiles %.3f–%.3f), %.0f ns a round trip off", c.name, q(.5), q(.25), q(.75), offNs)
+		}
 	}
 }
