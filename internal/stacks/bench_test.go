@@ -8,12 +8,16 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"golang.org/x/sys/unix"
+
+	"github.com/ctxtop/ctxtop/internal/bpfutil"
 
 	"github.com/ctxtop/ctxtop/internal/load"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/selfprio"
 	"github.com/ctxtop/ctxtop/internal/symbolize"
+	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
 // BenchmarkOverheadPinnedFutex is the stack tracer's cost where it is
@@ -31,6 +35,10 @@ import (
 //     switch and waking pays only the filter lookup.
 //   - unsampled-on/off: both threads targeted, every event's stacks
 //     taken: what tracing without sampling would cost.
+//   - floor-on/off: the same two tracepoints with programs that return at
+//     once: the kernel's dispatch of two hooks, which no program can go
+//     below; and filter/floor, the programs attached with no target
+//     against that floor attached in turn: what the filter adds to it.
 //
 // A window's figure is its time over the round trips the workload itself
 // counted in it, so a pause of the ping-pong inside a window counts
@@ -152,11 +160,22 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 		var samples uint64
 		var opens []time.Duration
 		// The snapshot the view would hand over: each thread switches
-		// once a round trip.
+		// once a round trip, at the rate of the window just measured, as
+		// the pipeline hands over the interval's. One rate taken once
+		// would set the sampling for the whole run from one window: on a
+		// busy host that window, at half the usual rate, had every target
+		// sampled twice as densely as the collector would.
 		perSec := 1e9 / nsPerRT(refresh)
-		for i := range threads {
-			threads[i].VoluntaryPerSec = perSec
+		setRate := func(ns float64) {
+			if math.IsInf(ns, 1) {
+				return
+			}
+			perSec = 1e9 / ns
+			for i := range threads {
+				threads[i].VoluntaryPerSec = perSec
+			}
 		}
+		setRate(1e9 / perSec)
 		snapOf := func() *model.Snapshot {
 			return &model.Snapshot{Interval: refresh, Threads: slices.Clone(threads)}
 		}
@@ -167,7 +186,9 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 			// The first read has nothing yet; it sets the targets.
 			ReadThrough(c, w, snapOf())
 		}, func() float64 {
-			return nsPerRT(refresh)
+			ns := nsPerRT(refresh)
+			setRate(ns)
+			return ns
 		}, func() {
 			snap := snapOf()
 			ReadThrough(c, w, snap)
@@ -209,6 +230,23 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 		measure := func() float64 { return nsPerRT(refresh) }
 		r, _ = paired(30, refresh, attached(true), measure, attached(false))
 		report("untargeted-on/off", "no target: the filter lookup alone", r)
+		fl := openFloor(b)
+		floorAttached := func(on bool) func() { return func() { fl.setAttached(b, on) } }
+		r, _ = paired(30, refresh, floorAttached(true), measure, floorAttached(false))
+		report("floor-on/off", "floor: two programs that return at once on the same tracepoints", r)
+		// The off windows have the floor attached, the on windows the
+		// filter instead; the switch-over leaves neither attached for a
+		// moment only, outside the windows.
+		fl.setAttached(b, true)
+		r, _ = paired(30, refresh, func() {
+			fl.setAttached(b, false)
+			attached(true)()
+		}, measure, func() {
+			attached(false)()
+			fl.setAttached(b, true)
+		})
+		fl.setAttached(b, false)
+		report("filter/floor", "the filter against the floor", r)
 		unsampled := []Target{{TID: threads[0].TID, Every: 1}, {TID: threads[1].TID, Every: 1}}
 		if err := tr.SetTargets(unsampled); err != nil {
 			b.Fatal(err)
@@ -223,8 +261,10 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 		if err := tr.SetAttached(true); err != nil {
 			b.Fatal(err)
 		}
-		perRunOf := func(tr *Tracer, label string) {
-			progs := []*ebpf.Program{tr.objs.CtxtopStacksSwitch, tr.objs.CtxtopStacksWaking}
+		progsOf := func(tr *Tracer) [2]*ebpf.Program {
+			return [2]*ebpf.Program{tr.objs.CtxtopStacksSwitch, tr.objs.CtxtopStacksWaking}
+		}
+		perRunOf := func(progs [2]*ebpf.Program, label string) {
 			var st0 [2]*ebpf.ProgramStats
 			for i, p := range progs {
 				if st0[i], err = p.Stats(); err != nil {
@@ -243,9 +283,19 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 				b.Logf("bpf_stats, %s: %.0f ns a sched_%s run over %d runs", label, ns, name, runs)
 			}
 		}
-		perRun := func(label string) { perRunOf(tr, label) }
+		perRun := func(label string) { perRunOf(progsOf(tr), label) }
 		tr.SetTargets(nil)
 		perRun("untargeted")
+		if err := tr.SetAttached(false); err != nil {
+			b.Fatal(err)
+		}
+		fl.setAttached(b, true)
+		perRunOf(fl.progs, "floor")
+		fl.setAttached(b, false)
+		fl.close()
+		if err := tr.SetAttached(true); err != nil {
+			b.Fatal(err)
+		}
 		tr.SetTargets(unsampled)
 		perRun("unsampled")
 		// The ping-pong's process is this Go test binary: registered as
@@ -303,15 +353,61 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 			}
 		}()
 		ctr.SetTargets(unsampled)
-		perRunOf(ctr, "unsampled-capture")
+		perRunOf(progsOf(ctr), "unsampled-capture")
 		ctr.SetTargets([]Target{{TID: threads[0].TID, Every: every}, {TID: threads[1].TID, Every: every}})
-		perRunOf(ctr, "sampled-capture")
+		perRunOf(progsOf(ctr), "sampled-capture")
 		close(stop)
 		last := <-drained
 		b.ReportMetric(float64(len(last.Blocked)), "captures-read")
 		b.ReportMetric(float64(last.CaptureLost), "captures-lost")
 		stats.Close()
 		ctr.Close()
+	}
+}
+
+// floor is a program that returns at once on each of the tracer's two
+// tracepoints: what attaching anything there costs a switch and a waking.
+type floor struct {
+	progs [2]*ebpf.Program
+	links [2]*bpfutil.RawLink
+}
+
+func openFloor(b *testing.B) *floor {
+	b.Helper()
+	var f floor
+	for i, tp := range []string{"sched_switch", "sched_waking"} {
+		p, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+			Name: "ctxtop_floor", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceRawTp, AttachTo: tp,
+			Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}, License: "GPL",
+		})
+		if err != nil {
+			b.Fatalf("floor program on %s: %v", tp, err)
+		}
+		f.progs[i] = p
+	}
+	return &f
+}
+
+func (f *floor) setAttached(b *testing.B, on bool) {
+	b.Helper()
+	for i, p := range f.progs {
+		switch {
+		case on && f.links[i] == nil:
+			l, err := bpfutil.AttachRaw(p)
+			if err != nil {
+				b.Fatalf("floor: %v", err)
+			}
+			f.links[i] = l
+		case !on && f.links[i] != nil:
+			f.links[i].Close()
+			f.links[i] = nil
+		}
+	}
+}
+
+func (f *floor) close() {
+	for _, p := range f.progs {
+		p.Close()
 	}
 }
 
@@ -344,5 +440,54 @@ func BenchmarkCollectorRead(b *testing.B) {
 		time.Sleep(10 * time.Millisecond)
 		snap := model.Snapshot{Threads: slices.Clone(threads)}
 		ReadThrough(c, w, &snap)
+	}
+}
+
+// BenchmarkFloorPinnedPipe is the floor and the filter alone (see
+// BenchmarkOverheadPinnedFutex) under the pipe ping-pong that
+// scripts/stacks-compare.sh runs the whole ctxtop process on (MODE=pipe):
+// there about half the switches are preemptions, which the switch
+// program leaves at its first test, and a round trip has some 1.07
+// wakings, so the whole process's figure can be split the same way.
+func BenchmarkFloorPinnedPipe(b *testing.B) {
+	if err := Check(); err != nil {
+		b.Skip(err)
+	}
+	run, err := load.Start(load.Config{Mode: load.ModePipe, CPUs: []int{runtime.NumCPU() - 1}, Duration: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer run.Stop()
+	time.Sleep(300 * time.Millisecond)
+	trips := func() uint64 { return run.Progress().RoundTrips }
+	fl := openFloor(b)
+	defer fl.close()
+	tr, err := Open()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
+	const window = 400 * time.Millisecond
+	for range b.N {
+		for _, c := range []struct {
+			name    string
+			on, off func()
+		}{
+			{"floor-on/off", func() { fl.setAttached(b, true) }, func() { fl.setAttached(b, false) }},
+			{"untargeted-on/off", func() {
+				if err := tr.SetAttached(true); err != nil {
+					b.Fatal(err)
+				}
+			}, func() {
+				if err := tr.SetAttached(false); err != nil {
+					b.Fatal(err)
+				}
+			}},
+		} {
+			r, offNs := testutil.PairedOverhead(b, trips, 30, 10*time.Millisecond, window, c.on, c.off)
+			q := func(f float64) float64 { return r[int(f*float64(len(r)-1))] }
+			b.ReportMetric(q(.5), c.name)
+			b.Logf("pinned pipe, %s: median paired ratio %.3f (quartiles %.3f–%.3f), %.0f ns a round trip off", c.name, q(.5), q(.25), q(.75), offNs)
+		}
 	}
 }
