@@ -67,13 +67,15 @@ type scraper struct {
 
 func newScraper(b *testing.B, noGate bool, pids ...int) *scraper {
 	b.Helper()
-	e, err := New(Config{Root: "/proc", NoTaskstats: noGate, PIDs: pids})
+	// Judge hot threads at every scrape too (a nominal interval whose
+	// minimum is 0): the costliest case.
+	cfg := sampling(sampler.Config{Root: "/proc", NoTaskstats: noGate, PIDs: pids})
+	cfg.Source.Interval = time.Nanosecond
+	e, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	e.window = 0
-	// Judge hot threads at every scrape too: the costliest case.
-	e.acc.minInterval = 0
 	h, err := Handler(e, HandlerOptions{Logger: logfmt.New(io.Discard)})
 	if err != nil {
 		b.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/sampler"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
@@ -26,7 +27,9 @@ func TestBusyThreadExitingKeepsCountersMonotonic(t *testing.T) {
 		t.Fatalf("workload said %q: %v", line, err)
 	}
 
-	e, err := New(Config{PIDs: []int{pid}, GroupBy: GroupByPID})
+	cfg := sampling(sampler.Config{PIDs: []int{pid}})
+	cfg.GroupBy = GroupByPID
+	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
