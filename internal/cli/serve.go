@@ -18,6 +18,8 @@ import (
 	"github.com/ctxtop/ctxtop/internal/exporter"
 	"github.com/ctxtop/ctxtop/internal/logfmt"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
+	"github.com/ctxtop/ctxtop/internal/sampler"
 	"github.com/ctxtop/ctxtop/internal/webconfig"
 )
 
@@ -131,9 +133,10 @@ func runServe(ctx context.Context, o serveOptions) error {
 	}
 	restoreGC := quietStartGC()
 	exp, err := exporter.New(exporter.Config{
-		Root: o.procRoot, PIDs: o.pids, GroupBy: exporter.GroupBy(o.groupBy),
-		MaxGroups: o.maxGroups, HotThreshold: o.hot,
-		HostRoot: o.hostRoot, CgroupRoot: o.cgroupRoot, MaxContainers: o.maxContainers, NoContainers: o.noContainers,
+		// Cgroups are read only for the container series.
+		Source: pipeline.ScrapeConfig{Sampler: sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot,
+			HostRoot: o.hostRoot, CgroupRoot: o.cgroupRoot, NoCgroups: o.noContainers}},
+		GroupBy: exporter.GroupBy(o.groupBy), MaxGroups: o.maxGroups, MaxContainers: o.maxContainers,
 	})
 	restoreGC()
 	if err != nil {

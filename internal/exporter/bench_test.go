@@ -67,13 +67,15 @@ type scraper struct {
 
 func newScraper(b *testing.B, noGate bool, pids ...int) *scraper {
 	b.Helper()
-	e, err := New(Config{Root: "/proc", NoTaskstats: noGate, PIDs: pids})
+	// Judge hot threads at every scrape too (a nominal interval whose
+	// minimum is 0): the costliest case.
+	cfg := sampling(sampler.Config{Root: "/proc", NoTaskstats: noGate, PIDs: pids})
+	cfg.Source.Interval = time.Nanosecond
+	e, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	e.window = 0
-	// Judge hot threads at every scrape too: the costliest case.
-	e.acc.minInterval = 0
 	h, err := Handler(e, HandlerOptions{Logger: logfmt.New(io.Discard)})
 	if err != nil {
 		b.Fatal(err)
@@ -198,4 +200,51 @@ func BenchmarkExpositionHost(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/scrape")
 	b.ReportMetric(float64(n), "gzip-bytes")
+}
+
+// BenchmarkScrapeJudged10kThreadsIdle is what the hot verdicts cost a
+// scrape: the pool process of the 10k benchmarks, scraped 200 ms apart by
+// an exporter that takes a Snapshot from the pipeline at every pass (its
+// nominal interval's minimum is 0) and by one that never does (an hour),
+// in turns, each timed by the process's CPU time. The difference is the
+// pipeline's derive over two samples, most of it their reads from memory.
+func BenchmarkScrapeJudged10kThreadsIdle(b *testing.B) {
+	startPools(b, 100, 100, false)
+	var cpu [2]time.Duration
+	var n, threads int
+	for i := range b.N {
+		// Which goes first alternates, so a change in the host's load
+		// weighs on both alike.
+		for j := range 2 {
+			k := (i + j) % 2
+			cfg := sampling(sampler.Config{Root: "/proc"})
+			cfg.Source.Interval = [2]time.Duration{time.Nanosecond, time.Hour}[k]
+			e, err := New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			e.window = 0
+			// Two passes untimed, as in benchScrape.
+			for range 2 {
+				if _, err := e.Collect(nil); err != nil {
+					b.Fatal(err)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			for range 5 {
+				time.Sleep(200 * time.Millisecond)
+				start := cpuTime()
+				if _, err := e.Collect(nil); err != nil {
+					b.Fatal(err)
+				}
+				cpu[k] += cpuTime() - start
+			}
+			threads = len(e.smp.Tasks)
+			e.Close()
+		}
+		n += 5
+	}
+	b.ReportMetric(float64(cpu[0])/float64(time.Millisecond)/float64(n), "judged-cpu-ms/scrape")
+	b.ReportMetric(float64(cpu[1])/float64(time.Millisecond)/float64(n), "unjudged-cpu-ms/scrape")
+	b.ReportMetric(float64(threads), "threads")
 }

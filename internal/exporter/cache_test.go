@@ -3,7 +3,6 @@ package exporter
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -55,7 +54,8 @@ func fromAccounts(a *accounts) map[string]float64 {
 // serves their values afresh: one whose thread moved, exited or turned hot
 // is never served stale.
 func TestCachedSeriesFollowEveryChange(t *testing.T) {
-	a := newAccounts(false, 200, 1000)
+	a := newAccounts(false, 200)
+	p := &passes{a: a, hot: 1000}
 	e := &Exporter{acc: a}
 	idle := []model.TaskCounters{task(10, 10, "main", "idle", 5, 1), task(10, 11, "pool-1", "idle", 7, 0)}
 	busy := func(vol uint64, exited bool) []model.TaskCounters {
@@ -68,20 +68,24 @@ func TestCachedSeriesFollowEveryChange(t *testing.T) {
 	steps := []struct {
 		name  string
 		tasks []model.TaskCounters
+		hot   float64 // busy's hot threads
 	}{
-		{"first", busy(100, false)},
-		{"nothing moved", busy(100, false)},
-		{"one thread of busy moved", busy(150, false)},
-		{"it turned hot", busy(2000, false)},
-		{"it went quiet", busy(2000, false)},
-		{"it exited with its counts", busy(2000, true)},
+		{"first", busy(100, false), 0},
+		{"nothing moved", busy(100, false), 0},
+		{"one thread of busy moved", busy(150, false), 0},
+		{"it turned hot", busy(2000, false), 1},
+		{"it went quiet", busy(2000, false), 0},
+		{"it exited with its counts", busy(2000, true), 0},
 	}
 	var idleLabels *string
 	for _, s := range steps {
-		a.update(s.tasks, 1*time.Second)
+		p.next(s.tasks)
 		got := served(t, e)
 		if diff := cmp.Diff(fromAccounts(a), got); diff != "" {
 			t.Errorf("%s: served series (-want +got):\n%s", s.name, diff)
+		}
+		if hot := got["ctxtop_process_hot_threads,group=busy"]; hot != s.hot {
+			t.Errorf("%s: busy has %v hot threads, want %v", s.name, hot, s.hot)
 		}
 		l := &a.procs["idle"].series[0].Labels[0]
 		if idleLabels != nil && l != idleLabels {

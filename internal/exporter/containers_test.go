@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ctxtop/ctxtop/internal/containers/nodetest"
+	"github.com/ctxtop/ctxtop/internal/sampler"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
@@ -25,7 +26,7 @@ func TestContainerSeries(t *testing.T) {
 	doomed := nodetest.SystemdPod("burstable", uid) + "/cri-containerd-" + id2 + ".scope"
 	cg.Run(t, doomed)
 
-	e, err := New(Config{Root: "/proc", HostRoot: root})
+	e, err := New(sampling(sampler.Config{Root: "/proc", HostRoot: root}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,9 @@ func TestContainerSeriesBounded(t *testing.T) {
 		nodetest.AddPod(t, root, nodetest.Pod{Namespace: "ns", Name: fmt.Sprintf("p%d", i), UID: uid, Containers: map[string]string{"c": id}})
 		cg.Run(t, nodetest.CgroupfsPod("besteffort", uid)+"/"+id)
 	}
-	e, err := New(Config{Root: "/proc", HostRoot: root, MaxContainers: max})
+	cfg := sampling(sampler.Config{Root: "/proc", HostRoot: root})
+	cfg.MaxContainers = max
+	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,8 +97,8 @@ func TestContainerSeriesBounded(t *testing.T) {
 // The fixture tree's pod and Docker container, named by the fixture
 // node's files.
 func TestContainerSeriesFromFixture(t *testing.T) {
-	e, err := New(Config{Root: filepath.Join(testutil.RepoRoot(), "testdata", "proc"),
-		HostRoot: filepath.Join(testutil.RepoRoot(), "testdata", "node")})
+	e, err := New(sampling(sampler.Config{Root: filepath.Join(testutil.RepoRoot(), "testdata", "proc"),
+		HostRoot: filepath.Join(testutil.RepoRoot(), "testdata", "node")}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,12 +112,12 @@ func TestContainerSeriesFromFixture(t *testing.T) {
 	if n := len(fams["ctxtop_container_threads"].GetMetric()); n != 2 {
 		t.Errorf("%d container series, want 2", n)
 	}
-	e2, err := New(Config{Root: filepath.Join(testutil.RepoRoot(), "testdata", "proc"), NoContainers: true})
+	e2, err := New(sampling(sampler.Config{Root: filepath.Join(testutil.RepoRoot(), "testdata", "proc"), NoCgroups: true}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e2.Close()
 	if f := gather(t, e2)["ctxtop_container_threads"]; f != nil {
-		t.Errorf("container series with NoContainers: %v", f)
+		t.Errorf("container series with NoCgroups: %v", f)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxtop/ctxtop/internal/sampler"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
@@ -26,7 +27,9 @@ func TestBusyThreadExitingKeepsCountersMonotonic(t *testing.T) {
 		t.Fatalf("workload said %q: %v", line, err)
 	}
 
-	e, err := New(Config{PIDs: []int{pid}, GroupBy: GroupByPID})
+	cfg := sampling(sampler.Config{PIDs: []int{pid}})
+	cfg.GroupBy = GroupByPID
+	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,5 +79,51 @@ func TestBusyThreadExitingKeepsCountersMonotonic(t *testing.T) {
 	}
 	if procAfter < procBefore {
 		t.Errorf("process group went from %v to %v switches when two of its threads exited", procBefore, procAfter)
+	}
+}
+
+// When every -p target has exited, scrapes still succeed: the host's
+// counters, and the groups' final sums with no thread left.
+func TestEveryTargetGoneKeepsServing(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	cfg := sampling(sampler.Config{PIDs: []int{pid}})
+	cfg.GroupBy = GroupByPID
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	group := strconv.Itoa(pid)
+	// Two passes, so that the pass that finds the target gone reuses a
+	// buffer that held its thread.
+	gather(t, e)
+	time.Sleep(CacheWindow + 50*time.Millisecond)
+	fams := gather(t, e)
+	if n, _ := value(fams, "ctxtop_process_threads", "group", group); n != 1 {
+		t.Fatalf("before the exit: %v threads in group %s, want 1", n, group)
+	}
+	before, _ := value(fams, "ctxtop_process_context_switches_total", "group", group, "type", "voluntary")
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	time.Sleep(CacheWindow + 50*time.Millisecond)
+	fams = gather(t, e)
+	if _, ok := value(fams, "ctxtop_context_switches_total"); !ok {
+		t.Errorf("after every target exited: no host counter served")
+	}
+	if n, ok := value(fams, "ctxtop_process_threads", "group", group); !ok || n != 0 {
+		t.Errorf("after every target exited: group %s threads = %v (served %v), want 0", group, n, ok)
+	}
+	if after, _ := value(fams, "ctxtop_process_context_switches_total", "group", group, "type", "voluntary"); after < before {
+		t.Errorf("after every target exited: switches went from %v to %v", before, after)
+	}
+	if n := e.Samples(); n != 3 {
+		t.Errorf("%d passes, want 3", n)
 	}
 }

@@ -4,8 +4,11 @@
 // that exited since the last scrape).
 //
 // It samples on scrape and keeps no timer of its own: between scrapes it
-// sleeps. Scrapes within CacheWindow of the last sample are served that
-// sample, so two Prometheus servers scraping at once cost one pass over /proc.
+// sleeps. Each pass comes through the pipeline (pipeline.Scrapes): the
+// counters it sums are the pass's raw Sample, its hot threads the verdicts
+// of the Snapshot that pass ends. Scrapes within CacheWindow of the last
+// sample are served that sample, so two Prometheus servers scraping at once
+// cost one pass over /proc.
 package exporter
 
 import (
@@ -18,7 +21,6 @@ import (
 	"github.com/ctxtop/ctxtop/internal/exposition"
 	"github.com/ctxtop/ctxtop/internal/model"
 	"github.com/ctxtop/ctxtop/internal/pipeline"
-	"github.com/ctxtop/ctxtop/internal/sampler"
 )
 
 // CacheWindow is how long a sample answers further scrapes. Short next to
@@ -27,8 +29,8 @@ import (
 const CacheWindow = 500 * time.Millisecond
 
 // hotNominal is the refresh interval the hot rule's minimum interval is
-// that of: the monitor's default, so a scrape never calls a thread hot over
-// a shorter interval than the monitor would.
+// that of when Config.Source names none: the monitor's default, so a scrape
+// never calls a thread hot over a shorter interval than the monitor would.
 const hotNominal = time.Second
 
 // GroupBy selects what a process group is.
@@ -43,34 +45,26 @@ const (
 
 // Config selects what to sample and how to group it.
 type Config struct {
-	// Root is the procfs root; "" means /proc.
-	Root string
-	// PIDs limits sampling to these processes; nil samples every process.
-	PIDs []int
+	// Source is what each pass samples (its HotThreshold is the hot
+	// rule's; with NoCgroups there are no container series) and the
+	// nominal interval hot threads are judged over, hotNominal when 0.
+	Source pipeline.ScrapeConfig
 	// GroupBy is GroupByName (default) or GroupByPID.
 	GroupBy GroupBy
 	// MaxGroups bounds the series at each level (process groups, thread
 	// groups); the rest are summed into "other". 0 means 200.
 	MaxGroups int
-	// HotThreshold is the switches/s at which a thread counts as hot.
-	HotThreshold float64
-	// NoTaskstats turns off the sampler's process-level activity gate.
-	NoTaskstats bool
-	// HostRoot is the node's root, under which the kubelet's and the
-	// runtimes' files name containers (sampler.Config.HostRoot); CgroupRoot
-	// is the cgroup file system's (sampler.Config.CgroupRoot).
-	HostRoot, CgroupRoot string
 	// MaxContainers bounds the per-container series (containers.go); 0
-	// means 500. NoContainers leaves them out and reads no cgroups.
+	// means 500.
 	MaxContainers int
-	NoContainers  bool
 }
 
-// Exporter collects the metrics of one Sampler.
+// Exporter collects the metrics of one scrape-driven source.
 type Exporter struct {
-	mu      sync.Mutex
-	s       *sampler.Sampler
-	smp     model.Sample
+	mu  sync.Mutex
+	src *pipeline.Scrapes
+	// smp is the last pass's raw Sample, the source's until its next pass.
+	smp     *model.Sample
 	acc     *accounts
 	sampled time.Time // when the cached sample was taken; zero before the first
 	took    time.Duration
@@ -82,7 +76,7 @@ type Exporter struct {
 	window time.Duration
 }
 
-// New opens the sampler. It does not sample: the first scrape does.
+// New opens the source. It does not sample: the first scrape does.
 func New(cfg Config) (*Exporter, error) {
 	switch cfg.GroupBy {
 	case "", GroupByName, GroupByPID:
@@ -95,38 +89,36 @@ func New(cfg Config) (*Exporter, error) {
 	if cfg.MaxGroups < 1 {
 		return nil, fmt.Errorf("--max-groups must be at least 1, got %d", cfg.MaxGroups)
 	}
-	if cfg.HotThreshold == 0 {
-		cfg.HotThreshold = model.DefaultHotThreshold
-	}
 	if cfg.MaxContainers == 0 {
 		cfg.MaxContainers = 500
 	}
 	if cfg.MaxContainers < 1 {
 		return nil, fmt.Errorf("--max-containers must be at least 1, got %d", cfg.MaxContainers)
 	}
-	// Cgroups are read only for the container series.
-	s, err := sampler.New(sampler.Config{Root: cfg.Root, PIDs: cfg.PIDs, HotThreshold: cfg.HotThreshold, NoTaskstats: cfg.NoTaskstats,
-		NoCgroups: cfg.NoContainers, HostRoot: cfg.HostRoot, CgroupRoot: cfg.CgroupRoot})
+	if cfg.Source.Interval == 0 {
+		cfg.Source.Interval = hotNominal
+	}
+	src, err := pipeline.NewScrapes(cfg.Source)
 	if err != nil {
 		return nil, err
 	}
-	acc := newAccounts(cfg.GroupBy == GroupByPID, cfg.MaxGroups, cfg.HotThreshold)
-	if !cfg.NoContainers {
+	acc := newAccounts(cfg.GroupBy == GroupByPID, cfg.MaxGroups)
+	// The sampler reads cgroups only for the container series.
+	if !cfg.Source.Sampler.NoCgroups {
 		acc.ctrs = newCtrAccounts(cfg.MaxContainers)
 	}
-	acc.minInterval = pipeline.MinInterval(hotNominal)
-	return &Exporter{s: s, acc: acc, window: CacheWindow}, nil
+	return &Exporter{src: src, acc: acc, window: CacheWindow}, nil
 }
 
-// Skipped lists the Config.PIDs already gone at New, which are not
+// Skipped lists the source's PIDs already gone at New, which are not
 // sampled.
-func (e *Exporter) Skipped() []int { return e.s.Skipped() }
+func (e *Exporter) Skipped() []int { return e.src.Skipped() }
 
-// Close releases the sampler's files.
+// Close releases the source's files.
 func (e *Exporter) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.s.Close()
+	return e.src.Close()
 }
 
 // refresh samples unless the cached sample is younger than CacheWindow.
@@ -136,21 +128,18 @@ func (e *Exporter) refresh() {
 		return
 	}
 	start := time.Now()
-	prev := e.sampled
-	err := e.s.Sample(&e.smp)
-	if errors.Is(err, sampler.ErrTargetsGone) {
-		// Keep serving host counters and the groups' final sums.
-		e.smp.Tasks, e.gone, err = e.smp.Tasks[:0], true, nil
+	smp, snap, err := e.src.Next()
+	if errors.Is(err, pipeline.ErrTargetsGone) {
+		// Keep serving host counters and the groups' final sums: the
+		// pass has no task.
+		e.gone, err = true, nil
 	}
 	e.err = err
 	if err != nil {
 		return
 	}
-	var interval time.Duration
-	if !prev.IsZero() {
-		interval = e.smp.Time.Sub(prev)
-	}
-	e.acc.update(e.smp.Tasks, interval)
+	e.smp = smp
+	e.acc.update(e.smp.Tasks, snap)
 	if e.acc.ctrs != nil {
 		e.acc.updateContainers(e.smp.Tasks, e.smp.Cgroups)
 	}

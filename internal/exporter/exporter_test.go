@@ -22,6 +22,8 @@ import (
 
 	"github.com/ctxtop/ctxtop/internal/exposition"
 	"github.com/ctxtop/ctxtop/internal/logfmt"
+	"github.com/ctxtop/ctxtop/internal/pipeline"
+	"github.com/ctxtop/ctxtop/internal/sampler"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
 
@@ -40,10 +42,13 @@ func needTool(t testing.TB, name string) string {
 	return p
 }
 
+// sampling is a Config whose passes sample with sc.
+func sampling(sc sampler.Config) Config { return Config{Source: pipeline.ScrapeConfig{Sampler: sc}} }
+
 func fixtureServer(t *testing.T, cfg Config) (*Exporter, *httptest.Server) {
 	t.Helper()
-	if cfg.Root == "" {
-		cfg.Root = filepath.Join(testutil.RepoRoot(), "testdata", "proc")
+	if cfg.Source.Sampler.Root == "" {
+		cfg.Source.Sampler.Root = filepath.Join(testutil.RepoRoot(), "testdata", "proc")
 	}
 	e, err := New(cfg)
 	if err != nil {
@@ -231,7 +236,7 @@ func TestNamesThatCleanUpAlikeShareASeries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, srv := fixtureServer(t, Config{Root: root})
+	_, srv := fixtureServer(t, sampling(sampler.Config{Root: root}))
 	body, _ := get(t, srv.URL+"/metrics", "")
 	fams := parse(t, body)
 	want, got, check := checker(fams)
@@ -338,7 +343,7 @@ func TestGzipWhenAsked(t *testing.T) {
 }
 
 func TestTelemetryPath(t *testing.T) {
-	e, err := New(Config{Root: filepath.Join(testutil.RepoRoot(), "testdata", "proc")})
+	e, err := New(sampling(sampler.Config{Root: filepath.Join(testutil.RepoRoot(), "testdata", "proc")}))
 	if err != nil {
 		t.Fatal(err)
 	}

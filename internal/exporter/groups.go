@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/ctxtop/ctxtop/internal/exposition"
@@ -86,6 +85,7 @@ type thread struct {
 	// were when it joined its current groups (zero from birth, or at the
 	// exporter's first sample).
 	last, base counts
+	// hot is the thread's verdict in the last Snapshot (judge).
 	hot        bool
 	pkey, tkey *group
 	// cgroup is the thread's cgroup at the last sample and ctr its
@@ -96,14 +96,6 @@ type thread struct {
 	ctr     *ctrGroup
 	cbase   counts
 	ctrSeen bool
-	// judgedVol, judgedInvol and judgedAt are the switch counters and read
-	// time (model.TaskCounters.ReadAt) at the last sample the hot rule
-	// was judged at, which the next verdict's rates are over; judged is
-	// false until the thread was seen in such a sample (a thread new since
-	// has no rate yet, as in the model).
-	judgedVol, judgedInvol uint64
-	judgedAt               time.Duration
-	judged                 bool
 }
 
 type threadKey struct {
@@ -115,17 +107,9 @@ type threadKey struct {
 type accounts struct {
 	byPID     bool
 	maxGroups int
-	hot       float64
-	// minInterval is the shortest interval the hot rule is judged over
-	// (pipeline.MinInterval): a sample sooner than that after the last
-	// judged one updates the counters, but the hot verdicts stand and
-	// the next are over the longer interval, as the pipeline keeps its
-	// base sample when it drops one too close to it.
-	minInterval time.Duration
-	// sinceJudged is the time since the last judged sample; judge says
-	// this pass judges, over span.
-	sinceJudged, span time.Duration
-	judge             bool
+	// hotTasks are the threads the last Snapshot found hot, which judge
+	// clears before it marks the next Snapshot's.
+	hotTasks []taskID
 
 	procs   map[string]*group
 	threads map[threadKey]*group
@@ -147,11 +131,12 @@ type accounts struct {
 	ctrs *ctrAccounts
 }
 
-func newAccounts(byPID bool, maxGroups int, hot float64) *accounts {
+type taskID struct{ pid, tid int }
+
+func newAccounts(byPID bool, maxGroups int) *accounts {
 	a := &accounts{
 		byPID:     byPID,
 		maxGroups: maxGroups,
-		hot:       hot,
 		procs:     make(map[string]*group),
 		threads:   make(map[threadKey]*group),
 	}
@@ -222,28 +207,6 @@ func (a *accounts) leave(t *thread) {
 	}
 }
 
-// judgeHot is the thread's hot verdict in this pass, by the model's rule
-// (model.IsHot) over the thread's own span (model.ThreadSpan) since the last
-// judged sample: the verdict the monitor gives it over the same interval.
-// Counters that went back (the TID names another thread) or no time
-// between the reads give no rate, so no verdict, as in the model. A thread
-// whose switch counters did not move costs two comparisons.
-func (a *accounts) judgeHot(t *thread, tc *model.TaskCounters) bool {
-	if !a.judge {
-		return t.hot
-	}
-	vol, invol := tc.VoluntarySwitches, tc.InvoluntarySwitches
-	hot := false
-	if t.judged && (vol != t.judgedVol || invol != t.judgedInvol) && vol >= t.judgedVol && invol >= t.judgedInvol {
-		if span := model.ThreadSpan(a.span, t.judgedAt, tc.ReadAt); span > 0 {
-			secs := span.Seconds()
-			hot = model.IsHot(float64(vol-t.judgedVol)/secs, float64(invol-t.judgedInvol)/secs, a.hot)
-		}
-	}
-	t.judgedVol, t.judgedInvol, t.judgedAt, t.judged = vol, invol, tc.ReadAt, true
-	return hot
-}
-
 // advance moves a tracked thread to its counters in this sample: the change
 // goes straight into its groups' live sums, so a thread that did not run
 // costs a comparison, and groups of sleeping threads keep their sums
@@ -251,7 +214,6 @@ func (a *accounts) judgeHot(t *thread, tc *model.TaskCounters) bool {
 // (it then needs resolving).
 func (a *accounts) advance(t *thread, tc *model.TaskCounters) (renamed bool) {
 	cur := taskCounts(tc)
-	hot := a.judgeHot(t, tc)
 	if tc.Comm != t.comm || tc.ProcessComm != t.pcomm && !a.byPID {
 		// Renamed: what it did so far stays with the old groups; the new
 		// ones count from the last sample on.
@@ -262,7 +224,7 @@ func (a *accounts) advance(t *thread, tc *model.TaskCounters) (renamed bool) {
 		}
 		t.base = t.last
 		t.pkey, t.tkey = nil, nil
-		t.hot, t.last = hot, cur
+		t.last = cur
 		t.comm, t.pcomm = tc.Comm, tc.ProcessComm
 		return true
 	}
@@ -276,31 +238,19 @@ func (a *accounts) advance(t *thread, tc *model.TaskCounters) (renamed bool) {
 		}
 		t.last = cur
 	}
-	if hot != t.hot {
-		if hot {
-			t.pkey.target.hot++
-		} else {
-			t.pkey.target.hot--
-		}
-		t.hot = hot
-	}
 	return false
 }
 
-// update folds one Sample (tasks sorted by PID, then TID) into the groups.
-// interval is the time since the previous sample, for the hot-thread count.
+// update folds one Sample (tasks sorted by PID, then TID) into the groups,
+// and the hot verdicts of snap, the Snapshot the pipeline derived from the
+// same pass: nil when the pass ended none, and the verdicts stand.
 //
 // The groups' sums and counts are kept up to date thread by thread, not
 // recomputed: while the sample lists the threads of the last one, each is
 // updated in place; from the first difference (a birth, an exit, a reused
 // TID) the rest is merged into a new list.
-func (a *accounts) update(tasks []model.TaskCounters, interval time.Duration) {
+func (a *accounts) update(tasks []model.TaskCounters, snap *model.Snapshot) {
 	a.pass++
-	a.sinceJudged += interval
-	a.judge = a.pass == 1 || a.sinceJudged >= a.minInterval
-	if a.judge {
-		a.span, a.sinceJudged = a.sinceJudged, 0
-	}
 	a.unresolved = a.unresolved[:0]
 	a.emptied = a.emptied[:0]
 	old := a.tracked
@@ -340,8 +290,6 @@ func (a *accounts) update(tasks []model.TaskCounters, interval time.Duration) {
 			a.unresolved = append(a.unresolved, len(next))
 			next = append(next, thread{pid: tc.PID, tid: tc.TID, start: tc.StartTime,
 				comm: tc.Comm, pcomm: tc.ProcessComm, last: taskCounts(tc)})
-			// No rate yet: only the base of the next verdict.
-			a.judgeHot(&next[len(next)-1], tc)
 		}
 		for ; oi < len(old); oi++ {
 			a.leave(&old[oi])
@@ -350,7 +298,53 @@ func (a *accounts) update(tasks []model.TaskCounters, interval time.Duration) {
 		a.tracked, a.next = next, old[:0]
 	}
 	a.resolve()
+	if snap != nil {
+		a.judge(snap)
+	}
 	a.forget()
+}
+
+// judge takes the hot verdicts of snap, whose rows are the threads of the
+// tasks just folded in that moved: those it calls hot are, every other
+// thread is not. Hot threads are few, and found by bisection in the tracked
+// list (sorted as the tasks), so a pass over 10,000 idle threads pays
+// nothing here. A thread exited since the last verdicts has left its
+// groups with its hot count (leave), and a TID reused since names a new
+// thread, which is not hot.
+func (a *accounts) judge(snap *model.Snapshot) {
+	for _, id := range a.hotTasks {
+		if t := a.find(id); t != nil && t.hot {
+			t.hot = false
+			t.pkey.target.hot--
+		}
+	}
+	a.hotTasks = a.hotTasks[:0]
+	for i := range snap.Threads {
+		r := &snap.Threads[i]
+		if !r.Hot {
+			continue
+		}
+		id := taskID{r.PID, r.TID}
+		if t := a.find(id); t != nil && !t.hot {
+			t.hot = true
+			t.pkey.target.hot++
+			a.hotTasks = append(a.hotTasks, id)
+		}
+	}
+}
+
+// find is the tracked thread id, nil when there is none.
+func (a *accounts) find(id taskID) *thread {
+	i, ok := slices.BinarySearchFunc(a.tracked, id, func(t thread, id taskID) int {
+		if t.pid != id.pid {
+			return t.pid - id.pid
+		}
+		return t.tid - id.tid
+	})
+	if !ok {
+		return nil
+	}
+	return &a.tracked[i]
 }
 
 // procKey is the process group a thread belongs to: its process's name

@@ -33,17 +33,17 @@ func series(a *accounts) map[string]uint64 {
 }
 
 func TestExitedThreadKeepsItsCounts(t *testing.T) {
-	a := newAccounts(false, 200, 1000)
+	a := newAccounts(false, 200)
 	a.update([]model.TaskCounters{
 		task(10, 10, "app", "app", 5, 0),
 		task(10, 11, "pool-1-thread-1", "app", 1000, 200),
 		task(10, 12, "pool-1-thread-2", "app", 500, 0),
-	}, 1*time.Second)
+	}, nil)
 	// pool-1-thread-1 exits, busy to the end; its sibling carries on.
 	a.update([]model.TaskCounters{
 		task(10, 10, "app", "app", 5, 0),
 		task(10, 12, "pool-1-thread-2", "app", 600, 0),
-	}, 1*time.Second)
+	}, nil)
 	want := map[string]uint64{"app": 5 + 1200 + 600, "app|app": 5, "app|pool-*-thread-*": 1200 + 600}
 	if diff := cmp.Diff(want, series(a)); diff != "" {
 		t.Errorf("after a busy thread exited (-want +got):\n%s", diff)
@@ -54,10 +54,10 @@ func TestExitedThreadKeepsItsCounts(t *testing.T) {
 }
 
 func TestRenamedThreadMovesWithoutLosingCounts(t *testing.T) {
-	a := newAccounts(false, 200, 1000)
+	a := newAccounts(false, 200)
 	// A pool thread starts with its process's name, then names itself.
-	a.update([]model.TaskCounters{task(10, 10, "java", "java", 1, 0), task(10, 11, "java", "java", 40, 0)}, 1*time.Second)
-	a.update([]model.TaskCounters{task(10, 10, "java", "java", 1, 0), task(10, 11, "pool-2-thread-9", "java", 100, 5)}, 1*time.Second)
+	a.update([]model.TaskCounters{task(10, 10, "java", "java", 1, 0), task(10, 11, "java", "java", 40, 0)}, nil)
+	a.update([]model.TaskCounters{task(10, 10, "java", "java", 1, 0), task(10, 11, "pool-2-thread-9", "java", 100, 5)}, nil)
 	want := map[string]uint64{"java": 1 + 105, "java|java": 1 + 40, "java|pool-*-thread-*": 65}
 	if diff := cmp.Diff(want, series(a)); diff != "" {
 		t.Errorf("after a rename (-want +got):\n%s", diff)
@@ -65,23 +65,23 @@ func TestRenamedThreadMovesWithoutLosingCounts(t *testing.T) {
 }
 
 func TestReusedTIDIsANewThread(t *testing.T) {
-	a := newAccounts(false, 200, 1000)
-	a.update([]model.TaskCounters{task(10, 11, "w", "app", 300, 0)}, 1*time.Second)
+	a := newAccounts(false, 200)
+	a.update([]model.TaskCounters{task(10, 11, "w", "app", 300, 0)}, nil)
 	reborn := task(10, 11, "w", "app", 7, 0)
 	reborn.StartTime = 99
-	a.update([]model.TaskCounters{reborn}, 1*time.Second)
+	a.update([]model.TaskCounters{reborn}, nil)
 	if diff := cmp.Diff(map[string]uint64{"app": 307, "app|w": 307}, series(a)); diff != "" {
 		t.Errorf("after TID reuse (-want +got):\n%s", diff)
 	}
 }
 
 func TestMaxGroupsSumsTheRestIntoOther(t *testing.T) {
-	a := newAccounts(false, 2, 1000)
+	a := newAccounts(false, 2)
 	a.update([]model.TaskCounters{
 		task(10, 10, "busy", "busy", 900, 0),
 		task(20, 20, "quiet", "quiet", 3, 0),
 		task(30, 30, "mid", "mid", 50, 0),
-	}, 1*time.Second)
+	}, nil)
 	want := map[string]uint64{"busy": 900, "busy|busy": 900, "mid": 50, "mid|mid": 50, "other": 3, "other|other": 3}
 	if diff := cmp.Diff(want, series(a)); diff != "" {
 		t.Errorf("first sample: busiest two get series (-want +got):\n%s", diff)
@@ -95,14 +95,14 @@ func TestMaxGroupsSumsTheRestIntoOther(t *testing.T) {
 		task(10, 10, "busy", "busy", 910, 0),
 		task(30, 30, "mid", "mid", 50, 0),
 		task(40, 40, "new", "new", 8, 0),
-	}, 1*time.Second)
+	}, nil)
 	want = map[string]uint64{"busy": 910, "busy|busy": 910, "mid": 50, "mid|mid": 50, "other": 3 + 8, "other|other": 3 + 8}
 	if diff := cmp.Diff(want, series(a)); diff != "" {
 		t.Errorf("other keeps an exited member's counts (-want +got):\n%s", diff)
 	}
 
 	// mid exits: its series stays, constant, until another needs the slot.
-	a.update([]model.TaskCounters{task(10, 10, "busy", "busy", 920, 0), task(40, 40, "new", "new", 9, 0)}, 1*time.Second)
+	a.update([]model.TaskCounters{task(10, 10, "busy", "busy", 920, 0), task(40, 40, "new", "new", 9, 0)}, nil)
 	if got := series(a)["mid"]; got != 50 {
 		t.Errorf("mid after exit = %d, want 50 (kept)", got)
 	}
@@ -110,7 +110,7 @@ func TestMaxGroupsSumsTheRestIntoOther(t *testing.T) {
 		task(10, 10, "busy", "busy", 930, 0),
 		task(40, 40, "new", "new", 10, 0),
 		task(50, 50, "late", "late", 4, 0),
-	}, 1*time.Second)
+	}, nil)
 	want = map[string]uint64{"busy": 930, "busy|busy": 930, "late": 4, "late|late": 4, "other": 3 + 10, "other|other": 3 + 10}
 	if diff := cmp.Diff(want, series(a)); diff != "" {
 		t.Errorf("late takes the slot mid left; new stays in other (-want +got):\n%s", diff)
@@ -118,12 +118,12 @@ func TestMaxGroupsSumsTheRestIntoOther(t *testing.T) {
 }
 
 func TestThreadGroupsBeyondMaxGoToTheirProcessOther(t *testing.T) {
-	a := newAccounts(false, 2, 1000)
+	a := newAccounts(false, 2)
 	a.update([]model.TaskCounters{
 		task(10, 10, "app", "app", 1, 0),
 		task(10, 11, "gc", "app", 50, 0),
 		task(10, 12, "io", "app", 7, 0),
-	}, 1*time.Second)
+	}, nil)
 	want := map[string]uint64{"app": 58, "app|gc": 50, "app|io": 7, "app|other": 1}
 	if diff := cmp.Diff(want, series(a)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -131,21 +131,57 @@ func TestThreadGroupsBeyondMaxGoToTheirProcessOther(t *testing.T) {
 }
 
 func TestGroupByPID(t *testing.T) {
-	a := newAccounts(true, 200, 1000)
-	a.update([]model.TaskCounters{task(10, 10, "a", "a", 1, 0), task(20, 20, "a", "a", 2, 0)}, 1*time.Second)
+	a := newAccounts(true, 200)
+	a.update([]model.TaskCounters{task(10, 10, "a", "a", 1, 0), task(20, 20, "a", "a", 2, 0)}, nil)
 	// A process renamed by exec stays in its PID's group.
-	a.update([]model.TaskCounters{task(10, 10, "a", "a", 1, 0), task(20, 20, "a", "b", 3, 0)}, 1*time.Second)
+	a.update([]model.TaskCounters{task(10, 10, "a", "a", 1, 0), task(20, 20, "a", "b", 3, 0)}, nil)
 	if diff := cmp.Diff(map[string]uint64{"10": 1, "10|a": 1, "20": 3, "20|a": 3}, series(a)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 
+// passes feeds tasks to accounts as the pipeline does, one pass a
+// second: each with the Snapshot the model derives over the second before
+// it (none for the first).
+type passes struct {
+	a    *accounts
+	hot  float64
+	prev *model.Sample
+}
+
+func (p *passes) next(tasks []model.TaskCounters) *model.Snapshot {
+	cur := &model.Sample{Time: time.Unix(1000, 0), Tasks: tasks}
+	var snap *model.Snapshot
+	if p.prev != nil {
+		cur.Time = p.prev.Time.Add(time.Second)
+		s := model.Compute(p.prev, cur, model.Options{HotThreshold: p.hot})
+		snap = &s
+	}
+	p.a.update(tasks, snap)
+	p.prev = cur
+	return snap
+}
+
+// The hot threads of a group are those the Snapshot calls hot, a verdict
+// that follows a thread renamed into another group and leaves with a
+// thread that exits.
 func TestHotThreads(t *testing.T) {
-	a := newAccounts(false, 200, 1000)
-	a.update([]model.TaskCounters{task(10, 10, "a", "a", 0, 0), task(10, 11, "b", "a", 0, 0)}, 0*time.Second)
-	a.update([]model.TaskCounters{task(10, 10, "a", "a", 1500, 600), task(10, 11, "b", "a", 1900, 0)}, 2*time.Second)
-	if got := a.procs["a"].hot; got != 1 {
-		t.Errorf("hot threads = %d, want 1 (2,100 switches in 2 s is 1,050/s; 1,900 is 950/s)", got)
+	a := newAccounts(false, 200)
+	p := &passes{a: a, hot: 1000}
+	p.next([]model.TaskCounters{task(10, 10, "a", "a", 0, 0), task(10, 11, "b", "a", 0, 0), task(20, 20, "c", "c", 0, 0)})
+	p.next([]model.TaskCounters{task(10, 10, "a", "a", 1500, 600), task(10, 11, "b", "a", 900, 0), task(20, 20, "c", "c", 1000, 0)})
+	if diff := cmp.Diff(map[string]int{"a": 1, "c": 1}, exporterHot(a)); diff != "" {
+		t.Errorf("2,100/s and 1,000/s are hot, 900/s is not (-want +got):\n%s", diff)
+	}
+	// c's process renames itself d; a's hot thread goes quiet and b turns hot.
+	p.next([]model.TaskCounters{task(10, 10, "a", "a", 1500, 600), task(10, 11, "b", "a", 2900, 0), task(20, 20, "c", "d", 3000, 0)})
+	if diff := cmp.Diff(map[string]int{"a": 1, "d": 1}, exporterHot(a)); diff != "" {
+		t.Errorf("after a rename and a change of hot thread (-want +got):\n%s", diff)
+	}
+	// b exits, hot to the end.
+	p.next([]model.TaskCounters{task(10, 10, "a", "a", 1500, 600), task(20, 20, "c", "d", 3000, 0)})
+	if diff := cmp.Diff(map[string]int{}, exporterHot(a)); diff != "" {
+		t.Errorf("after the hot thread exited and d went quiet (-want +got):\n%s", diff)
 	}
 }
 
@@ -164,7 +200,9 @@ func TestRandomHistoriesKeepInvariants(t *testing.T) {
 	names := []string{"app", "db", "web", "cron", "sh", "kworker/0:1", "kworker/1:0"}
 	tnames := []string{"main", "pool-1-thread-1", "pool-1-thread-2", "gc", "io-3", "timer"}
 	for round := range 20 {
-		a := newAccounts(round%3 == 0, 1+round%4, 1000)
+		a := newAccounts(round%3 == 0, 1+round%4)
+		// 300/s: about half the threads that run are hot.
+		p := &passes{a: a, hot: 300}
 		e := &Exporter{acc: a}
 		var tasks []live
 		nextTID := 100
@@ -212,7 +250,7 @@ func TestRandomHistoriesKeepInvariants(t *testing.T) {
 				smp = append(smp, model.TaskCounters{PID: tk.pid, TID: tk.tid, StartTime: tk.start, Comm: tk.comm, ProcessComm: tk.pcomm,
 					VoluntarySwitches: tk.vol, InvoluntarySwitches: tk.invol})
 			}
-			a.update(smp, 1*time.Second)
+			snap := p.next(smp)
 
 			got := series(a)
 			for k, v := range got {
@@ -239,6 +277,20 @@ func TestRandomHistoriesKeepInvariants(t *testing.T) {
 			for k, v := range got {
 				if s, ok := sums[k]; ok && s != v {
 					t.Fatalf("round %d step %d: process group %s = %d, its thread groups sum to %d", round, step, k, v, s)
+				}
+			}
+			// Every hot thread the model found is counted once, in the
+			// series its process group sums into.
+			if snap != nil {
+				want, got := 0, 0
+				for _, r := range snap.Threads {
+					if r.Hot {
+						want++
+					}
+				}
+				a.eachSeries(func(g *group) { got += g.hot }, func(*group) {})
+				if got != want {
+					t.Fatalf("round %d step %d: %d hot threads served, the Snapshot has %d", round, step, got, want)
 				}
 			}
 			if np, nt := a.exportedProcs, a.exportedThreads; np > a.maxGroups || nt > a.maxGroups {
@@ -269,8 +321,8 @@ func BenchmarkUpdate10kThreads(b *testing.B) {
 	for i := range 10000 {
 		tasks = append(tasks, task(100, 100+i, fmt.Sprintf("pool-%c%c-%d", 'a'+i/100%26, 'a'+i/2600, i%100), "app", 10, 1))
 	}
-	a := newAccounts(false, 200, 1000)
-	a.update(tasks, 1*time.Second)
+	a := newAccounts(false, 200)
+	a.update(tasks, nil)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var cpu time.Duration
@@ -279,7 +331,7 @@ func BenchmarkUpdate10kThreads(b *testing.B) {
 			tasks[j].VoluntarySwitches++
 		}
 		c0 := cpuTime()
-		a.update(tasks, 1*time.Second)
+		a.update(tasks, nil)
 		cpu += cpuTime() - c0
 	}
 	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/update")
@@ -289,7 +341,7 @@ func BenchmarkUpdate10kThreads(b *testing.B) {
 // series and 3(2M+1) thread-group series, however many names the host has.
 func TestWorstCaseSeries(t *testing.T) {
 	const m = 4
-	a := newAccounts(false, m, 1000)
+	a := newAccounts(false, m)
 	var tasks []model.TaskCounters
 	tid := 1000
 	for p := range 3 * m {
@@ -300,7 +352,7 @@ func TestWorstCaseSeries(t *testing.T) {
 			tasks = append(tasks, task(pid, tid, fmt.Sprintf("thr%c", 'a'+th), pname, uint64(p*100+th), 0))
 		}
 	}
-	a.update(tasks, 1*time.Second)
+	a.update(tasks, nil)
 	e := &Exporter{acc: a}
 	procs, threads := 0, 0
 	for _, m := range e.collectGroups(nil) {

@@ -36,10 +36,10 @@ func BenchmarkScrapeVsNodeExporter10kOneBusy(b *testing.B) {
 	testutil.StartCThreads(b, 10000, true)
 	s := newScraper(b, false)
 	defer s.e.Close()
-	if src := s.e.s.Source(); src != sampler.SourceTaskIter {
-		b.Fatalf("the exporter reads tasks through %s (%s)", src, s.e.s.SourceNote())
-	}
 	s.scrape(b, true)
+	if src := s.e.smp.Source; src != sampler.SourceTaskIter {
+		b.Fatalf("the exporter reads tasks through %s, want %s", src, sampler.SourceTaskIter)
+	}
 	s.scrape(b, true)
 	node.scrape(b)
 	var ours, theirs []time.Duration

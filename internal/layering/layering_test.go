@@ -59,11 +59,7 @@ var rules = []rule{
 // exceptions are imports that break a rule today, each allowed by name
 // (importer and imported) with the reason and the work that removes it. A
 // transitive rule does not follow an excepted import.
-var exceptions = map[[2]string]string{
-	{"internal/exporter", "internal/sampler"}: "the exporter samples on scrape with a sampler of its own: " +
-		"its series are counters summed across exited threads, from each pass's raw counters, not a " +
-		"Snapshot's rates, served from a 500 ms cache (docs/architecture.md, data flow)",
-}
+var exceptions = map[[2]string]string{}
 
 type pkg struct {
 	ImportPath string

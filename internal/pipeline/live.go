@@ -92,7 +92,7 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := model.Options{HotThreshold: cfg.Sampler.HotThreshold, Partial: len(cfg.Sampler.PIDs) > 0}
+	opts := liveOptions(cfg.Sampler)
 	l.s, l.waits = s, s.NewWaitLooker()
 	l.it = NewIntervals(liveRaw{l}, opts, cfg.Interval)
 	l.pipe = l.it.core

@@ -3,11 +3,13 @@
 //
 //	sources:  Live (the sampler's passes, wait looks, tracer reads)
 //	          | Player (a recording's raw samples, record.Cursor)
+//	          | Scrapes (a pass when a scraper asks, never a wait)
 //	interval: core.interval, the one order every Snapshot is made in:
 //	          looks → tracer reads → derive → judge → stack window → retarget
 //	loop:     Run over pace.Pacer, one pacing for every mode (missed ticks
 //	          skipped, never two samples closer than MinInterval)
-//	sinks:    the TUI, batch text, JSON and folded stacks, the record writer
+//	sinks:    the TUI, batch text, JSON and folded stacks, the record writer,
+//	          the exporter (each pass's raw Sample and the Snapshot it ends)
 //
 // Each guarantee lives in one place here: a rate is never taken over less
 // than half the interval (MinInterval, used by the pacing and by both
