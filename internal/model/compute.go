@@ -163,7 +163,7 @@ func ComputeInto(dst *Snapshot, prev, cur *Sample, opts Options) {
 		// thread's counters a pass took in at the same instant; the
 		// pass's start would stretch or shrink a thread's interval by
 		// however much later into the pass it was read this time.
-		span := ThreadSpan(interval, p.ReadAt, c.ReadAt)
+		span := threadSpan(interval, p.ReadAt, c.ReadAt)
 		if span <= 0 {
 			continue // no time between the reads (a damaged recording): no rate
 		}
@@ -390,23 +390,23 @@ func byRate(ta, tb, ca, cb float64, pa, pb, ia, ib int) int {
 	return ia - ib
 }
 
-// IsHot is the one hot rule, for every row the model classifies and for
-// the exporter's hot-thread counts: total switches/s at or above the
-// threshold (DefaultHotThreshold when it is not positive).
-func IsHot(voluntaryPerSec, involuntaryPerSec, threshold float64) bool {
+// isHot is the one hot rule, for every row the model classifies (the
+// exporter counts the hot threads of the Snapshots it is given): total
+// switches/s at or above the threshold (DefaultHotThreshold when it is not
+// positive).
+func isHot(voluntaryPerSec, involuntaryPerSec, threshold float64) bool {
 	if !(threshold > 0) {
 		threshold = DefaultHotThreshold
 	}
 	return voluntaryPerSec+involuntaryPerSec >= threshold
 }
 
-// ThreadSpan is the interval one thread's rates are taken over, in Compute
-// and the exporter alike: from when its counters were read in one sample
+// threadSpan is the interval one thread's rates are taken over: from when its counters were read in one sample
 // (prevReadAt) to when they were read in the next (curReadAt), the samples'
 // Times interval apart. A pass over 10,000 threads is long enough that the
 // samples' interval alone would stretch or shrink a thread's by however much
 // later into the pass it was read this time.
-func ThreadSpan(interval, prevReadAt, curReadAt time.Duration) time.Duration {
+func threadSpan(interval, prevReadAt, curReadAt time.Duration) time.Duration {
 	return interval + curReadAt - prevReadAt
 }
 
@@ -414,7 +414,7 @@ func ThreadSpan(interval, prevReadAt, curReadAt time.Duration) time.Duration {
 // involuntary switches mean the thread is preempted (more runnable threads
 // than CPUs), mostly voluntary mean it blocks (locks, I/O, hand-offs).
 func classify(vol, invol, waitPct, threshold float64) (bool, Why) {
-	if !IsHot(vol, invol, threshold) {
+	if !isHot(vol, invol, threshold) {
 		return false, Why{}
 	}
 	kind := Blocking
