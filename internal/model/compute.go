@@ -401,9 +401,9 @@ func isHot(voluntaryPerSec, involuntaryPerSec, threshold float64) bool {
 	return voluntaryPerSec+involuntaryPerSec >= threshold
 }
 
-// threadSpan is the interval one thread's rates are taken over: from when its counters were read in one sample
-// (prevReadAt) to when they were read in the next (curReadAt), the samples'
-// Times interval apart. A pass over 10,000 threads is long enough that the
+// threadSpan is the interval one thread's rates are taken over: from when
+// its counters were read in one sample (prevReadAt) to when they were read
+// in the next (curReadAt), the samples' Times interval apart. A pass over 10,000 threads is long enough that the
 // samples' interval alone would stretch or shrink a thread's by however much
 // later into the pass it was read this time.
 func threadSpan(interval, prevReadAt, curReadAt time.Duration) time.Duration {
