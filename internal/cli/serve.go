@@ -18,6 +18,7 @@ import (
 	"github.com/ctxtop/ctxtop/internal/exporter"
 	"github.com/ctxtop/ctxtop/internal/logfmt"
 	"github.com/ctxtop/ctxtop/internal/model"
+	"github.com/ctxtop/ctxtop/internal/sampler"
 	"github.com/ctxtop/ctxtop/internal/webconfig"
 )
 
@@ -129,7 +130,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 		// threads.
 		runtime.GOMAXPROCS(1)
 	}
-	restoreGC := quietStartGC()
+	restoreGC := sampler.QuietStartGC()
 	exp, err := exporter.New(exporter.Config{
 		Root: o.procRoot, PIDs: o.pids, GroupBy: exporter.GroupBy(o.groupBy),
 		MaxGroups: o.maxGroups, HotThreshold: o.hot,
