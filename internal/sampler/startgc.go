@@ -20,9 +20,9 @@ const StartGCPercent = 400
 //
 // The start's garbage (the BTF parse, the first pass's growth) is then
 // over the restored GOGC's trigger, and the cycle it owes ran during the
-// next passes: the first interval's peek cost 11-14 ms of CPU at 10,000
-// threads against a steady 3, and with one P (the TUI) the cycle took 60
-// ms of wall time there. restore runs that cycle at once, in the start,
+// next passes: a first interval's peek it ended in cost 11-14 ms of CPU
+// at 10,000 threads, where one it did not end in cost 3, and with one P
+// (the TUI) the cycle took 60 ms of wall time there. restore runs that cycle at once, in the start,
 // which the user waits for anyway, and only when it is due: a start
 // that left the heap below the trigger owes none.
 func QuietStartGC() (restore func()) {

@@ -12,8 +12,9 @@ var sink [][]byte
 
 // TestQuietStartLeavesNoCycleToThePasses: a start's burst of allocation
 // under the start's GOGC leaves the heap over the restored GOGC's
-// trigger; the cycle that owes ran during the monitor's next passes
-// (the peek cost 11-14 ms of CPU at 10,000 threads against a steady 3).
+// trigger; the cycle it owes ran during the monitor's next passes (a
+// peek it ended in cost 11-14 ms of CPU at 10,000 threads, one it did
+// not end in 3).
 // After restore, a few passes' worth of allocation (1 MB) must end no
 // cycle: restore has run it.
 func TestQuietStartLeavesNoCycleToThePasses(t *testing.T) {
