@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"slices"
 	"testing"
@@ -543,4 +544,32 @@ func TestOlderThreadCostsNoMore(t *testing.T) {
 	if checked < 9 {
 		t.Skipf("the hooks were dropped in %d of the 15 passes after the starts (a host waking threads too often)", 15-checked)
 	}
+}
+
+// BenchmarkSecondPass10kOneBusy is the first five passes of a monitor
+// (firstPasses) with 10,000 idle threads and one waking every ms, started
+// b.N times over, each start after a collection that returns the heap to
+// the OS, so that each begins as a fresh process does: second-ms and
+// third-ms are the median process CPU of the second pass (the first
+// interval's peek) and the third (its end), gc-second the share of starts
+// in which a garbage collection ended in the second pass. Many short
+// starts rather than one minute: the second pass is one a start, and a
+// shared host's noise needs many of it.
+func BenchmarkSecondPass10kOneBusy(b *testing.B) {
+	settle(b, testutil.StartCThreads(b, 10000, true))
+	var second, third []time.Duration
+	gcs := 0
+	for range b.N {
+		runtime.GC()
+		debug.FreeOSMemory()
+		p, _, _ := firstPasses(b, Config{Root: "/proc"}, 5, monitorInterval)
+		second, third = append(second, p[1].cpu), append(third, p[2].cpu)
+		if p[1].gcs > 0 {
+			gcs++
+		}
+		b.Logf("passes (process CPU, ms): %v; work: %v; garbage collections: %v", passMs(p), passWorks(p), passGCs(p))
+	}
+	b.ReportMetric(ms(median(second)), "second-ms")
+	b.ReportMetric(ms(median(third)), "third-ms")
+	b.ReportMetric(float64(gcs)/float64(b.N), "gc-second")
 }
