@@ -400,7 +400,7 @@ func durationPasses(d, interval time.Duration) int {
 // openLive is the live source of the monitor and batch mode, writing its
 // samples to o.recordTo when set.
 func openLive(o options, wakeups pipeline.WakeupReader, stackReader pipeline.StacksReader) (*pipeline.Live, *monitorRecorder, error) {
-	defer quietStartGC()()
+	defer sampler.QuietStartGC()()
 	cfg := pipeline.LiveConfig{
 		Sampler: sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot, CgroupRoot: o.cgroupRoot, HostRoot: o.hostRoot,
 			Passes: plannedPasses(o.batch, o.iterations)},

@@ -131,7 +131,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 		// threads.
 		runtime.GOMAXPROCS(1)
 	}
-	restoreGC := quietStartGC()
+	restoreGC := sampler.QuietStartGC()
 	exp, err := exporter.New(exporter.Config{
 		// Cgroups are read only for the container series.
 		Source: pipeline.ScrapeConfig{Sampler: sampler.Config{Root: o.procRoot, PIDs: o.pids, HotThreshold: o.hot,

@@ -104,6 +104,11 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 		l.Close()
 		return nil, err
 	}
+	// The next pass writes every thread into l.cur, which has never held
+	// them: growing it then, and the kernel faulting its pages in, made
+	// that pass (the peek) two to five times a steady one. A copy of the
+	// baseline's does both now, in the start.
+	l.cur.Tasks = append(l.cur.Tasks[:0], l.prev.Tasks...)
 	l.baselineWakeups(l.prev)
 	targeted := cfg.TargetStacksFirst && cfg.Stacks != nil && len(cfg.Sampler.PIDs) == 0
 	if targeted {
