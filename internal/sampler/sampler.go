@@ -16,6 +16,7 @@
 //	systemfiles.go system-wide counters: stat, interrupts, loadavg, pressure
 //	errors.go      which errors are normal life in /proc and which count
 //	rawcalls.go    raw syscalls over NUL-terminated paths
+//	ownfiles.go    the thread with a file table of its own that reads them
 //	taskstats.go   the netlink activity gate
 //	iter.go        the BPF task walk, which reads every thread in one call as root
 //	cgroup.go      the cgroups tasks are in, and their CPU throttling
@@ -148,6 +149,16 @@ type Sampler struct {
 	tasksMade, pidGate bool
 	listedValid        bool
 	listings           int
+
+	// own is the thread with a file table of its own on which the /proc
+	// path's per-thread files are opened, read and closed (ownfiles.go),
+	// nil when the pass runs on the caller's thread; ownOp is its request.
+	own   *filesThread
+	ownOp int
+	// unreadable and live are readTasks's results: the files it could
+	// not read, and whether a target process is still alive.
+	unreadable int
+	live       bool
 }
 
 var dotPath = []byte(".\x00")
@@ -222,6 +233,10 @@ func New(cfg Config) (*Sampler, error) {
 		}
 		s.cg = newCgroups(fs, cfg.CgroupRoot, r)
 	}
+	if s.it == nil && s.ts == nil {
+		// Last: every file opened so far is in the thread's table too.
+		s.own = startFilesThread(s)
+	}
 	return s, nil
 }
 
@@ -275,17 +290,12 @@ func fdBudget() int {
 
 // Close releases every file the sampler holds.
 func (s *Sampler) Close() error {
-	for _, t := range s.tasks {
-		s.closeTask(t)
+	if s.own != nil {
+		s.own.close(s)
+		s.own = nil
+	} else {
+		s.closeTasks()
 	}
-	s.tasks = nil
-	for _, p := range s.procs {
-		if p.statFD >= 0 {
-			closeFD(p.statFD)
-		}
-	}
-	s.procs = nil
-	s.closeTaskDir()
 	s.closeSystem()
 	s.closeIter()
 	if s.rootFD >= 0 {
@@ -299,6 +309,22 @@ func (s *Sampler) Close() error {
 	return nil
 }
 
+// closeTasks closes the files the passes opened for the tasks and
+// processes: on the files thread when there is one, whose table holds them.
+func (s *Sampler) closeTasks() {
+	for _, t := range s.tasks {
+		s.closeTask(t)
+	}
+	s.tasks = nil
+	for _, p := range s.procs {
+		if p.statFD >= 0 {
+			closeFD(p.statFD)
+		}
+	}
+	s.procs = nil
+	s.closeTaskDir()
+}
+
 // Sample makes one pass and writes it into dst, reusing dst.Tasks.
 func (s *Sampler) Sample(dst *model.Sample) error {
 	s.read = false
@@ -310,17 +336,18 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 			return err
 		}
 	}
-	if err := s.listProcesses(); err != nil {
+	var err error
+	if s.own != nil {
+		err = s.own.do(s, opReadTasks)
+	} else {
+		err = s.readTasks()
+	}
+	if err != nil {
 		return err
 	}
-	dst.Unreadable = 0
-	s.beginPass()
-	for _, pid := range s.pids {
-		dst.Unreadable += s.sampleProcess(s.carryProc(pid))
-	}
-	s.endPass()
+	dst.Unreadable = s.unreadable
 	s.tasksRead()
-	if s.targets != nil && !s.anyLive() {
+	if !s.live {
 		return ErrTargetsGone
 	}
 	s.export(dst)
@@ -329,6 +356,24 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 	} else {
 		s.readCgroups(dst)
 	}
+	return nil
+}
+
+// readTasks is the /proc path's pass over the tasks: it lists them, reads
+// each, and, with targets, checks that one is still alive. Everything in
+// it that opens a task's file runs here, on the files thread when there
+// is one; AfterRead does not (it reads files of its own).
+func (s *Sampler) readTasks() error {
+	if err := s.listProcesses(); err != nil {
+		return err
+	}
+	s.unreadable = 0
+	s.beginPass()
+	for _, pid := range s.pids {
+		s.unreadable += s.sampleProcess(s.carryProc(pid))
+	}
+	s.endPass()
+	s.live = s.targets == nil || s.anyLive()
 	return nil
 }
 
