@@ -159,6 +159,16 @@ type Sampler struct {
 	// not read, and whether a target process is still alive.
 	unreadable int
 	live       bool
+
+	// procPass counts the /proc path's passes; a task's touched is the
+	// last one that changed a field of its counters other than ReadAt.
+	// listChanged says this pass found a task come or go. exportedSeq
+	// and exportedPass are the Seq and pass of the last Sample exported:
+	// the next one names it in SameTasksAs when the list held, so that
+	// the model visits only the tasks that moved (model.Sample.Moved).
+	procPass, exportedPass uint64
+	exportedSeq            uint64
+	listChanged            bool
 }
 
 var dotPath = []byte(".\x00")
@@ -368,6 +378,8 @@ func (s *Sampler) readTasks() error {
 		return err
 	}
 	s.unreadable = 0
+	s.procPass++
+	s.listChanged = false
 	s.beginPass()
 	for _, pid := range s.pids {
 		s.unreadable += s.sampleProcess(s.carryProc(pid))
@@ -418,12 +430,23 @@ func (s *Sampler) listProcesses() error {
 	return nil
 }
 
-// export copies the pass's counters into dst.
+// export copies the pass's counters into dst and, when the pass found the
+// last exported one's tasks, no more and no fewer, says which moved.
 func (s *Sampler) export(dst *model.Sample) {
 	dst.Tasks = slices.Grow(dst.Tasks[:0], len(s.tasks))
-	for _, t := range s.tasks {
+	same := s.exportedSeq != 0 && s.exportedPass == s.procPass-1 && !s.listChanged
+	dst.Moved = dst.Moved[:0]
+	for i, t := range s.tasks {
 		dst.Tasks = append(dst.Tasks, t.c)
+		if same && t.touched == s.procPass {
+			dst.Moved = append(dst.Moved, int32(i))
+		}
 	}
+	dst.Seq, dst.SameTasksAs = model.NextSeq(), 0
+	if same {
+		dst.SameTasksAs = s.exportedSeq
+	}
+	s.exportedSeq, s.exportedPass = dst.Seq, s.procPass
 	dst.Self = selfUsage()
 	dst.Source = SourceProc
 }
