@@ -16,7 +16,6 @@
 //	systemfiles.go system-wide counters: stat, interrupts, loadavg, pressure
 //	errors.go      which errors are normal life in /proc and which count
 //	rawcalls.go    raw syscalls over NUL-terminated paths
-//	ownfiles.go    the thread with a file table of its own that reads them
 //	taskstats.go   the netlink activity gate
 //	iter.go        the BPF task walk, which reads every thread in one call as root
 //	cgroup.go      the cgroups tasks are in, and their CPU throttling
@@ -150,11 +149,6 @@ type Sampler struct {
 	listedValid        bool
 	listings           int
 
-	// own is the thread with a file table of its own on which the /proc
-	// path's per-thread files are opened, read and closed (ownfiles.go),
-	// nil when the pass runs on the caller's thread; ownOp is its request.
-	own   *filesThread
-	ownOp int
 	// unreadable and live are readTasks's results: the files it could
 	// not read, and whether a target process is still alive.
 	unreadable int
@@ -243,10 +237,6 @@ func New(cfg Config) (*Sampler, error) {
 		}
 		s.cg = newCgroups(fs, cfg.CgroupRoot, r)
 	}
-	if s.it == nil && s.ts == nil {
-		// Last: every file opened so far is in the thread's table too.
-		s.own = startFilesThread(s)
-	}
 	return s, nil
 }
 
@@ -300,12 +290,7 @@ func fdBudget() int {
 
 // Close releases every file the sampler holds.
 func (s *Sampler) Close() error {
-	if s.own != nil {
-		s.own.close(s)
-		s.own = nil
-	} else {
-		s.closeTasks()
-	}
+	s.closeTasks()
 	s.closeSystem()
 	s.closeIter()
 	if s.rootFD >= 0 {
@@ -320,7 +305,7 @@ func (s *Sampler) Close() error {
 }
 
 // closeTasks closes the files the passes opened for the tasks and
-// processes: on the files thread when there is one, whose table holds them.
+// processes.
 func (s *Sampler) closeTasks() {
 	for _, t := range s.tasks {
 		s.closeTask(t)
@@ -346,13 +331,7 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 			return err
 		}
 	}
-	var err error
-	if s.own != nil {
-		err = s.own.do(s, opReadTasks)
-	} else {
-		err = s.readTasks()
-	}
-	if err != nil {
+	if err := s.readTasks(); err != nil {
 		return err
 	}
 	dst.Unreadable = s.unreadable
@@ -370,9 +349,7 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 }
 
 // readTasks is the /proc path's pass over the tasks: it lists them, reads
-// each, and, with targets, checks that one is still alive. Everything in
-// it that opens a task's file runs here, on the files thread when there
-// is one; AfterRead does not (it reads files of its own).
+// each, and, with targets, checks that one is still alive.
 func (s *Sampler) readTasks() error {
 	if err := s.listProcesses(); err != nil {
 		return err
