@@ -68,3 +68,39 @@ func TestProcPathHintIsExact(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkComputeWithProcHint10k is the model's interval over two /proc
+// passes of 10,000 idle threads and one waking every millisecond, with
+// the sampler's hint (hinted) and without it (every task visited).
+func BenchmarkComputeWithProcHint10k(b *testing.B) {
+	pid := testutil.StartCThreads(b, 10000, true)
+	settle(b, pid)
+	s, err := New(Config{Root: "/proc", PIDs: []int{pid}, NoCgroups: true, NoTaskstats: true, NoTaskIter: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var prev, cur model.Sample
+	for _, smp := range []*model.Sample{&prev, &cur} {
+		time.Sleep(100 * time.Millisecond)
+		if err := s.Sample(smp); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if cur.SameTasksAs != prev.Seq {
+		b.Fatal("the second pass gave no hint")
+	}
+	plain := cur
+	plain.SameTasksAs, plain.Moved = 0, nil
+	opts := model.Options{HotThreshold: 100, Partial: true}
+	for name, c := range map[string]*model.Sample{"hinted": &cur, "every-task": &plain} {
+		b.Run(name, func(b *testing.B) {
+			var snap model.Snapshot
+			b.ReportAllocs()
+			for b.Loop() {
+				model.ComputeInto(&snap, &prev, c, opts)
+			}
+			b.ReportMetric(float64(len(c.Moved)), "moved")
+		})
+	}
+}
