@@ -3,7 +3,10 @@
 // very code that served it live.
 package model
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // SystemCounters are the host-wide raw counters of one sample.
 type SystemCounters struct {
@@ -190,15 +193,16 @@ type Sample struct {
 	// interval's symbolized stacks and counts (the pipeline makes the
 	// shares); nil when the tracer was off.
 	Stacks *StackSample
-	// Seq names this sample among all that a source made in this
-	// process; 0 when the source names none, as the live sampler does.
-	// No two samples share a Seq that is not 0.
+	// Seq names this sample among all that any source made in this
+	// process (NextSeq); 0 when the source names none, as the BPF task
+	// walk's passes do. No two samples share a Seq that is not 0.
 	Seq uint64
 	// SameTasksAs, when not 0, is the Seq of the sample made just before
 	// this one by the same source, which holds the same tasks in the same
 	// places of Tasks, each with the same fields, except the tasks at the
 	// indexes in Moved (ascending) and every task's ReadAt. A recording's
-	// decoder knows this from its deltas; Compute then visits only the
+	// decoder knows this from its deltas, the /proc path's sampler from
+	// the threads whose schedstat moved; Compute then visits only the
 	// tasks in Moved, since every other one has zero rates, where a pass
 	// over 10,000 mostly idle threads spent its time reading them. Moved
 	// lives as long as Tasks does.
@@ -217,3 +221,11 @@ type SelfCounters struct {
 	VoluntarySwitches   uint64
 	InvoluntarySwitches uint64
 }
+
+// seqs hands out Sample.Seq to every source in the process, the live
+// sampler's passes and the recording decoders' frames alike, so that no
+// sample of one is ever taken for one following a sample of another.
+var seqs atomic.Uint64
+
+// NextSeq is a Seq no sample in this process has had.
+func NextSeq() uint64 { return seqs.Add(1) }

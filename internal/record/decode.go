@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -38,11 +37,6 @@ type decoder struct {
 	seq, sameAs uint64
 }
 
-// sampleSeqs hands out model.Sample.Seq: one number for every frame any
-// decoder applies, so that no two decoders' samples are ever taken for
-// one after the other.
-var sampleSeqs atomic.Uint64
-
 type taskRec struct {
 	pid, tid, idx                   int
 	reset                           bool
@@ -69,7 +63,7 @@ func (d *decoder) apply(b []byte) error {
 	// A frame that fails leaves a state no sample was made of: the next
 	// one must not be taken as following the last sample.
 	before := d.seq
-	d.seq, d.sameAs = sampleSeqs.Add(1), 0
+	d.seq, d.sameAs = model.NextSeq(), 0
 	shape := d.curShape
 	st := &d.st
 	d.recs = d.recs[:0]

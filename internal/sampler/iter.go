@@ -523,7 +523,7 @@ func (s *Sampler) readUnwalked() (bad int) {
 			}
 			s.release(t)
 		}
-		setProcessComm(ip.nextExtra[group:], pid)
+		setProcessComm(ip.nextExtra[group:], pid, s.procPass)
 	}
 	s.closeTaskDir()
 	for ; oi < len(old); oi++ {
@@ -676,6 +676,8 @@ func (s *Sampler) exportIter(dst *model.Sample) (live bool) {
 		s.releaseProc(pc.old[pc.i])
 	}
 	s.procs, s.nextProcs = s.nextProcs, pc.old[:0]
+	// The walk's passes name no Seq: dst may hold another source's.
+	dst.Seq, dst.SameTasksAs, dst.Moved = 0, 0, dst.Moved[:0]
 	dst.Self = selfUsage()
 	dst.Source = SourceTaskIter
 	return live

@@ -46,12 +46,14 @@ func (s *Sampler) sampleProcess(p *proc) (bad int) {
 		return bad
 	}
 	s.nextProcs = append(s.nextProcs, p)
-	setProcessComm(s.next[group:], p.pid)
+	setProcessComm(s.next[group:], p.pid, s.procPass)
 	if !skip && !s.noCgroups {
 		s.processCgroup(p)
 	}
 	for _, t := range s.next[group:] {
-		t.c.Cgroup = p.cgroup
+		if t.c.Cgroup != p.cgroup {
+			t.c.Cgroup, t.touched = p.cgroup, s.procPass
+		}
 	}
 	return bad
 }

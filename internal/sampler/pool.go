@@ -5,6 +5,8 @@ import "github.com/ctxtop/ctxtop/internal/model"
 // task is the sampler's memory of one thread between passes.
 type task struct {
 	pid, tid int
+	// touched is the /proc pass that last changed c (but for ReadAt).
+	touched uint64
 	// fd is the kept-open schedstat file, or -1 when the fd budget ran out
 	// and the file is opened afresh each pass.
 	fd int
@@ -92,6 +94,7 @@ func (s *Sampler) alloc(pid, tid int) *task {
 	}
 	t.pid, t.tid, t.fd = pid, tid, -1
 	t.c.PID, t.c.TID = pid, tid
+	s.listChanged = true
 	return t
 }
 
@@ -104,6 +107,7 @@ func (s *Sampler) closeTask(t *task) {
 }
 
 func (s *Sampler) release(t *task) {
+	s.listChanged = true
 	s.closeTask(t)
 	s.free = append(s.free, t)
 }

@@ -148,6 +148,21 @@ type Sampler struct {
 	tasksMade, pidGate bool
 	listedValid        bool
 	listings           int
+
+	// unreadable and live are readTasks's results: the files it could
+	// not read, and whether a target process is still alive.
+	unreadable int
+	live       bool
+
+	// procPass counts the /proc path's passes; a task's touched is the
+	// last one that changed a field of its counters other than ReadAt.
+	// listChanged says this pass found a task come or go. exportedSeq
+	// and exportedPass are the Seq and pass of the last Sample exported:
+	// the next one names it in SameTasksAs when the list held, so that
+	// the model visits only the tasks that moved (model.Sample.Moved).
+	procPass, exportedPass uint64
+	exportedSeq            uint64
+	listChanged            bool
 }
 
 var dotPath = []byte(".\x00")
@@ -275,17 +290,7 @@ func fdBudget() int {
 
 // Close releases every file the sampler holds.
 func (s *Sampler) Close() error {
-	for _, t := range s.tasks {
-		s.closeTask(t)
-	}
-	s.tasks = nil
-	for _, p := range s.procs {
-		if p.statFD >= 0 {
-			closeFD(p.statFD)
-		}
-	}
-	s.procs = nil
-	s.closeTaskDir()
+	s.closeTasks()
 	s.closeSystem()
 	s.closeIter()
 	if s.rootFD >= 0 {
@@ -299,6 +304,22 @@ func (s *Sampler) Close() error {
 	return nil
 }
 
+// closeTasks closes the files the passes opened for the tasks and
+// processes.
+func (s *Sampler) closeTasks() {
+	for _, t := range s.tasks {
+		s.closeTask(t)
+	}
+	s.tasks = nil
+	for _, p := range s.procs {
+		if p.statFD >= 0 {
+			closeFD(p.statFD)
+		}
+	}
+	s.procs = nil
+	s.closeTaskDir()
+}
+
 // Sample makes one pass and writes it into dst, reusing dst.Tasks.
 func (s *Sampler) Sample(dst *model.Sample) error {
 	s.read = false
@@ -310,17 +331,12 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 			return err
 		}
 	}
-	if err := s.listProcesses(); err != nil {
+	if err := s.readTasks(); err != nil {
 		return err
 	}
-	dst.Unreadable = 0
-	s.beginPass()
-	for _, pid := range s.pids {
-		dst.Unreadable += s.sampleProcess(s.carryProc(pid))
-	}
-	s.endPass()
+	dst.Unreadable = s.unreadable
 	s.tasksRead()
-	if s.targets != nil && !s.anyLive() {
+	if !s.live {
 		return ErrTargetsGone
 	}
 	s.export(dst)
@@ -329,6 +345,24 @@ func (s *Sampler) Sample(dst *model.Sample) error {
 	} else {
 		s.readCgroups(dst)
 	}
+	return nil
+}
+
+// readTasks is the /proc path's pass over the tasks: it lists them, reads
+// each, and, with targets, checks that one is still alive.
+func (s *Sampler) readTasks() error {
+	if err := s.listProcesses(); err != nil {
+		return err
+	}
+	s.unreadable = 0
+	s.procPass++
+	s.listChanged = false
+	s.beginPass()
+	for _, pid := range s.pids {
+		s.unreadable += s.sampleProcess(s.carryProc(pid))
+	}
+	s.endPass()
+	s.live = s.targets == nil || s.anyLive()
 	return nil
 }
 
@@ -373,12 +407,23 @@ func (s *Sampler) listProcesses() error {
 	return nil
 }
 
-// export copies the pass's counters into dst.
+// export copies the pass's counters into dst and, when the pass found the
+// last exported one's tasks, no more and no fewer, says which moved.
 func (s *Sampler) export(dst *model.Sample) {
 	dst.Tasks = slices.Grow(dst.Tasks[:0], len(s.tasks))
-	for _, t := range s.tasks {
+	same := s.exportedSeq != 0 && s.exportedPass == s.procPass-1 && !s.listChanged
+	dst.Moved = dst.Moved[:0]
+	for i, t := range s.tasks {
 		dst.Tasks = append(dst.Tasks, t.c)
+		if same && t.touched == s.procPass {
+			dst.Moved = append(dst.Moved, int32(i))
+		}
 	}
+	dst.Seq, dst.SameTasksAs = model.NextSeq(), 0
+	if same {
+		dst.SameTasksAs = s.exportedSeq
+	}
+	s.exportedSeq, s.exportedPass = dst.Seq, s.procPass
 	dst.Self = selfUsage()
 	dst.Source = SourceProc
 }

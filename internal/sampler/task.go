@@ -23,12 +23,14 @@ func (s *Sampler) update(t *task) outcome {
 			// thread only queued for a CPU since gets a row too (its wait
 			// moved), so it needs status read once by then.
 			if sched.Timeslices != t.c.Timeslices || sched.RunNs != t.c.RunNs || moved && !t.status {
+				t.touched = s.procPass
 				t.c.RunNs, t.c.WaitNs, t.c.Timeslices = sched.RunNs, sched.WaitNs, sched.Timeslices
 				t.c.ReadAt = s.clock.moved()
 				return s.readDetails(t)
 			}
 			t.c.RunNs, t.c.WaitNs = sched.RunNs, sched.WaitNs
 			if moved {
+				t.touched = s.procPass
 				t.c.ReadAt = s.clock.moved()
 			} else {
 				t.c.ReadAt = s.clock.stamp
@@ -42,7 +44,7 @@ func (s *Sampler) update(t *task) outcome {
 		// number was reused, or the listing was a moment stale. Start over.
 		s.closeTask(t)
 		pid, tid := t.pid, t.tid
-		*t = task{pid: pid, tid: tid, fd: -1}
+		*t = task{pid: pid, tid: tid, fd: -1, touched: s.procPass}
 		t.c.PID, t.c.TID = pid, tid
 	}
 	if s.kept < s.keepBudget {
@@ -192,8 +194,9 @@ func (s *Sampler) numThreads(p *proc) (int, error) {
 	return st.NumThreads, nil
 }
 
-// setProcessComm gives every thread of a process the main thread's name.
-func setProcessComm(group []*task, pid int) {
+// setProcessComm gives every thread of a process the main thread's name,
+// marking the threads whose name it changed touched in pass.
+func setProcessComm(group []*task, pid int, pass uint64) {
 	if len(group) == 0 {
 		return
 	}
@@ -205,7 +208,9 @@ func setProcessComm(group []*task, pid int) {
 		}
 	}
 	for _, t := range group {
-		t.c.ProcessComm = name
+		if t.c.ProcessComm != name {
+			t.c.ProcessComm, t.touched = name, pass
+		}
 	}
 }
 
