@@ -29,7 +29,7 @@ func TestParseStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Process{NSPID: 7, UID: 65534, GID: 65533, CatchesQuit: true, Comm: "java"}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(Process{})); diff != "" {
 		t.Errorf("parseStatus (-want +got):\n%s", diff)
 	}
 	got, err = parseStatus([]byte(strings.Replace(status, "2000000181005ccf", "0000000000000001", 1)))
