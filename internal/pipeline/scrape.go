@@ -44,6 +44,16 @@ type Scrapes struct {
 	bufs      [2]model.Sample
 	based     bool
 	snap      model.Snapshot
+	// A scrape sooner than MinInterval is not derived, so the next
+	// Snapshot is over several passes, while a pass's hint (SameTasksAs,
+	// Moved) names only the pass before it. chained says every pass since
+	// base held the one before's tasks, and moved is then the union of
+	// their Moved: what changed since base, which the derive is given as
+	// the hint over base, so that it visits only those tasks there too.
+	// lastSeq is the last pass's Seq; spare is merge room.
+	chained      bool
+	lastSeq      uint64
+	moved, spare []int32
 }
 
 // NewScrapes opens the sampler. It makes no pass: the first Next does.
@@ -86,16 +96,47 @@ func (s *Scrapes) Next() (*model.Sample, *model.Snapshot, error) {
 	}
 	if !s.based {
 		s.based = true
-		s.base, s.cur = cur, s.base
+		s.rebase(cur)
 		return cur, nil, nil
 	}
+	if s.chained && cur.SameTasksAs != 0 && cur.SameTasksAs == s.lastSeq {
+		s.moved, s.spare = unionSorted(s.spare[:0], s.moved, cur.Moved), s.moved
+	} else {
+		s.chained = false
+	}
+	s.lastSeq = cur.Seq
 	if s.core.tooShort(s.base, cur) {
 		return cur, nil, nil
 	}
+	if s.chained {
+		cur.SameTasksAs, cur.Moved = s.base.Seq, append(cur.Moved[:0], s.moved...)
+	}
 	s.core.deriveInto(&s.snap, s.base, cur)
 	s.core.judge(&s.snap)
-	s.base, s.cur = cur, s.base
+	s.rebase(cur)
 	return cur, &s.snap, nil
+}
+
+// rebase makes cur the base of the next Snapshot.
+func (s *Scrapes) rebase(cur *model.Sample) {
+	s.base, s.cur = cur, s.base
+	s.chained, s.lastSeq, s.moved = cur.Seq != 0, cur.Seq, s.moved[:0]
+}
+
+// unionSorted appends to dst the ascending union of a and b, both
+// ascending without repeats.
+func unionSorted(dst, a, b []int32) []int32 {
+	for len(a) > 0 && len(b) > 0 {
+		switch {
+		case a[0] < b[0]:
+			dst, a = append(dst, a[0]), a[1:]
+		case b[0] < a[0]:
+			dst, b = append(dst, b[0]), b[1:]
+		default:
+			dst, a, b = append(dst, a[0]), a[1:], b[1:]
+		}
+	}
+	return append(append(dst, a...), b...)
 }
 
 // Skipped lists the sampler's PIDs already gone at NewScrapes, which are
