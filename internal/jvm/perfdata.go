@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/procfs"
 )
@@ -60,33 +63,17 @@ func perfDataStrings(b []byte, want ...string) (map[string]string, error) {
 			return out, fmt.Errorf("%w: entry at %d malformed", errPerfData, off)
 		}
 		e = e[:length]
-		name := cstring(e[nameOff:])
-		if e[12] == 'B' && vecLen > 0 && contains(want, name) {
+		name := unix.ByteSliceToString(e[nameOff:])
+		if e[12] == 'B' && vecLen > 0 && slices.Contains(want, name) {
 			end := uint64(dataOff) + uint64(vecLen)
 			if end > uint64(length) {
 				end = uint64(length)
 			}
-			out[name] = cstring(e[dataOff:end])
+			out[name] = unix.ByteSliceToString(e[dataOff:end])
 		}
 		off += length
 	}
 	return out, nil
-}
-
-func cstring(b []byte) string {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	return string(b)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Options are the JVM's options as it parsed them, from its performance
