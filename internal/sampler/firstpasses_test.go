@@ -352,14 +352,8 @@ func olderExits(tb testing.TB, threads int, busy bool, exits int) (passes []pass
 	settle(tb, testutil.StartCThreads(tb, threads, busy))
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	s, err := New(Config{Root: "/proc"})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	s := walkSampler(tb)
 	defer s.Close()
-	if s.Source() != SourceTaskIter {
-		tb.Skipf("the task walk does not serve here: %s", s.SourceNote())
-	}
 	var smp model.Sample
 	pass := func() passCost {
 		c0, o0, w0 := cpuTime(), threadCPU(), time.Now()
@@ -489,14 +483,8 @@ func TestOlderThreadCostsNoMore(t *testing.T) {
 	settle(t, testutil.StartCThreads(t, 10000, true))
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	s, err := New(Config{Root: "/proc"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := walkSampler(t)
 	defer s.Close()
-	if s.Source() != SourceTaskIter {
-		t.Skipf("the task walk does not serve here: %s", s.SourceNote())
-	}
 	var smp model.Sample
 	// pass makes a pass and reports its work, -1 for a plain walk.
 	pass := func() int {

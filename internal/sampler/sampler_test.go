@@ -37,13 +37,29 @@ func mustSample(t *testing.T, s *Sampler, dst *model.Sample) {
 	}
 }
 
-func newSampler(t *testing.T, cfg Config) *Sampler {
+func newSampler(t testing.TB, cfg Config) *Sampler {
 	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New(%+v): %v", cfg, err)
 	}
 	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// walkSampler is a sampler of the whole host that reads it with the BPF
+// task walk; the test is skipped where the walk does not serve. The
+// caller closes it, so that a benchmark's runs do not hold one each.
+func walkSampler(tb testing.TB) *Sampler {
+	tb.Helper()
+	s, err := New(Config{Root: "/proc"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if s.Source() != SourceTaskIter {
+		s.Close()
+		tb.Skipf("the task walk does not serve here: %s", s.SourceNote())
+	}
 	return s
 }
 

@@ -138,14 +138,8 @@ func TestSweepEvensTheListing(t *testing.T) {
 		t.Skip("the walk steps over idle threads on amd64 alone")
 	}
 	pid := testutil.StartCThreads(t, 10000, true)
-	s, err := New(Config{Root: "/proc"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := walkSampler(t)
 	defer s.Close()
-	if s.Source() != SourceTaskIter {
-		t.Skipf("the task walk does not serve here: %s", s.SourceNote())
-	}
 	var smp model.Sample
 	var steps, own, workload []int
 	// Past the pass the whole listing would come in again.
