@@ -27,13 +27,7 @@ func TestBusyThreadExitingKeepsCountersMonotonic(t *testing.T) {
 		t.Fatalf("workload said %q: %v", line, err)
 	}
 
-	cfg := sampling(sampler.Config{PIDs: []int{pid}})
-	cfg.GroupBy = GroupByPID
-	e, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := pidExporter(t, pid)
 	group := strconv.Itoa(pid)
 	scrape := func() (proc, threads, busy float64) {
 		t.Helper()
@@ -91,13 +85,7 @@ func TestEveryTargetGoneKeepsServing(t *testing.T) {
 	}
 	pid := cmd.Process.Pid
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	cfg := sampling(sampler.Config{PIDs: []int{pid}})
-	cfg.GroupBy = GroupByPID
-	e, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := pidExporter(t, pid)
 	group := strconv.Itoa(pid)
 	// Two passes, so that the pass that finds the target gone reuses a
 	// buffer that held its thread.
@@ -126,4 +114,18 @@ func TestEveryTargetGoneKeepsServing(t *testing.T) {
 	if n := e.Samples(); n != 3 {
 		t.Errorf("%d passes, want 3", n)
 	}
+}
+
+// pidExporter is an exporter of process pid alone, its groups named by
+// PID; closed when the test ends.
+func pidExporter(t *testing.T, pid int) *Exporter {
+	t.Helper()
+	cfg := sampling(sampler.Config{PIDs: []int{pid}})
+	cfg.GroupBy = GroupByPID
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
 }
