@@ -58,8 +58,30 @@ func FuzzParseTaskStatus(f *testing.F) {
 }
 
 func FuzzParseTaskSchedstat(f *testing.F) {
-	f.Add([]byte("1 2 3\n"))
-	f.Fuzz(func(t *testing.T, b []byte) { _, _ = ParseTaskSchedstat(b, "schedstat") })
+	for _, seed := range []string{"1 2 3\n", "18446744073709551615 18446744073709551616 1", " 1\t2  3x", "1 2\n3", "12a 1 1", "0001 2 3 4\n"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := ParseTaskSchedstat(b, "schedstat")
+		want, ok := parseSchedstatFields(b)
+		if ok != (err == nil) || ok && got != (TaskSchedstat{RunNs: want[0], WaitNs: want[1], Timeslices: want[2]}) {
+			t.Errorf("ParseTaskSchedstat(%q) = %+v, %v; the field reader gives %v, ok %v", b, got, err, want, ok)
+		}
+	})
+}
+
+// parseSchedstatFields reads schedstat with the generic field reader, the
+// reference ParseTaskSchedstat's one loop must agree with.
+func parseSchedstatFields(b []byte) (v [3]uint64, ok bool) {
+	i := 0
+	for k := range v {
+		var f []byte
+		f, i = nextField(b, i)
+		if v[k], ok = parseUint(f); !ok {
+			return v, false
+		}
+	}
+	return v, true
 }
 
 func FuzzParseTaskStat(f *testing.F) {

@@ -364,3 +364,15 @@ func BenchmarkParseTaskSched(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseTaskSchedstat parses a long-running thread's schedstat,
+// which an unprivileged pass parses for every thread.
+func BenchmarkParseTaskSchedstat(b *testing.B) {
+	line := []byte("31538224166 4203518442 1190427\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if s, err := ParseTaskSchedstat(line, "schedstat"); err != nil || s.Timeslices != 1190427 {
+			b.Fatalf("got %+v, %v", s, err)
+		}
+	}
+}
