@@ -171,7 +171,10 @@ type Sample struct {
 	// Time, they were read (TaskCounters.ReadAt).
 	Time   time.Time
 	System SystemCounters
-	// Tasks is sorted by PID, then TID.
+	// Tasks is sorted by PID, then TID. Its elements are the source's to
+	// write: the live sampler leaves in place those it wrote into the same
+	// array in an earlier pass that have not changed since, so a caller
+	// that changes one must set Seq to 0.
 	Tasks []TaskCounters
 	// Unreadable counts tasks that exist but whose files could not be read
 	// (another user's tasks without privilege).

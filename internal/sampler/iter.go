@@ -676,8 +676,10 @@ func (s *Sampler) exportIter(dst *model.Sample) (live bool) {
 		s.releaseProc(pc.old[pc.i])
 	}
 	s.procs, s.nextProcs = s.nextProcs, pc.old[:0]
-	// The walk's passes name no Seq: dst may hold another source's.
+	// The walk's passes name no Seq: dst may hold another source's. Its
+	// array no longer holds what the /proc path last wrote there.
 	dst.Seq, dst.SameTasksAs, dst.Moved = 0, 0, dst.Moved[:0]
+	s.filled = [2]filledTasks{}
 	dst.Self = selfUsage()
 	dst.Source = SourceTaskIter
 	return live

@@ -163,6 +163,22 @@ type Sampler struct {
 	procPass, exportedPass uint64
 	exportedSeq            uint64
 	listChanged            bool
+	// listGen counts the /proc passes that found a task come or go, and
+	// filled is the Tasks arrays the last exports wrote (export): an
+	// array that still holds what a pass of the same listGen put there
+	// needs only the tasks touched since, and every task's ReadAt.
+	listGen uint64
+	filled  [2]filledTasks
+}
+
+// filledTasks is a Tasks array export wrote: its first element, its
+// length, the Seq of the Sample it went out in, and the pass and listGen
+// it was written in.
+type filledTasks struct {
+	first     *model.TaskCounters
+	n         int
+	seq       uint64
+	pass, gen uint64
 }
 
 var dotPath = []byte(".\x00")
@@ -362,6 +378,9 @@ func (s *Sampler) readTasks() error {
 		s.unreadable += s.sampleProcess(s.carryProc(pid))
 	}
 	s.endPass()
+	if s.listChanged {
+		s.listGen++
+	}
 	s.live = s.targets == nil || s.anyLive()
 	return nil
 }
@@ -409,12 +428,27 @@ func (s *Sampler) listProcesses() error {
 
 // export copies the pass's counters into dst and, when the pass found the
 // last exported one's tasks, no more and no fewer, says which moved.
+//
+// The caller hands the sampler two Samples in turn, so dst most often
+// holds what the pass before last wrote into it. When it still does (the
+// same array, length and Seq, and no task came or went since), only the
+// tasks touched since then are copied whole, and every other one gets its
+// new ReadAt: at 10,000 idle threads that is 10,000 168-byte copies fewer
+// a pass. Only the sampler writes the elements of Tasks (model.Sample), so
+// an unchanged Seq vouches for them.
 func (s *Sampler) export(dst *model.Sample) {
-	dst.Tasks = slices.Grow(dst.Tasks[:0], len(s.tasks))
+	n := len(s.tasks)
+	since, ok := s.filledSince(dst, n)
+	dst.Tasks = slices.Grow(dst.Tasks[:0], n)[:n]
 	same := s.exportedSeq != 0 && s.exportedPass == s.procPass-1 && !s.listChanged
 	dst.Moved = dst.Moved[:0]
 	for i, t := range s.tasks {
-		dst.Tasks = append(dst.Tasks, t.c)
+		d := &dst.Tasks[i]
+		if !ok || t.touched > since {
+			*d = t.c
+		} else {
+			d.ReadAt = t.c.ReadAt
+		}
 		if same && t.touched == s.procPass {
 			dst.Moved = append(dst.Moved, int32(i))
 		}
@@ -424,8 +458,37 @@ func (s *Sampler) export(dst *model.Sample) {
 		dst.SameTasksAs = s.exportedSeq
 	}
 	s.exportedSeq, s.exportedPass = dst.Seq, s.procPass
+	s.noteFilled(dst)
 	dst.Self = selfUsage()
 	dst.Source = SourceProc
+}
+
+// filledSince reports whether dst's n tasks are what a /proc pass of this
+// listGen exported into it, untouched since, and which pass that was.
+func (s *Sampler) filledSince(dst *model.Sample, n int) (pass uint64, ok bool) {
+	if n == 0 || len(dst.Tasks) != n || dst.Seq == 0 {
+		return 0, false
+	}
+	for _, f := range s.filled {
+		if f.first == &dst.Tasks[0] && f.n == n && f.seq == dst.Seq && f.gen == s.listGen {
+			return f.pass, true
+		}
+	}
+	return 0, false
+}
+
+// noteFilled remembers the array export just wrote, in place of any other
+// note of it (it holds this pass now) or else of the older note.
+func (s *Sampler) noteFilled(dst *model.Sample) {
+	f := filledTasks{n: len(dst.Tasks), seq: dst.Seq, pass: s.procPass, gen: s.listGen}
+	if f.n > 0 {
+		f.first = &dst.Tasks[0]
+	}
+	k := 0
+	if s.filled[0].first != f.first && (s.filled[1].first == f.first || s.filled[1].pass < s.filled[0].pass) {
+		k = 1
+	}
+	s.filled[k] = f
 }
 
 // anyLive reports whether some target process is not a zombie: a killed
