@@ -197,18 +197,19 @@ type Sample struct {
 	// shares); nil when the tracer was off.
 	Stacks *StackSample
 	// Seq names this sample among all that any source made in this
-	// process (NextSeq); 0 when the source names none, as the BPF task
-	// walk's passes do. No two samples share a Seq that is not 0.
+	// process (NextSeq); 0 when the source names none. No two samples
+	// share a Seq that is not 0.
 	Seq uint64
 	// SameTasksAs, when not 0, is the Seq of the sample made just before
 	// this one by the same source, which holds the same tasks in the same
 	// places of Tasks, each with the same fields, except the tasks at the
 	// indexes in Moved (ascending) and every task's ReadAt. A recording's
 	// decoder knows this from its deltas, the /proc path's sampler from
-	// the threads whose schedstat moved; Compute then visits only the
-	// tasks in Moved, since every other one has zero rates, where a pass
-	// over 10,000 mostly idle threads spent its time reading them. Moved
-	// lives as long as Tasks does.
+	// the threads whose schedstat moved, the BPF task walk from the
+	// records it rewrote; Compute then visits only the tasks in Moved,
+	// since every other one has zero rates, where a pass over 10,000
+	// mostly idle threads spent its time reading them. Moved lives as
+	// long as Tasks does.
 	SameTasksAs uint64
 	Moved       []int32
 	// Source names what read Tasks: "bpf-task-iter" (one BPF walk of the

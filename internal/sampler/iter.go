@@ -93,6 +93,8 @@ type iterPath struct {
 	sw       sweepState
 	// listedWhole is whether this pass listed /proc whole.
 	listedWhole bool
+	// setChanged is whether this pass found a walked thread come or go.
+	setChanged  bool
 	list        []byte
 	noTaskstats bool
 }
@@ -170,6 +172,9 @@ func (s *Sampler) closeIter() {
 func (s *Sampler) fallBack(err error) {
 	noTaskstats := s.it.noTaskstats
 	s.closeIter()
+	// The /proc path's tasks are not the walk's: its first pass names no
+	// earlier Sample.
+	s.exportedSeq = 0
 	s.iterNote = "the task walk failed: " + bpfutil.FirstLine(err)
 	if !noTaskstats && sameNamespace(s.fs) {
 		s.ts, _ = openTaskstats()
@@ -185,6 +190,10 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 	ip := s.it
 	ip.pass++
 	ip.fresh = ip.fresh[:0]
+	// The threads read from /proc beside the walk (readUnwalked) count
+	// their passes and changes as the /proc path's do, for the hint.
+	s.procPass++
+	s.listChanged = false
 	n, err := ip.it.Walk()
 	// One walk reads every thread within one call: a reading right after
 	// it is when each record was read, to within the walk's few ms.
@@ -216,7 +225,8 @@ func (s *Sampler) sampleIter(dst *model.Sample) error {
 		s.fallBack(err)
 		return errFellBack
 	}
-	if gone || len(ip.fresh) > 0 {
+	ip.setChanged = gone || len(ip.fresh) > 0
+	if ip.setChanged {
 		ip.resort()
 	}
 	ip.order, ip.next = ip.next, ip.order
@@ -649,15 +659,23 @@ func (s *Sampler) readIterComm(t *iterTask) {
 // into dst in (PID, TID) order, gives each its process's name and cgroup,
 // and reports whether any thread is alive (not a zombie). Processes are
 // kept in s.procs for the cgroups.
+//
+// When the pass found the last one's threads, no more and no fewer, dst
+// says so and lists the threads that moved, as the /proc path's do: those
+// whose records the walk rewrote (or the /proc read touched), and every
+// thread of a process whose name or cgroup changed. As root, serve's
+// scrapes and the monitor's refreshes then derive over those alone.
 func (s *Sampler) exportIter(dst *model.Sample) (live bool) {
 	ip := s.it
+	same := s.exportedSeq != 0 && s.exportedPass == s.procPass-1 && !ip.setChanged && !s.listChanged
 	dst.Tasks = slices.Grow(dst.Tasks[:0], len(ip.sorted)+len(ip.extra))
+	dst.Moved = dst.Moved[:0]
 	pc := procCursor{old: s.procs}
 	s.nextProcs = s.nextProcs[:0]
 	g, x := 0, 0
 	for g < len(ip.sorted) || x < len(ip.extra) {
 		if x == len(ip.extra) || g < len(ip.sorted) && int(ip.keys[ip.sorted[g]]>>32) < ip.extra[x].pid {
-			g, live = s.exportWalked(dst, g, &pc, live)
+			g, live = s.exportWalked(dst, g, &pc, live, same)
 			continue
 		}
 		pid := ip.extra[x].pid
@@ -667,8 +685,13 @@ func (s *Sampler) exportIter(dst *model.Sample) (live bool) {
 		}
 		for ; x < len(ip.extra) && ip.extra[x].pid == pid; x++ {
 			t := ip.extra[x]
-			t.c.Cgroup = p.cgroup
+			if t.c.Cgroup != p.cgroup {
+				t.c.Cgroup, t.touched = p.cgroup, s.procPass
+			}
 			live = live || t.c.State != 'Z' && t.c.State != 'X'
+			if same && t.touched == s.procPass {
+				dst.Moved = append(dst.Moved, int32(len(dst.Tasks)))
+			}
 			dst.Tasks = append(dst.Tasks, t.c)
 		}
 	}
@@ -676,10 +699,13 @@ func (s *Sampler) exportIter(dst *model.Sample) (live bool) {
 		s.releaseProc(pc.old[pc.i])
 	}
 	s.procs, s.nextProcs = s.nextProcs, pc.old[:0]
-	// The walk's passes name no Seq: dst may hold another source's. Its
-	// array no longer holds what the /proc path last wrote there.
-	dst.Seq, dst.SameTasksAs, dst.Moved = 0, 0, dst.Moved[:0]
+	// Its array no longer holds what the /proc path last wrote there.
 	s.filled = [2]filledTasks{}
+	dst.Seq, dst.SameTasksAs = model.NextSeq(), 0
+	if same {
+		dst.SameTasksAs = s.exportedSeq
+	}
+	s.exportedSeq, s.exportedPass = dst.Seq, s.procPass
 	dst.Self = selfUsage()
 	dst.Source = SourceTaskIter
 	return live
@@ -687,8 +713,9 @@ func (s *Sampler) exportIter(dst *model.Sample) (live bool) {
 
 // exportWalked exports the walked process whose threads start at
 // ip.sorted[g] and returns where the next one starts. It reads the
-// compact keys to find them and copies each thread's counters once.
-func (s *Sampler) exportWalked(dst *model.Sample, g int, pc *procCursor, live bool) (int, bool) {
+// compact keys to find them and copies each thread's counters once; with
+// same, it lists in dst.Moved those that moved (exportIter).
+func (s *Sampler) exportWalked(dst *model.Sample, g int, pc *procCursor, live, same bool) (int, bool) {
 	ip := s.it
 	keys := ip.keys
 	pid := keys[ip.sorted[g]] >> 32
@@ -712,12 +739,19 @@ func (s *Sampler) exportWalked(dst *model.Sample, g int, pc *procCursor, live bo
 		s.processCgroup(p)
 	}
 	name := ip.slots[ip.sorted[leader]].c.Comm
+	// A renamed leader or a move to another cgroup changes every thread
+	// of the process, read or not.
+	all := fresh || name != p.shownComm || p.cgroup != p.shownCgroup
+	p.shownComm, p.shownCgroup = name, p.cgroup
 	base := len(dst.Tasks)
 	dst.Tasks = dst.Tasks[:base+end-g]
 	for j, k := range ip.sorted[g:end] {
 		d := &dst.Tasks[base+j]
 		*d = ip.slots[k].c
 		d.ProcessComm, d.Cgroup, d.ReadAt = name, p.cgroup, ip.stamp
+		if same && (all || ip.slots[k].seen == ip.pass) {
+			dst.Moved = append(dst.Moved, int32(base+j))
+		}
 	}
 	return end, live
 }

@@ -1,7 +1,9 @@
 package sampler
 
 import (
+	"io"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -68,6 +70,124 @@ func TestProcPathHintIsExact(t *testing.T) {
 			t.Errorf("interval to pass %d (-every task +moved only):\n%s", i, diff)
 		}
 	}
+}
+
+// TestWalkHintIsExact is TestProcPathHintIsExact for the BPF task walk,
+// as root: a walk pass that found the last one's threads says which
+// moved (the busy thread, an idle one poked awake now and then, every
+// thread of a process whose main thread was renamed), and the
+// model's snapshots are the same whether it visits only those or every
+// thread; a pass in which a thread was born names no earlier sample.
+func TestWalkHintIsExact(t *testing.T) {
+	busy := startWorkload(t, 20, true)
+	idle := startWorkload(t, 20, false)
+	pid, grow := testutil.StartGrowingCThreads(t, 10)
+	cmd := exec.Command(testutil.CTool(t, "internal/testutil/cthreads/cthreads.c"), "10")
+	named, namedOut := testutil.StartWorkload(t, cmd)
+	if line, err := namedOut.ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("cthreads did not start: %q %v", line, err)
+	}
+	s, err := New(Config{Root: "/proc", PIDs: []int{busy.pid, idle.pid, pid, cmd.Process.Pid}, NoTaskstats: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Source() != SourceTaskIter {
+		t.Skipf("the task walk does not serve here: %s", s.SourceNote())
+	}
+	const passes, born, renamed = 16, 8, 12
+	got := make([]model.Sample, passes)
+	for i := range got {
+		if i == born {
+			grow()
+		}
+		if i%3 == 1 {
+			idle.poke(t)
+		}
+		if i == renamed {
+			// The main thread runs to rename itself, so the walk reads
+			// the new name, which every thread's ProcessComm takes.
+			if _, err := io.WriteString(named, "rename renamed\n"); err != nil {
+				t.Fatal(err)
+			}
+			if line, err := namedOut.ReadString('\n'); err != nil || line != "ok\n" {
+				t.Fatalf("cthreads did not rename itself: %q %v", line, err)
+			}
+		}
+		if err := s.Sample(&got[i]); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := countComm(&got[passes-1], "renamed"); n < 10 {
+		t.Errorf("%d threads took the renamed process's name, want 10+", n)
+	}
+	hinted, poked := 0, 0
+	for i := 1; i < passes; i++ {
+		cur := &got[i]
+		switch {
+		case i == born:
+			if cur.SameTasksAs != 0 {
+				t.Errorf("pass %d, a thread born: SameTasksAs %d, want 0", i, cur.SameTasksAs)
+			}
+		case cur.SameTasksAs == got[i-1].Seq && got[i-1].Seq != 0:
+			if len(cur.Moved) > 0 && len(cur.Moved) < len(cur.Tasks) {
+				hinted++
+			}
+			for _, j := range cur.Moved {
+				if cur.Tasks[j].PID == idle.pid {
+					poked++
+					break
+				}
+			}
+			// What the hint promises, beyond what the snapshots show (an
+			// idle thread's process name is in no snapshot): every
+			// thread it leaves out is as it was, but for ReadAt.
+			for j := range cur.Tasks {
+				if _, moved := slices.BinarySearch(cur.Moved, int32(j)); moved {
+					continue
+				}
+				was, is := got[i-1].Tasks[j], cur.Tasks[j]
+				was.ReadAt = is.ReadAt
+				if diff := cmp.Diff(was, is); diff != "" {
+					t.Errorf("pass %d, task %d changed but not in Moved (-was +is):\n%s", i, j, diff)
+				}
+			}
+		default:
+			t.Logf("pass %d: no hint (SameTasksAs %d, last Seq %d)", i, cur.SameTasksAs, got[i-1].Seq)
+		}
+	}
+	if hinted < passes/2 {
+		t.Errorf("%d of %d passes said which threads moved, want %d+", hinted, passes-1, passes/2)
+	}
+	if poked == 0 {
+		t.Errorf("no hinted pass named a poked thread of the idle process")
+	}
+	plain := make([]model.Sample, passes)
+	for i, smp := range got {
+		smp.Seq, smp.SameTasksAs, smp.Moved = 0, 0, nil
+		plain[i] = smp
+	}
+	opts := model.Options{HotThreshold: 100, Partial: true}
+	var hint model.Snapshot
+	for i := 1; i < passes; i++ {
+		whole := model.Compute(&plain[i-1], &plain[i], opts)
+		model.ComputeInto(&hint, &got[i-1], &got[i], opts)
+		if diff := cmp.Diff(whole, hint, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("interval to pass %d (-every thread +moved only):\n%s", i, diff)
+		}
+	}
+}
+
+// countComm counts the tasks of s whose process is named name.
+func countComm(s *model.Sample, name string) int {
+	n := 0
+	for _, c := range s.Tasks {
+		if c.ProcessComm == name {
+			n++
+		}
+	}
+	return n
 }
 
 // BenchmarkComputeWithProcHint10k is the model's interval over two /proc

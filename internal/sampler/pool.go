@@ -52,6 +52,9 @@ type proc struct {
 	cgroupRaw string
 	cgroupV1  bool
 	cgroupAge uint8
+	// shownComm and shownCgroup are the name and cgroup the task walk's
+	// last export gave the process's threads (exportWalked).
+	shownComm, shownCgroup string
 }
 
 // Records are recycled through free lists, so a steady state allocates

@@ -5,7 +5,8 @@
  * futex for good. With "busy" one more thread wakes every millisecond, as
  * a heartbeat in a real pool would. It prints "ready" once all threads
  * run; then each line on its stdin starts one more idle thread, answered
- * "ok" once it runs (a process that grows mid-run), and it exits when its
+ * "ok" once it runs (a process that grows mid-run), but "rename NAME",
+ * which names the main thread NAME, answered "ok" too; it exits when its
  * stdin reaches EOF.
  */
 #define _GNU_SOURCE
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,6 +80,13 @@ int main(int argc, char **argv)
 	printf("ready\n");
 	fflush(stdout);
 	while (fgets(buf, sizeof buf, stdin)) {
+		if (strncmp(buf, "rename ", 7) == 0) {
+			buf[strcspn(buf, "\n")] = 0;
+			prctl(PR_SET_NAME, buf + 7);
+			printf("ok\n");
+			fflush(stdout);
+			continue;
+		}
 		long want = __atomic_load_n(&started, __ATOMIC_RELAXED) + 1;
 
 		pthread_attr_init(&attr);
