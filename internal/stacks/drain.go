@@ -32,6 +32,9 @@ func (c *Collector) Drain() *model.StackSample {
 		return &model.StackSample{Time: now, Unavailable: err.Error()}
 	}
 	c.refresh++
+	// Attached for a part of the interval only, what was seen stands for
+	// the whole of it.
+	scale := c.duty.scale(now)
 	var st model.Stacks
 	out := &model.StackSample{
 		Time: now, Targets: slices.Clone(c.targets),
@@ -46,17 +49,17 @@ func (c *Collector) Drain() *model.StackSample {
 	// as last set (it changes only here, between reads); a capture says
 	// what it stood for itself.
 	for _, b := range c.raw.Blocked {
-		add(iv.blocked, b.TID, c.resolve(&st, b.PID, b.KStack, b.UStack, &b.GoStack), b.PID, "", b.Count, b.Count*uint64(max(c.every[b.TID], 1)))
+		add(iv.blocked, b.TID, c.resolve(&st, b.PID, b.KStack, b.UStack, &b.GoStack), b.PID, "", b.Count, scaled(b.Count*uint64(max(c.every[b.TID], 1)), scale))
 	}
 	for _, w := range c.raw.Wakes {
-		add(iv.woken, w.WakeeTID, c.resolve(&st, w.WakerPID, w.KStack, w.UStack, nil), w.WakerPID, w.WakerComm, w.Count, w.Count*uint64(max(c.every[w.WakeeTID], 1)))
+		add(iv.woken, w.WakeeTID, c.resolve(&st, w.WakerPID, w.KStack, w.UStack, nil), w.WakerPID, w.WakerComm, w.Count, scaled(w.Count*uint64(max(c.every[w.WakeeTID], 1)), scale))
 	}
 	if _, err := tr.ReadCaptures(func(cp *Capture) {
 		r := c.resolveCapture(&st, cp)
 		if cp.Kind == CaptureBlock {
-			add(iv.blocked, cp.Target, r, cp.PID, "", 1, uint64(max(cp.Weight, 1)))
+			add(iv.blocked, cp.Target, r, cp.PID, "", 1, scaled(uint64(max(cp.Weight, 1)), scale))
 		} else {
-			add(iv.woken, cp.Target, r, cp.PID, c.comm(&cp.Comm), 1, uint64(max(cp.Weight, 1)))
+			add(iv.woken, cp.Target, r, cp.PID, c.comm(&cp.Comm), 1, scaled(uint64(max(cp.Weight, 1)), scale))
 		}
 	}); err != nil {
 		return &model.StackSample{Time: now, Unavailable: err.Error()}
@@ -94,12 +97,13 @@ func (c *Collector) Retarget(snap *model.Snapshot) {
 	c.freeStale()
 	c.targets = c.choose(snap)
 	c.followGo(c.targetPIDs(snap))
-	ts := c.sampling(snap)
+	k := duty(snap.System.ContextSwitchesPerSec, snap.Interval)
+	ts := c.sampling(snap, k)
 	clear(c.every)
 	for _, t := range ts {
 		c.every[t.TID] = t.Every
 	}
-	if err := c.setTargets(ts); err != nil && snap.Stacks != nil {
+	if err := c.setTargets(ts, k, snap.Interval); err != nil && snap.Stacks != nil {
 		// Live only: a replay shows the stacks the read had.
 		snap.Stacks.Unavailable = "setting stack targets: " + err.Error()
 	}
