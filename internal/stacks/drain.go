@@ -32,9 +32,6 @@ func (c *Collector) Drain() *model.StackSample {
 		return &model.StackSample{Time: now, Unavailable: err.Error()}
 	}
 	c.refresh++
-	// Attached for a part of the interval only, what was seen stands for
-	// the whole of it.
-	scale := c.duty.scale(now)
 	var st model.Stacks
 	out := &model.StackSample{
 		Time: now, Targets: slices.Clone(c.targets),
@@ -49,20 +46,33 @@ func (c *Collector) Drain() *model.StackSample {
 	// as last set (it changes only here, between reads); a capture says
 	// what it stood for itself.
 	for _, b := range c.raw.Blocked {
-		add(iv.blocked, b.TID, c.resolve(&st, b.PID, b.KStack, b.UStack, &b.GoStack), b.PID, "", b.Count, scaled(b.Count*uint64(max(c.every[b.TID], 1)), scale))
+		add(iv.blocked, b.TID, c.resolve(&st, b.PID, b.KStack, b.UStack, &b.GoStack), b.PID, "", b.Count, b.Count*uint64(max(c.every[b.TID], 1)))
 	}
 	for _, w := range c.raw.Wakes {
-		add(iv.woken, w.WakeeTID, c.resolve(&st, w.WakerPID, w.KStack, w.UStack, nil), w.WakerPID, w.WakerComm, w.Count, scaled(w.Count*uint64(max(c.every[w.WakeeTID], 1)), scale))
+		add(iv.woken, w.WakeeTID, c.resolve(&st, w.WakerPID, w.KStack, w.UStack, nil), w.WakerPID, w.WakerComm, w.Count, w.Count*uint64(max(c.every[w.WakeeTID], 1)))
 	}
 	if _, err := tr.ReadCaptures(func(cp *Capture) {
 		r := c.resolveCapture(&st, cp)
 		if cp.Kind == CaptureBlock {
-			add(iv.blocked, cp.Target, r, cp.PID, "", 1, scaled(uint64(max(cp.Weight, 1)), scale))
+			add(iv.blocked, cp.Target, r, cp.PID, "", 1, uint64(max(cp.Weight, 1)))
 		} else {
-			add(iv.woken, cp.Target, r, cp.PID, c.comm(&cp.Comm), 1, scaled(uint64(max(cp.Weight, 1)), scale))
+			add(iv.woken, cp.Target, r, cp.PID, c.comm(&cp.Comm), 1, uint64(max(cp.Weight, 1)))
 		}
 	}); err != nil {
 		return &model.StackSample{Time: now, Unavailable: err.Error()}
+	}
+	// Attached for a part of the interval only, what was seen stands for
+	// the whole of it. The interval ends when the ring was found empty:
+	// captures taken while it was read (symbolizing takes a while) are in
+	// this read, and so is the time they were taken in.
+	scale, attached := c.duty.scale(time.Now())
+	out.Attached = attached
+	for _, m := range []map[int]map[string]*counted{iv.blocked, iv.woken} {
+		for _, byStack := range m {
+			for _, e := range byStack {
+				e.weight = scaled(e.weight, scale)
+			}
+		}
 	}
 	out.KernelHidden = st.KernelHidden
 	out.Blocked, out.Woken = stackCounts(iv.blocked), stackCounts(iv.woken)
@@ -94,10 +104,17 @@ func (c *Collector) Retarget(snap *model.Snapshot) {
 	if _, ok, _ := c.life.Ready(); !ok {
 		return
 	}
+	k := duty(snap.System.ContextSwitchesPerSec, snap.Interval)
+	if k > 1 {
+		// Detached from here until the window: what follows takes
+		// milliseconds (a new target's process is read), which would
+		// otherwise be attached time outside the window.
+		c.duty.cancel()
+		c.life.Fail(c.attach(c.tracer(), false))
+	}
 	c.freeStale()
 	c.targets = c.choose(snap)
 	c.followGo(c.targetPIDs(snap))
-	k := duty(snap.System.ContextSwitchesPerSec, snap.Interval)
 	ts := c.sampling(snap, k)
 	clear(c.every)
 	for _, t := range ts {

@@ -89,7 +89,8 @@ func (d *dutyState) set(now time.Time, on bool) {
 // scale is how many events each one seen stands for since the last read,
 // ended at now: the time since over the time attached; exactly 1 when the
 // programs stayed attached throughout (or never were: nothing was seen).
-func (d *dutyState) scale(now time.Time) float64 {
+// attached is its inverse, the share of the time attached.
+func (d *dutyState) scale(now time.Time) (scale, attached float64) {
 	off := d.off
 	if !d.attached {
 		off += now.Sub(d.offSince)
@@ -99,11 +100,11 @@ func (d *dutyState) scale(now time.Time) float64 {
 	d.off, d.lastRead = 0, now
 	switch {
 	case off <= 0:
-		return 1
+		return 1, 1
 	case off >= total:
-		return 1
+		return 1, 0
 	}
-	return float64(total) / float64(total-off)
+	return float64(total) / float64(total-off), float64(total-off) / float64(total)
 }
 
 // scaled is w events seen, scaled by s.
@@ -114,12 +115,12 @@ func scaled(w uint64, s float64) uint64 {
 	return uint64(math.Round(float64(w) * s))
 }
 
-// window places the programs' next window in the coming refresh of
-// interval, of 1/k of it, at a random offset, calling flip(gen, true) at
-// its start and flip(gen, false) at its end.
+// window places the programs' next window in the refresh of interval
+// that began at the last read, of 1/k of it, at a random offset, calling
+// flip(gen, true) at its start and flip(gen, false) at its end.
 func (d *dutyState) window(interval time.Duration, k int, flip func(gen uint64, on bool)) {
 	win := interval / time.Duration(k)
-	span := time.Duration(float64(interval)*windowSpan) - win
+	span := time.Duration(float64(interval)*windowSpan) - win - time.Since(d.lastRead)
 	start := time.Duration(0)
 	if span > 0 {
 		start = time.Duration(rand.Int64N(int64(span) + 1))

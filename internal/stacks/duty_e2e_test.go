@@ -82,6 +82,7 @@ func TestBusyHostAttachesForAWindow(t *testing.T) {
 	// read ends a refresh, returning the share of the host's switches the
 	// program ran at, the target's blocking switches and the weight of
 	// its samples, then retargets as from a host of perSec switches.
+	var attached float64
 	read := func(perSec float64) (ran float64, events, weight uint64) {
 		time.Sleep(time.Until(at.Add(refresh)))
 		v, ctxt, now := voluntary(t, b.PID, mixed), hostSwitches(t), time.Now()
@@ -93,6 +94,7 @@ func TestBusyHostAttachesForAWindow(t *testing.T) {
 		if s == nil || s.Unavailable != "" {
 			t.Fatalf("stacks: %+v", s)
 		}
+		attached = s.Attached
 		for _, bc := range s.Blocked {
 			if bc.TID == mixed {
 				weight += bc.Weight
@@ -115,6 +117,12 @@ func TestBusyHostAttachesForAWindow(t *testing.T) {
 		if ran < 0.1 || ran > 0.45 {
 			t.Errorf("busy host, refresh %d: the program ran at %.2f of the host's switches, want about a quarter", i, ran)
 		}
+		// The read says so: a window of a quarter of the refresh, give or
+		// take the timers' lateness on a busy host; the first also has
+		// the time the read before it took to symbolize, attached.
+		if hi := map[bool]float64{true: 0.45, false: 0.3}[i == 0]; attached < 0.2 || attached > hi {
+			t.Errorf("busy host, refresh %d: the read says the tracer was attached %.3f of it, want about 0.25", i, attached)
+		}
 		events += e
 		weight += w
 	}
@@ -126,7 +134,7 @@ func TestBusyHostAttachesForAWindow(t *testing.T) {
 	}
 	// Quiet again: attached throughout from the next refresh.
 	read(1000)
-	if ran, e, w := read(1000); ran < 0.8 {
-		t.Errorf("quiet host: the program ran at %.2f of the host's switches, want all (%d events, weight %d)", ran, e, w)
+	if ran, e, w := read(1000); ran < 0.8 || attached < 0.99 {
+		t.Errorf("quiet host: the program ran at %.2f of the host's switches and the read says attached %.3f, want all (%d events, weight %d)", ran, attached, e, w)
 	}
 }

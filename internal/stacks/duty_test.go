@@ -36,33 +36,29 @@ func TestDutyScale(t *testing.T) {
 	var d dutyState
 	d.reset(t0, false)
 	d.set(t0, true)
-	if got := d.scale(t0.Add(time.Second)); got != 1 {
-		t.Errorf("attached throughout: scale %v, want 1", got)
+	check := func(what string, now time.Time, scale, attached float64) {
+		t.Helper()
+		if s, a := d.scale(now); s != scale || a != attached {
+			t.Errorf("%s: scale %v, attached %v; want %v, %v", what, s, a, scale, attached)
+		}
 	}
+	check("attached throughout", t0.Add(time.Second), 1, 1)
 	// Detached at once, a window of 250 ms in the middle of the next second.
 	at := t0.Add(time.Second)
 	d.set(at, false)
 	d.set(at.Add(300*time.Millisecond), true)
 	d.set(at.Add(550*time.Millisecond), false)
-	if got := d.scale(at.Add(time.Second)); got != 4 {
-		t.Errorf("a 250 ms window in 1 s: scale %v, want 4", got)
-	}
+	check("a 250 ms window in 1 s", at.Add(time.Second), 4, 0.25)
 	// A window that runs on past the read counts in both reads.
 	at = at.Add(time.Second)
 	d.set(at.Add(800*time.Millisecond), true)
-	if got := d.scale(at.Add(time.Second)); got != 5 {
-		t.Errorf("attached the last 200 ms of 1 s: scale %v, want 5", got)
-	}
+	check("attached the last 200 ms of 1 s", at.Add(time.Second), 5, 0.2)
 	at = at.Add(time.Second)
 	d.set(at.Add(300*time.Millisecond), false)
-	if got := d.scale(at.Add(600 * time.Millisecond)); got != 2 {
-		t.Errorf("attached the first 300 ms of 600 ms: scale %v, want 2", got)
-	}
+	check("attached the first 300 ms of 600 ms", at.Add(600*time.Millisecond), 2, 0.5)
 	// Never attached: nothing was seen, nothing to scale.
 	at = at.Add(600 * time.Millisecond)
-	if got := d.scale(at.Add(time.Second)); got != 1 {
-		t.Errorf("never attached: scale %v, want 1", got)
-	}
+	check("never attached", at.Add(time.Second), 1, 0)
 	if got := scaled(7, 1); got != 7 {
 		t.Errorf("scaled(7, 1) = %d", got)
 	}
