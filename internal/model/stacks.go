@@ -62,6 +62,10 @@ type Stacks struct {
 	// map); InterruptWakings the targets' sampled wake-ups in an
 	// interrupt, which have no waker stack.
 	Dropped, InterruptWakings uint64
+	// Attached is the share of the interval the tracer was attached:
+	// under 1 on a busy host, where it is attached for a window of each
+	// refresh and the samples stand for the whole; 0 where unknown.
+	Attached float64
 	// Threads holds each target's stacks, by TID.
 	Threads map[int]*ThreadStacks
 	// Folded is the interval's stacks for flame graphs, when asked for.

@@ -29,6 +29,11 @@ type StackSample struct {
 	Targets []int
 	// Dropped and InterruptWakings are the interval's (Stacks has them).
 	Dropped, InterruptWakings uint64
+	// Attached is the share of the interval the tracer was attached (on
+	// a busy host, a window of it; the counts' weights stand for the
+	// whole interval): 1 throughout, 0 where unknown (recordings made
+	// before it was kept), which was throughout.
+	Attached float64
 	// Blocked are where the targets blocked, Woken where their wakers
 	// were; each sorted by TID, then waker, then frames, one entry per
 	// thread, waker and stack.
@@ -144,7 +149,7 @@ func (w *StackWindow) Stacks(s *StackSample, threads []ThreadRates) *Stacks {
 	}
 	st := &Stacks{
 		KernelHidden: s.KernelHidden, Targets: slices.Clone(s.Targets), Refreshes: len(w.reads),
-		Dropped: s.Dropped, InterruptWakings: s.InterruptWakings, Threads: map[int]*ThreadStacks{},
+		Dropped: s.Dropped, InterruptWakings: s.InterruptWakings, Attached: s.Attached, Threads: map[int]*ThreadStacks{},
 	}
 	thread := func(tid int) *ThreadStacks {
 		t := st.Threads[tid]

@@ -46,6 +46,9 @@ type jsonReport struct {
 	StacksUnavailable string  `json:"stacks_unavailable,omitempty"`
 	StacksDropped     *uint64 `json:"stacks_dropped,omitempty"`
 	StacksTargets     []int   `json:"stacks_targets,omitempty"`
+	// StacksAttached is the share of the interval the tracer was
+	// attached; absent where unknown (an older recording).
+	StacksAttached *float64 `json:"stacks_attached,omitempty"`
 	// HidePID is present when the procfs hides other users' processes
 	// from this user: the rows are this user's, unattributed_cs_per_s is
 	// mostly theirs.
@@ -199,6 +202,10 @@ func (j *JSON) Write(s *model.Snapshot) error {
 		if st.Unavailable == "" {
 			d := st.Dropped
 			r.StacksDropped, r.StacksTargets = &d, st.Targets
+			if a := st.Attached; a > 0 && a <= 1 {
+				a = round2(a)
+				r.StacksAttached = &a
+			}
 		}
 	}
 	return j.enc.Encode(&r)

@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -23,6 +24,9 @@ const (
 	gStack       = 9
 	gBlocked     = 10
 	gWoken       = 11
+	// The share of the interval the tracer was attached; absent when it
+	// is unknown (0).
+	gAttached = 12
 	// A stack table entry.
 	eFrames       = 1
 	eKernelFrames = 2
@@ -122,6 +126,7 @@ func (e *encoder) appendStacks(b []byte, s *model.Sample, key bool) ([]byte, err
 	}
 	m = appendZ(m, gDropped, int64(r.Dropped))
 	m = appendZ(m, gIntrWakings, int64(r.InterruptWakings))
+	m = appendF64(m, gAttached, 0, r.Attached)
 	// A read that would fill the tables starts them again: the reader
 	// bounds them.
 	if g.fills(r) {
@@ -282,6 +287,8 @@ func (d *decoder) applyStacks(b []byte) error {
 			r.Dropped = uint64(f.z())
 		case f.num == gIntrWakings && f.typ == protowire.VarintType:
 			r.InterruptWakings = uint64(f.z())
+		case f.num == gAttached && f.typ == protowire.Fixed64Type:
+			r.Attached = math.Float64frombits(f.v)
 		case f.num == gReset && f.typ == protowire.VarintType:
 			*tab = stackTables{}
 		case f.num == gString && f.typ == protowire.BytesType:

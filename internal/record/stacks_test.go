@@ -200,8 +200,9 @@ func checkStackBounds(t *testing.T, st *model.StackSample) {
 	}
 }
 
-// A count's weight (the events its samples stand for) and a stack's
-// truncation reason come back as written.
+// A count's weight (the events its samples stand for), a stack's
+// truncation reason and the share of the interval attached come back as
+// written.
 func TestRoundTripOfWeightsAndTruncation(t *testing.T) {
 	in := stacked()
 	n := 0
@@ -220,6 +221,8 @@ func TestRoundTripOfWeightsAndTruncation(t *testing.T) {
 		for j := range st.Woken {
 			st.Woken[j].Weight = st.Woken[j].Count * 3
 		}
+		// Attached for a window of the interval.
+		st.Attached = float64(1+i%4) / 4
 	}
 	if n == 0 {
 		t.Fatal("no stack counts to weigh")

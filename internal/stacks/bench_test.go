@@ -177,7 +177,11 @@ func BenchmarkOverheadPinnedFutex(b *testing.B) {
 		}
 		setRate(1e9 / perSec)
 		snapOf := func() *model.Snapshot {
-			return &model.Snapshot{Interval: refresh, Threads: slices.Clone(threads)}
+			// The host switches twice a round trip, as its
+			// /proc/stat would say: the collector attaches for a
+			// window of each refresh (see duty).
+			return &model.Snapshot{Interval: refresh, System: model.SystemRates{ContextSwitchesPerSec: 2 * perSec},
+				Threads: slices.Clone(threads)}
 		}
 		r, offs := paired(40, refresh, func() {
 			t0 := time.Now()

@@ -73,6 +73,7 @@ type Collector struct {
 	// follow parked goroutines in, and what was found: nil when the tracer
 	// follows them, else why not (ErrNotGo for most).
 	goPIDs map[int]error
+	duty   dutyState
 }
 
 // A target's blocking switch costs some 0.7 µs and a waking of it 1.2 µs
@@ -166,7 +167,7 @@ func NewCollector(opt Options) *Collector {
 	}
 	c := &Collector{opt: opt}
 	c.life = bpfutil.NewLifecycle(bpfutil.Hooks[*Tracer]{Open: func() (*Tracer, error) { return OpenCapture(opt.StackBytes) },
-		Start: c.start, Idle: (*Tracer).Reset, Keep: KeepLoaded})
+		Start: c.start, Stop: c.duty.cancel, Idle: (*Tracer).Reset, Keep: KeepLoaded})
 	return c
 }
 
@@ -219,7 +220,8 @@ func (c *Collector) start(tr *Tracer) error {
 		c.every[tid] = seedEvery
 	}
 	c.followGo(c.opt.PIDs)
-	if err := c.setTargets(seeds); err != nil {
+	c.duty.reset(time.Now(), false)
+	if err := c.setTargets(seeds, 1, 0); err != nil {
 		return err
 	}
 	// The kernel's totals run on while the tracer is kept loaded: count from here.
@@ -228,9 +230,46 @@ func (c *Collector) start(tr *Tracer) error {
 
 // setTargets hands the targets to the tracer and attaches the programs
 // only while there is one: with none, no switch anywhere pays for them.
-func (c *Collector) setTargets(targets []Target) error {
+// With k > 1 they are attached for a window of 1/k of the coming
+// refresh of interval only (see duty).
+func (c *Collector) setTargets(targets []Target, k int, interval time.Duration) error {
 	tr := c.tracer()
-	return errors.Join(tr.SetTargets(targets), tr.SetAttached(len(targets) > 0))
+	c.duty.cancel()
+	err := tr.SetTargets(targets)
+	on := len(targets) > 0 && k == 1
+	if aerr := c.attach(tr, on); aerr != nil {
+		return errors.Join(err, aerr)
+	}
+	if len(targets) > 0 && k > 1 {
+		c.duty.window(interval, k, c.flip)
+	}
+	return err
+}
+
+// attach attaches or detaches the programs, keeping the time they were
+// detached.
+func (c *Collector) attach(tr *Tracer, on bool) error {
+	err := tr.SetAttached(on)
+	if err == nil {
+		c.duty.set(time.Now(), on)
+	}
+	return err
+}
+
+// flip opens (on) or closes a window of the refresh gen placed it in,
+// unless a later retarget or a stop has placed another since.
+func (c *Collector) flip(gen uint64, on bool) {
+	c.life.Lock()
+	defer c.life.Unlock()
+	tr, ok, _ := c.life.Ready()
+	if !ok || gen != c.duty.gen {
+		return
+	}
+	if !on {
+		// The window is over: a late start of it must not reopen it.
+		c.duty.gen++
+	}
+	c.life.Fail(c.attach(tr, on))
 }
 
 // seed lists the threads of the -p processes, up to MaxTargets.
@@ -476,15 +515,17 @@ func (c *Collector) followGo(pids []int) {
 }
 
 // sampling is how each of c.targets is to be sampled, from its rate in
-// snap (a thread not in it did not switch: every event is taken).
-func (c *Collector) sampling(snap *model.Snapshot) []Target {
+// snap (a thread not in it did not switch: every event is taken), with
+// the programs attached for 1/k of the refresh: the budget's samples come
+// from the events of that part.
+func (c *Collector) sampling(snap *model.Snapshot, k int) []Target {
 	rates := make(map[int]float64, len(c.targets))
 	for i := range snap.Threads {
 		rates[snap.Threads[i].TID] = snap.Threads[i].VoluntaryPerSec
 	}
 	out := make([]Target, len(c.targets))
 	for i, tid := range c.targets {
-		out[i] = Target{TID: tid, Every: sampleEvery(rates[tid], len(c.targets), c.opt.Budget)}
+		out[i] = Target{TID: tid, Every: sampleEvery(rates[tid]/float64(k), len(c.targets), c.opt.Budget)}
 	}
 	return out
 }

@@ -61,6 +61,19 @@ func (c *Collector) Drain() *model.StackSample {
 	}); err != nil {
 		return &model.StackSample{Time: now, Unavailable: err.Error()}
 	}
+	// Attached for a part of the interval only, what was seen stands for
+	// the whole of it. The interval ends when the ring was found empty:
+	// captures taken while it was read (symbolizing takes a while) are in
+	// this read, and so is the time they were taken in.
+	scale, attached := c.duty.scale(time.Now())
+	out.Attached = attached
+	for _, m := range []map[int]map[string]*counted{iv.blocked, iv.woken} {
+		for _, byStack := range m {
+			for _, e := range byStack {
+				e.weight = scaled(e.weight, scale)
+			}
+		}
+	}
 	out.KernelHidden = st.KernelHidden
 	out.Blocked, out.Woken = stackCounts(iv.blocked), stackCounts(iv.woken)
 	return out
@@ -91,15 +104,23 @@ func (c *Collector) Retarget(snap *model.Snapshot) {
 	if _, ok, _ := c.life.Ready(); !ok {
 		return
 	}
+	k := duty(snap.System.ContextSwitchesPerSec, snap.Interval)
+	if k > 1 {
+		// Detached from here until the window: what follows takes
+		// milliseconds (a new target's process is read), which would
+		// otherwise be attached time outside the window.
+		c.duty.cancel()
+		c.life.Fail(c.attach(c.tracer(), false))
+	}
 	c.freeStale()
 	c.targets = c.choose(snap)
 	c.followGo(c.targetPIDs(snap))
-	ts := c.sampling(snap)
+	ts := c.sampling(snap, k)
 	clear(c.every)
 	for _, t := range ts {
 		c.every[t.TID] = t.Every
 	}
-	if err := c.setTargets(ts); err != nil && snap.Stacks != nil {
+	if err := c.setTargets(ts, k, snap.Interval); err != nil && snap.Stacks != nil {
 		// Live only: a replay shows the stacks the read had.
 		snap.Stacks.Unavailable = "setting stack targets: " + err.Error()
 	}

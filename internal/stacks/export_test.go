@@ -11,3 +11,15 @@ func ReadThrough(c *Collector, w *model.StackWindow, snap *model.Snapshot) {
 	model.AttachStacks(snap, w.Stacks(s, snap.Threads))
 	c.Retarget(snap)
 }
+
+// SwitchRuns is how many times the collector's sched_switch program has
+// run since it was loaded (with bpf_stats enabled).
+func SwitchRuns(c *Collector) (uint64, error) {
+	c.life.Lock()
+	defer c.life.Unlock()
+	st, err := c.tracer().objs.CtxtopStacksSwitch.Stats()
+	if err != nil {
+		return 0, err
+	}
+	return st.RunCount, nil
+}

@@ -1,6 +1,7 @@
 package detail
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -74,6 +75,12 @@ func (m Model) stackLines() []string {
 	// outermost frame is not read as the thread's entry point.
 	if cut != "" {
 		lines = append(lines, th.Dim.Render(textutil.Truncate("stacks cut short: "+cut, m.width)))
+	}
+	// On a busy host the hooks are attached for a window of each refresh
+	// (their call costs every switch on the host): say so, as the counts
+	// are of that window.
+	if a := st.Attached; a > 0 && a < 0.95 {
+		lines = append(lines, th.Dim.Render(textutil.Truncate(fmt.Sprintf("stacks from a window of %d%% of the refresh: on a host this busy the hooks cost every switch", int(a*100+0.5)), m.width)))
 	}
 	lines = append(lines, notes...)
 	if st.KernelHidden {

@@ -183,3 +183,25 @@ func TestStackCutShortSaysWhy(t *testing.T) {
 		t.Errorf("no %q:\n%s", want, got)
 	}
 }
+
+// Stacks traced for a window of the refresh (a busy host) say so; traced
+// throughout, or unknown (an older recording), they say nothing of it.
+func TestStacksFromAWindowSaySo(t *testing.T) {
+	s := tuitest.Snapshot()
+	th := s.Threads[3]
+	th.BlockedAt = []model.StackShare{{Frames: []string{"futex_wait", "WorkQueue::take"}, KernelFrames: 1, Own: "WorkQueue::take", Share: 1, Count: 40}}
+	const want = "stacks from a window of 25% of the refresh"
+	for _, c := range []struct {
+		attached float64
+		says     bool
+	}{{0.25, true}, {1, false}, {0, false}} {
+		m := New(theme.New(true, true))
+		m.SetSize(100, 40)
+		m.SetThread(th, true, nil, nil, nil)
+		m.SetStacks(&model.Stacks{Attached: c.attached})
+		got := ansi.Strip(m.View())
+		if strings.Contains(got, "stacks from a window") != c.says || (c.says && !strings.Contains(got, want)) {
+			t.Errorf("attached %v: want the window said %v (%q):\n%s", c.attached, c.says, want, got)
+		}
+	}
+}
