@@ -60,6 +60,21 @@ const monitorInterval = time.Second
 // New), which is the work a pass left to later or to another goroutine.
 func firstPasses(tb testing.TB, cfg Config, n int, gap time.Duration) (passes []passCost, skipped []int, outside time.Duration) {
 	tb.Helper()
+	return watchedPasses(tb, cfg, n, gap, passWatch{})
+}
+
+// passWatch is what watchedPasses does beside the passes, outside what it
+// measures: around runs just before each pass and returns what runs just
+// after it, given the pass's cost; between runs halfway through each gap
+// of the steady passes. Either may be nil.
+type passWatch struct {
+	around  func() (after func(passCost))
+	between func()
+}
+
+// watchedPasses is firstPasses with w run beside the passes.
+func watchedPasses(tb testing.TB, cfg Config, n int, gap time.Duration, w passWatch) (passes []passCost, skipped []int, outside time.Duration) {
+	tb.Helper()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	start := cpuTime()
@@ -83,12 +98,20 @@ func firstPasses(tb testing.TB, cfg Config, n int, gap time.Duration) (passes []
 		case i == 1 || i == 2:
 			// The peek, then the first interval's end.
 			time.Sleep(monitorInterval / 2)
+		case i > 2 && w.between != nil:
+			time.Sleep(gap / 2)
+			w.between()
+			time.Sleep(gap - gap/2)
 		case i > 2:
 			time.Sleep(gap)
 		}
 		dst := cur
 		if i == 0 {
 			dst = prev
+		}
+		var after func(passCost)
+		if w.around != nil {
+			after = w.around()
 		}
 		metrics.Read(gcs)
 		gc0 := gcs[0].Value.Uint64()
@@ -97,6 +120,9 @@ func firstPasses(tb testing.TB, cfg Config, n int, gap time.Duration) (passes []
 			tb.Fatal(err)
 		}
 		p := passCost{cpu: cpuTime() - c0, own: threadCPU() - o0, wall: time.Since(w0)}
+		if after != nil {
+			after(p)
+		}
 		metrics.Read(gcs)
 		p.gcs = int(gcs[0].Value.Uint64() - gc0)
 		switch i {
@@ -262,15 +288,98 @@ func passMs(passes []passCost) []float64 {
 // and work-max/median the dearest pass after the first over the median
 // one by the work they did (passCost.work), which a busy machine does not
 // blur.
+//
+// Beside them, halfway through each gap, the C floor (testutil/cfloor)
+// makes two passes: one over as many of the workload's schedstat files as
+// cost what our median pass did so far (so that a hiccup of the host of a
+// given length weighs on both alike) and one over all 10,000. Reported:
+// dearest/median, our dearest pass after the first over our median one,
+// floor-dearest/median and full-floor-dearest/median the same for the
+// floor's passes, and over-2x, floor-over-2x and full-floor-over-2x how
+// many passes a run cost more than twice their median. Where ours and
+// the floor's match, what is left is the host's. Each pass of ours over
+// 1.5 times the median is logged with what happened in it (passLook).
 func BenchmarkFirstPasses10kOneBusy(b *testing.B) {
-	settle(b, testutil.StartCThreads(b, 10000, true))
+	pid := testutil.StartCThreads(b, 10000, true)
+	settle(b, pid)
+	floor := testutil.StartCFloor(b, "/proc", pid)
+	l := newPassLooker(b)
 	var all [][]passCost
 	var outside []time.Duration
+	var sized, full [][]time.Duration
 	for range b.N {
-		p, _, o := firstPasses(b, Config{Root: "/proc"}, 60, monitorInterval)
+		var looks []passLook
+		var ours, fs, ff []time.Duration
+		w := passWatch{
+			around: func() func(passCost) {
+				a := l.look()
+				return func(p passCost) {
+					looks = append(looks, l.diff(a, l.look(), unix.Gettid()))
+					ours = append(ours, p.cpu)
+				}
+			},
+			between: func() {
+				f, _ := floor.PassOf(b, floor.Threads)
+				ff = append(ff, f)
+				// As many files as our median pass after the first
+				// cost, at what a file cost the full passes so far.
+				n := int(float64(floor.Threads) * float64(median(ours[1:])) / float64(median(ff)))
+				time.Sleep(50 * time.Millisecond)
+				f, _ = floor.PassOf(b, min(max(n, 100), floor.Threads))
+				fs = append(fs, f)
+			},
+		}
+		p, _, o := watchedPasses(b, Config{Root: "/proc"}, 60, monitorInterval, w)
 		all, outside = append(all, p), append(outside, o)
+		sized, full = append(sized, fs), append(full, ff)
+		m := median(ours[1:])
+		for i, c := range ours {
+			if i > 0 && c > m*3/2 {
+				b.Logf("pass %d: %.3f ms, %.1f× the median, work %d: %v", i+1, ms(c), float64(c)/float64(m), p[i].work, looks[i])
+			}
+		}
+		b.Logf("the floor's passes (process CPU, ms), sized: %v; over all the files: %v", durMs(fs), durMs(ff))
 	}
 	reportFirstPasses(b, all, outside)
+	var ratio, fratio, ffratio, over, fover, ffover []float64
+	for i, passes := range all {
+		ours := make([]time.Duration, 0, len(passes))
+		for _, p := range passes[1:] {
+			ours = append(ours, p.cpu)
+		}
+		r, n := spread(ours)
+		ratio, over = append(ratio, r), append(over, n)
+		r, n = spread(sized[i])
+		fratio, fover = append(fratio, r), append(fover, n)
+		r, n = spread(full[i])
+		ffratio, ffover = append(ffratio, r), append(ffover, n)
+	}
+	b.ReportMetric(median(ratio), "dearest/median")
+	b.ReportMetric(median(fratio), "floor-dearest/median")
+	b.ReportMetric(median(ffratio), "full-floor-dearest/median")
+	b.ReportMetric(median(over), "over-2x")
+	b.ReportMetric(median(fover), "floor-over-2x")
+	b.ReportMetric(median(ffover), "full-floor-over-2x")
+}
+
+// spread is the dearest of passes over their median, and how many cost
+// more than twice the median.
+func spread(passes []time.Duration) (ratio, over2x float64) {
+	m := median(passes)
+	for _, p := range passes {
+		if p > 2*m {
+			over2x++
+		}
+	}
+	return float64(slices.Max(passes)) / float64(max(m, 1)), over2x
+}
+
+func durMs(d []time.Duration) []float64 {
+	out := make([]float64, len(d))
+	for i, v := range d {
+		out[i] = float64(v.Microseconds()) / 1000
+	}
+	return out
 }
 
 // BenchmarkFirstPasses100kIdle is the same with 100,000 idle threads, 15

@@ -93,15 +93,25 @@ func StartCFloor(tb testing.TB, root string, pid int) *CFloor {
 // Pass makes one pread pass and returns the CPU time it took.
 func (f *CFloor) Pass(tb testing.TB) time.Duration {
 	tb.Helper()
-	if _, err := io.WriteString(f.in, "pass\n"); err != nil {
+	d, _ := f.PassOf(tb, f.Threads)
+	return d
+}
+
+// PassOf makes one pread pass over the first n files only and returns the
+// CPU time it took and the CPU it ended on.
+func (f *CFloor) PassOf(tb testing.TB, n int) (time.Duration, int) {
+	tb.Helper()
+	if _, err := io.WriteString(f.in, "pass "+strconv.Itoa(n)+"\n"); err != nil {
 		tb.Fatal(err)
 	}
 	line, err := f.out.ReadString('\n')
-	ns, perr := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
-	if err != nil || perr != nil {
-		tb.Fatalf("cfloor pass: %q %v %v", line, err, perr)
+	ns, cpu, _ := strings.Cut(strings.TrimSpace(line), " ")
+	t, perr := strconv.ParseInt(ns, 10, 64)
+	c, cerr := strconv.Atoi(cpu)
+	if err != nil || perr != nil || cerr != nil {
+		tb.Fatalf("cfloor pass: %q %v %v %v", line, err, perr, cerr)
 	}
-	return time.Duration(ns)
+	return time.Duration(t), c
 }
 
 // RaiseThreadLimits raises kernel.pid_max and kernel.threads-max, if they

@@ -2,11 +2,15 @@
  * cfloor ROOT PID: the floor of any /proc poller. It opens every thread's
  * ROOT/PID/task/TID/schedstat once and keeps the files open; then for each
  * line on stdin it preads all of them, as the sampler's /proc path does at
- * the least, and prints the CPU time that pass took in nanoseconds.
+ * the least, and prints the CPU time that pass took in nanoseconds and the
+ * CPU it ran on. A line "pass N" preads the first N files only: a floor
+ * pass as short as another program's, so that a host's hiccup of a given
+ * size weighs on both alike.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -48,11 +52,17 @@ int main(int argc, char **argv)
 	printf("%d\n", n);
 	fflush(stdout);
 	while (fgets(line, sizeof line, stdin)) {
-		long long t0 = cpu_ns();
-		for (i = 0; i < n; i++)
+		int k = n;
+		long long t0;
+
+		if (sscanf(line, "pass %d", &k) == 1 && (k < 0 || k > n))
+			k = n;
+		t0 = cpu_ns();
+		for (i = 0; i < k; i++)
 			if (pread(fds[i], buf, sizeof buf, 0) < 0)
 				return 1;
-		printf("%lld\n", cpu_ns() - t0);
+		t0 = cpu_ns() - t0;
+		printf("%lld %d\n", t0, sched_getcpu());
 		fflush(stdout);
 	}
 	return 0;
