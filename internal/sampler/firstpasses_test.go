@@ -51,7 +51,8 @@ const monitorInterval = time.Second
 // (QuietStartGC, as the CLI's), the baseline into one of two samples and
 // a copy of its tasks into the other (pipeline.NewLive), the first
 // interval's peek halfway through it and its end a refresh interval after
-// the baseline, then one pass every gap, alternating the two samples as
+// the baseline, then one pass every gap (on a clock, as a monitor's
+// ticks are, not a gap after each pass), alternating the two samples as
 // Live does. A monitor's passes are monitorInterval apart; gap may be
 // less, for a shorter test. It returns each pass's cost, how many
 // threads each pass's walk stepped over (-1 for a walk that visited every
@@ -64,12 +65,10 @@ func firstPasses(tb testing.TB, cfg Config, n int, gap time.Duration) (passes []
 }
 
 // passWatch is what watchedPasses does beside the passes, outside what it
-// measures: around runs just before each pass and returns what runs just
-// after it, given the pass's cost; between runs halfway through each gap
-// of the steady passes. Either may be nil.
+// measures: around runs just before pass i and returns what runs just
+// after it, given the pass's cost. It may be nil.
 type passWatch struct {
-	around  func() (after func(passCost))
-	between func()
+	around func(i int) (after func(passCost))
 }
 
 // watchedPasses is firstPasses with w run beside the passes.
@@ -93,17 +92,17 @@ func watchedPasses(tb testing.TB, cfg Config, n int, gap time.Duration, w passWa
 	prev, cur := &bufs[0], &bufs[1]
 	gcs := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	var inPasses time.Duration
+	var tick time.Time // the first interval's end, from which passes are a gap apart
 	for i := range n {
 		switch {
 		case i == 1 || i == 2:
 			// The peek, then the first interval's end.
 			time.Sleep(monitorInterval / 2)
-		case i > 2 && w.between != nil:
-			time.Sleep(gap / 2)
-			w.between()
-			time.Sleep(gap - gap/2)
 		case i > 2:
-			time.Sleep(gap)
+			time.Sleep(time.Until(tick.Add(time.Duration(i-2) * gap)))
+		}
+		if i == 2 {
+			tick = time.Now()
 		}
 		dst := cur
 		if i == 0 {
@@ -111,7 +110,7 @@ func watchedPasses(tb testing.TB, cfg Config, n int, gap time.Duration, w passWa
 		}
 		var after func(passCost)
 		if w.around != nil {
-			after = w.around()
+			after = w.around(i)
 		}
 		metrics.Read(gcs)
 		gc0 := gcs[0].Value.Uint64()
@@ -289,10 +288,11 @@ func passMs(passes []passCost) []float64 {
 // one by the work they did (passCost.work), which a busy machine does not
 // blur.
 //
-// Beside them, halfway through each gap, the C floor (testutil/cfloor)
-// makes two passes: one over as many of the workload's schedstat files as
-// cost what our median pass did so far (so that a hiccup of the host of a
-// given length weighs on both alike) and one over all 10,000. Reported:
+// Beside them, halfway through each gap from the first interval's end on,
+// the C floor (testutil/cfloor, pacing itself) makes two passes: one over
+// as many of the workload's schedstat files as cost what our first passes
+// did (so that a hiccup of the host of a given length weighs on both
+// alike) and one over all 10,000. Reported:
 // dearest/median, our dearest pass after the first over our median one,
 // floor-dearest/median and full-floor-dearest/median the same for the
 // floor's passes, and over-2x, floor-over-2x and full-floor-over-2x how
@@ -304,34 +304,41 @@ func BenchmarkFirstPasses10kOneBusy(b *testing.B) {
 	settle(b, pid)
 	floor := testutil.StartCFloor(b, "/proc", pid)
 	l := newPassLooker(b)
+	var full []time.Duration
+	for range 5 {
+		f, _ := floor.PassOf(b, floor.Threads)
+		full = append(full, f)
+	}
+	perFile := max(median(full)/time.Duration(floor.Threads), 1)
+	const steadyPasses = 57 // the passes after the first interval's end
 	var all [][]passCost
 	var outside []time.Duration
-	var sized, full [][]time.Duration
+	var sized, whole [][]time.Duration
 	for range b.N {
 		var looks []passLook
-		var ours, fs, ff []time.Duration
+		var ours []time.Duration
 		w := passWatch{
-			around: func() func(passCost) {
+			around: func(i int) func(passCost) {
 				a := l.look()
 				return func(p passCost) {
 					looks = append(looks, l.diff(a, l.look(), unix.Gettid()))
 					ours = append(ours, p.cpu)
+					if i == 2 {
+						// The floor paces itself from here, halfway
+						// through each gap, so that we do no I/O with
+						// it between passes: I/O the scheduler sees
+						// left sysmon polling every 20 µs when the
+						// next pass came. Its short pass costs what
+						// our passes did so far.
+						floor.Every(b, monitorInterval, steadyPasses, min(max(int(float64(floor.Threads)*float64(median(ours[1:]))/float64(perFile)), 100), floor.Threads))
+					}
 				}
-			},
-			between: func() {
-				f, _ := floor.PassOf(b, floor.Threads)
-				ff = append(ff, f)
-				// As many files as our median pass after the first
-				// cost, at what a file cost the full passes so far.
-				n := int(float64(floor.Threads) * float64(median(ours[1:])) / float64(median(ff)))
-				time.Sleep(50 * time.Millisecond)
-				f, _ = floor.PassOf(b, min(max(n, 100), floor.Threads))
-				fs = append(fs, f)
 			},
 		}
 		p, _, o := watchedPasses(b, Config{Root: "/proc"}, 60, monitorInterval, w)
 		all, outside = append(all, p), append(outside, o)
-		sized, full = append(sized, fs), append(full, ff)
+		fs, ff := floor.Collect(b, steadyPasses)
+		sized, whole = append(sized, fs), append(whole, ff)
 		m := median(ours[1:])
 		for i, c := range ours {
 			if i > 0 && c > m*3/2 {
@@ -351,7 +358,7 @@ func BenchmarkFirstPasses10kOneBusy(b *testing.B) {
 		ratio, over = append(ratio, r), append(over, n)
 		r, n = spread(sized[i])
 		fratio, fover = append(fratio, r), append(fover, n)
-		r, n = spread(full[i])
+		r, n = spread(whole[i])
 		ffratio, ffover = append(ffratio, r), append(ffover, n)
 	}
 	b.ReportMetric(median(ratio), "dearest/median")

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -112,6 +113,33 @@ func (f *CFloor) PassOf(tb testing.TB, n int) (time.Duration, int) {
 		tb.Fatalf("cfloor pass: %q %v %v %v", line, err, perr, cerr)
 	}
 	return time.Duration(t), c
+}
+
+// Every has the floor make n pairs of passes on its own clock, one pair
+// every period from half a period on: one over the first k files and one
+// over all of them (cfloor.c). Collect returns their CPU times.
+func (f *CFloor) Every(tb testing.TB, period time.Duration, n, k int) {
+	tb.Helper()
+	if _, err := fmt.Fprintf(f.in, "every %d %d %d\n", period.Milliseconds(), n, k); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Collect waits for the n pairs of passes Every asked for and returns the
+// CPU time of each pass over k files and of each over all of them.
+func (f *CFloor) Collect(tb testing.TB, n int) (some, all []time.Duration) {
+	tb.Helper()
+	for range n {
+		line, err := f.out.ReadString('\n')
+		a, b, _ := strings.Cut(strings.TrimSpace(line), " ")
+		x, aerr := strconv.ParseInt(a, 10, 64)
+		y, berr := strconv.ParseInt(b, 10, 64)
+		if err != nil || aerr != nil || berr != nil {
+			tb.Fatalf("cfloor every: %q %v %v %v", line, err, aerr, berr)
+		}
+		some, all = append(some, time.Duration(x)), append(all, time.Duration(y))
+	}
+	return some, all
 }
 
 // RaiseThreadLimits raises kernel.pid_max and kernel.threads-max, if they
