@@ -500,9 +500,9 @@ func (it *Iter) again() (int, error) {
 	return it.walk()
 }
 
-// progRunAttr is the kernel's bpf_attr for BPF_PROG_TEST_RUN, as far as
-// a program run once without input needs it (the kernel zero-fills the
-// rest of the union).
+// progRunAttr is the kernel's bpf_attr for BPF_PROG_TEST_RUN (80 bytes,
+// as cilium/ebpf sends it): a program run once without input sets the
+// program and reads the return value; the rest stays zero.
 type progRunAttr struct {
 	progFD, retval uint32
 	_              [18]uint32 // data, repeat, duration, ctx, flags, cpu, batch size
@@ -517,9 +517,10 @@ type progRunAttr struct {
 // caused, and the CPU time of each counted in the pass, ms of it where
 // sysmon woke on the pass's CPU and preempted it. A raw call leaves sysmon
 // asleep, as the /proc path's reads do. The walk does not sleep in the
-// kernel and takes a few ms at most, the most it may hold its P from the
-// scheduler. EINTR, which the walk's program type never returns, would
-// mean it ran once all the same, as Program.Run has it.
+// kernel; it holds its P from the scheduler for as long as it runs, a few
+// ms, some 20 at 100,000 threads. EINTR, which the walk's program type
+// never returns, would mean it ran once all the same, as Program.Run has
+// it.
 func (it *Iter) runProgram(prog *ebpf.Program) (uint32, error) {
 	it.run = progRunAttr{progFD: uint32(prog.FD())}
 	_, _, e := unix.RawSyscall(unix.SYS_BPF, unix.BPF_PROG_TEST_RUN, uintptr(unsafe.Pointer(&it.run)), unsafe.Sizeof(it.run))
