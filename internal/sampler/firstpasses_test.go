@@ -126,7 +126,7 @@ func watchedPasses(tb testing.TB, cfg Config, n int, gap time.Duration, w passWa
 		p.gcs = int(gcs[0].Value.Uint64() - gc0)
 		switch i {
 		case 0:
-			cur.Tasks = append(cur.Tasks[:0], prev.Tasks...)
+			cur.Tasks = append(slices.Grow(cur.Tasks[:0], cap(prev.Tasks)), prev.Tasks...)
 			restoreGC()
 		case 1: // the peek: Next samples into the same sample
 		default:
@@ -330,7 +330,7 @@ func BenchmarkFirstPasses10kOneBusy(b *testing.B) {
 						// left sysmon polling every 20 µs when the
 						// next pass came. Its short pass costs what
 						// our passes did so far.
-						floor.Every(b, monitorInterval, steadyPasses, min(max(int(float64(floor.Threads)*float64(median(ours[1:]))/float64(perFile)), 100), floor.Threads))
+						floor.Every(b, monitorInterval, steadyPasses, min(max(int(median(ours[1:])/perFile), 100), floor.Threads))
 					}
 				}
 			},
@@ -346,6 +346,11 @@ func BenchmarkFirstPasses10kOneBusy(b *testing.B) {
 			}
 		}
 		b.Logf("the floor's passes (process CPU, ms), sized: %v; over all the files: %v", durMs(fs), durMs(ff))
+		kb := make([]uint64, len(looks))
+		for i, lk := range looks {
+			kb[i] = lk.allocs >> 10
+		}
+		b.Logf("allocated in each pass (KB): %v", kb)
 	}
 	reportFirstPasses(b, all, outside)
 	var ratio, fratio, ffratio, over, fover, ffover []float64

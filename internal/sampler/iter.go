@@ -651,7 +651,7 @@ func (s *Sampler) readIterComm(t *iterTask) {
 // kept in s.procs for the cgroups.
 func (s *Sampler) exportIter(dst *model.Sample) (live bool) {
 	ip := s.it
-	dst.Tasks = slices.Grow(dst.Tasks[:0], len(ip.sorted)+len(ip.extra))
+	dst.Tasks = taskRoom(dst.Tasks, len(ip.sorted)+len(ip.extra))
 	pc := procCursor{old: s.procs}
 	s.nextProcs = s.nextProcs[:0]
 	g, x := 0, 0

@@ -31,6 +31,7 @@ type passLook struct {
 	released       int64   // change in the heap bytes released to the OS
 	scavenge       float64 // the runtime's scavenger CPU, s (its estimate)
 	scheds         uint64  // goroutines scheduled (/sched/latencies count)
+	allocs         uint64  // bytes the pass allocated on the heap
 	// others is the run time of the process's other threads in the pass.
 	others time.Duration
 }
@@ -40,6 +41,7 @@ var lookMetrics = []string{
 	"/memory/classes/heap/released:bytes",
 	"/cpu/classes/scavenge/total:cpu-seconds",
 	"/sched/latencies:seconds",
+	"/gc/heap/allocs:bytes",
 }
 
 // passLooker takes looks by raw system calls on files it keeps open: a
@@ -186,6 +188,7 @@ func (l *passLooker) diff(a, b rawLook, self int) passLook {
 		released: int64(b.ms[1].Value.Uint64()) - int64(a.ms[1].Value.Uint64()),
 		scavenge: b.ms[2].Value.Float64() - a.ms[2].Value.Float64(),
 		scheds:   histCount(b.ms[3]) - histCount(a.ms[3]),
+		allocs:   b.ms[4].Value.Uint64() - a.ms[4].Value.Uint64(),
 	}
 	for tid, d := range b.threads {
 		if tid != self {
@@ -234,6 +237,6 @@ func histCount(s metrics.Sample) uint64 {
 }
 
 func (p passLook) String() string {
-	return fmt.Sprintf("user %.2f sys %.2f others %.3f ms; faults %d/%d; switches %d/%d; cpu %d>%d; irqs %d softirqs %d; steal %d irq %d ticks; gc %d released %+dK scavenge %.0fus sched %d;%s",
-		ms(p.user), ms(p.sys), ms(p.others), p.minflt, p.majflt, p.nvcsw, p.nivcsw, p.cpu0, p.cpu1, p.irqs, p.softirqs, p.steal, p.irq, p.gcs, p.released>>10, p.scavenge*1e6, p.scheds, p.kinds)
+	return fmt.Sprintf("user %.2f sys %.2f others %.3f ms; faults %d/%d; switches %d/%d; cpu %d>%d; irqs %d softirqs %d; steal %d irq %d ticks; gc %d allocated %dK released %+dK scavenge %.0fus sched %d;%s",
+		ms(p.user), ms(p.sys), ms(p.others), p.minflt, p.majflt, p.nvcsw, p.nivcsw, p.cpu0, p.cpu1, p.irqs, p.softirqs, p.steal, p.irq, p.gcs, p.allocs>>10, p.released>>10, p.scavenge*1e6, p.scheds, p.kinds)
 }
