@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -107,8 +108,10 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 	// The next pass writes every thread into l.cur, which has never held
 	// them: growing it then, and the kernel faulting its pages in, made
 	// that pass (the peek) two to five times a steady one. A copy of the
-	// baseline's does both now, in the start.
-	l.cur.Tasks = append(l.cur.Tasks[:0], l.prev.Tasks...)
+	// baseline's does both now, in the start, with the baseline's room to
+	// grow: an exact copy was grown again as soon as the host gained a few
+	// threads.
+	l.cur.Tasks = append(slices.Grow(l.cur.Tasks[:0], cap(l.prev.Tasks)), l.prev.Tasks...)
 	l.baselineWakeups(l.prev)
 	targeted := cfg.TargetStacksFirst && cfg.Stacks != nil && len(cfg.Sampler.PIDs) == 0
 	if targeted {

@@ -137,3 +137,41 @@ func TestSecondPassAllocatesNoTaskList(t *testing.T) {
 		t.Errorf("the pass after the baseline allocated %d bytes (%d threads), want at most %d", got, len(l.cur.Tasks), limit)
 	}
 }
+
+// TestHostGrowthReallocatesNoTaskList: when the threads watched grow by a
+// few dozen after the start, the passes that follow write them into the
+// task lists they have: neither sample's list is reallocated. Grown to fit
+// exactly (the baseline's) or copied exactly (the second sample's), each
+// was reallocated in its next pass, some 650 KB here and 4 MB at 20,000
+// threads, whose pages the kernel faulted in: a pass of 800-1,400 faults
+// at 2-5 times a steady one, once in a minute on a host whose threads
+// came and went.
+func TestHostGrowthReallocatesNoTaskList(t *testing.T) {
+	const threads, more = 4000, 64
+	pid, grow := testutil.StartGrowingCThreads(t, threads)
+	l, err := NewLive(LiveConfig{Sampler: sampler.Config{Root: "/proc", PIDs: []int{pid}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for range more {
+		grow()
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for _, smp := range []*model.Sample{l.cur, l.prev} {
+		if err := l.s.Sample(smp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if n := len(l.prev.Tasks); n < threads+more {
+		t.Fatalf("the pass found %d threads, want %d or more", n, threads+more)
+	}
+	// A task list is threads × ~160 bytes, some 640 KB; the bound is a
+	// tenth of it for the two passes.
+	const limit = threads * 16
+	if got := after.TotalAlloc - before.TotalAlloc; got > limit {
+		t.Errorf("the two passes after %d more threads allocated %d bytes, want at most %d", more, got, limit)
+	}
+}

@@ -32,10 +32,15 @@ type passCost struct {
 	work, gcs      int
 }
 
+// threadCPU is the calling thread's CPU time. Its clock, not
+// getrusage(RUSAGE_THREAD): that one leaves out what the thread ran since
+// the scheduler last folded its run time in (a tick, 4 ms at HZ=250), so it
+// read 0 for a 1.5 ms spin in 40% of tries and a pass's own CPU came out
+// ms short of the process's, as if another thread had worked in it.
 func threadCPU() time.Duration {
-	var ru unix.Rusage
-	_ = unix.Getrusage(unix.RUSAGE_THREAD, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return time.Duration(ts.Nano())
 }
 
 // monitorInterval is a monitor's refresh interval, the CLI's default.
@@ -46,7 +51,8 @@ const monitorInterval = time.Second
 // (QuietStartGC, as the CLI's), the baseline into one of two samples and
 // a copy of its tasks into the other (pipeline.NewLive), the first
 // interval's peek halfway through it and its end a refresh interval after
-// the baseline, then one pass every gap, alternating the two samples as
+// the baseline, then one pass every gap (on a clock, as a monitor's
+// ticks are, not a gap after each pass), alternating the two samples as
 // Live does. A monitor's passes are monitorInterval apart; gap may be
 // less, for a shorter test. It returns each pass's cost, how many
 // threads each pass's walk stepped over (-1 for a walk that visited every
@@ -54,6 +60,19 @@ const monitorInterval = time.Second
 // CPU time the process spent outside the passes (between them and in
 // New), which is the work a pass left to later or to another goroutine.
 func firstPasses(tb testing.TB, cfg Config, n int, gap time.Duration) (passes []passCost, skipped []int, outside time.Duration) {
+	tb.Helper()
+	return watchedPasses(tb, cfg, n, gap, passWatch{})
+}
+
+// passWatch is what watchedPasses does beside the passes, outside what it
+// measures: around runs just before pass i and returns what runs just
+// after it, given the pass's cost. It may be nil.
+type passWatch struct {
+	around func(i int) (after func(passCost))
+}
+
+// watchedPasses is firstPasses with w run beside the passes.
+func watchedPasses(tb testing.TB, cfg Config, n int, gap time.Duration, w passWatch) (passes []passCost, skipped []int, outside time.Duration) {
 	tb.Helper()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -73,17 +92,25 @@ func firstPasses(tb testing.TB, cfg Config, n int, gap time.Duration) (passes []
 	prev, cur := &bufs[0], &bufs[1]
 	gcs := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	var inPasses time.Duration
+	var tick time.Time // the first interval's end, from which passes are a gap apart
 	for i := range n {
 		switch {
 		case i == 1 || i == 2:
 			// The peek, then the first interval's end.
 			time.Sleep(monitorInterval / 2)
 		case i > 2:
-			time.Sleep(gap)
+			time.Sleep(time.Until(tick.Add(time.Duration(i-2) * gap)))
+		}
+		if i == 2 {
+			tick = time.Now()
 		}
 		dst := cur
 		if i == 0 {
 			dst = prev
+		}
+		var after func(passCost)
+		if w.around != nil {
+			after = w.around(i)
 		}
 		metrics.Read(gcs)
 		gc0 := gcs[0].Value.Uint64()
@@ -92,11 +119,14 @@ func firstPasses(tb testing.TB, cfg Config, n int, gap time.Duration) (passes []
 			tb.Fatal(err)
 		}
 		p := passCost{cpu: cpuTime() - c0, own: threadCPU() - o0, wall: time.Since(w0)}
+		if after != nil {
+			after(p)
+		}
 		metrics.Read(gcs)
 		p.gcs = int(gcs[0].Value.Uint64() - gc0)
 		switch i {
 		case 0:
-			cur.Tasks = append(cur.Tasks[:0], prev.Tasks...)
+			cur.Tasks = append(slices.Grow(cur.Tasks[:0], cap(prev.Tasks)), prev.Tasks...)
 			restoreGC()
 		case 1: // the peek: Next samples into the same sample
 		default:
@@ -257,15 +287,111 @@ func passMs(passes []passCost) []float64 {
 // and work-max/median the dearest pass after the first over the median
 // one by the work they did (passCost.work), which a busy machine does not
 // blur.
+//
+// Beside them, halfway through each gap from the first interval's end on,
+// the C floor (testutil/cfloor, pacing itself) makes two passes: one over
+// as many of the workload's schedstat files as cost what our first passes
+// did (so that a hiccup of the host of a given length weighs on both
+// alike) and one over all 10,000. Reported:
+// dearest/median, our dearest pass after the first over our median one,
+// floor-dearest/median and full-floor-dearest/median the same for the
+// floor's passes, and over-2x, floor-over-2x and full-floor-over-2x how
+// many passes a run cost more than twice their median. Where ours and
+// the floor's match, what is left is the host's. Each pass of ours over
+// 1.5 times the median is logged with what happened in it (passLook).
 func BenchmarkFirstPasses10kOneBusy(b *testing.B) {
-	settle(b, testutil.StartCThreads(b, 10000, true))
+	pid := testutil.StartCThreads(b, 10000, true)
+	settle(b, pid)
+	floor := testutil.StartCFloor(b, "/proc", pid)
+	l := newPassLooker(b)
+	var full []time.Duration
+	for range 5 {
+		f, _ := floor.PassOf(b, floor.Threads)
+		full = append(full, f)
+	}
+	perFile := max(median(full)/time.Duration(floor.Threads), 1)
+	const steadyPasses = 57 // the passes after the first interval's end
 	var all [][]passCost
 	var outside []time.Duration
+	var sized, whole [][]time.Duration
 	for range b.N {
-		p, _, o := firstPasses(b, Config{Root: "/proc"}, 60, monitorInterval)
+		var looks []passLook
+		var ours []time.Duration
+		w := passWatch{
+			around: func(i int) func(passCost) {
+				a := l.look()
+				return func(p passCost) {
+					looks = append(looks, l.diff(a, l.look(), unix.Gettid()))
+					ours = append(ours, p.cpu)
+					if i == 2 {
+						// The floor paces itself from here, halfway
+						// through each gap, so that we do no I/O with
+						// it between passes: I/O the scheduler sees
+						// left sysmon polling every 20 µs when the
+						// next pass came. Its short pass costs what
+						// our passes did so far.
+						floor.Every(b, monitorInterval, steadyPasses, min(max(int(median(ours[1:])/perFile), 100), floor.Threads))
+					}
+				}
+			},
+		}
+		p, _, o := watchedPasses(b, Config{Root: "/proc"}, 60, monitorInterval, w)
 		all, outside = append(all, p), append(outside, o)
+		fs, ff := floor.Collect(b, steadyPasses)
+		sized, whole = append(sized, fs), append(whole, ff)
+		m := median(ours[1:])
+		for i, c := range ours {
+			if i > 0 && c > m*3/2 {
+				b.Logf("pass %d: %.3f ms, %.1f× the median, work %d: %v", i+1, ms(c), float64(c)/float64(m), p[i].work, looks[i])
+			}
+		}
+		b.Logf("the floor's passes (process CPU, ms), sized: %v; over all the files: %v", durMs(fs), durMs(ff))
+		kb := make([]uint64, len(looks))
+		for i, lk := range looks {
+			kb[i] = lk.allocs >> 10
+		}
+		b.Logf("allocated in each pass (KB): %v", kb)
 	}
 	reportFirstPasses(b, all, outside)
+	var ratio, fratio, ffratio, over, fover, ffover []float64
+	for i, passes := range all {
+		ours := make([]time.Duration, 0, len(passes))
+		for _, p := range passes[1:] {
+			ours = append(ours, p.cpu)
+		}
+		r, n := spread(ours)
+		ratio, over = append(ratio, r), append(over, n)
+		r, n = spread(sized[i])
+		fratio, fover = append(fratio, r), append(fover, n)
+		r, n = spread(whole[i])
+		ffratio, ffover = append(ffratio, r), append(ffover, n)
+	}
+	b.ReportMetric(median(ratio), "dearest/median")
+	b.ReportMetric(median(fratio), "floor-dearest/median")
+	b.ReportMetric(median(ffratio), "full-floor-dearest/median")
+	b.ReportMetric(median(over), "over-2x")
+	b.ReportMetric(median(fover), "floor-over-2x")
+	b.ReportMetric(median(ffover), "full-floor-over-2x")
+}
+
+// spread is the dearest of passes over their median, and how many cost
+// more than twice the median.
+func spread(passes []time.Duration) (ratio, over2x float64) {
+	m := median(passes)
+	for _, p := range passes {
+		if p > 2*m {
+			over2x++
+		}
+	}
+	return float64(slices.Max(passes)) / float64(max(m, 1)), over2x
+}
+
+func durMs(d []time.Duration) []float64 {
+	out := make([]float64, len(d))
+	for i, v := range d {
+		out[i] = float64(v.Microseconds()) / 1000
+	}
+	return out
 }
 
 // BenchmarkFirstPasses100kIdle is the same with 100,000 idle threads, 15

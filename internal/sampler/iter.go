@@ -668,7 +668,7 @@ func (s *Sampler) readIterComm(t *iterTask) {
 func (s *Sampler) exportIter(dst *model.Sample) (live bool) {
 	ip := s.it
 	same := s.exportedSeq != 0 && s.exportedPass == s.procPass-1 && !ip.setChanged && !s.listChanged
-	dst.Tasks = slices.Grow(dst.Tasks[:0], len(ip.sorted)+len(ip.extra))
+	dst.Tasks = taskRoom(dst.Tasks, len(ip.sorted)+len(ip.extra))
 	dst.Moved = dst.Moved[:0]
 	pc := procCursor{old: s.procs}
 	s.nextProcs = s.nextProcs[:0]

@@ -14,6 +14,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -68,7 +70,9 @@ type Iter struct {
 	maskWords int
 	ncpu      int
 	hz        uint64
-	run       ebpf.RunOptions
+	// run is the walk's BPF_PROG_TEST_RUN attributes (runProgram), kept
+	// so that a pass allocates none.
+	run progRunAttr
 	// types holds the kernel's BTF, parsed once (some 30 ms): the
 	// program's CO-RE relocations and its kfunc calls (the open-coded
 	// iterator) are both resolved against it, and a grown array reloads
@@ -462,7 +466,7 @@ func (it *Iter) Record(i int, r *Record) error {
 func (it *Iter) walk() (int, error) {
 	for range maxGrowths + 1 {
 		it.steer()
-		ret, err := it.program().Run(&it.run)
+		ret, err := it.runProgram(it.program())
 		if err != nil {
 			return 0, fmt.Errorf("running the task walk: %w", err)
 		}
@@ -486,7 +490,7 @@ func (it *Iter) walk() (int, error) {
 // full walk, after the first); a walk that no longer fits the array is
 // made anew, growing it.
 func (it *Iter) again() (int, error) {
-	ret, err := it.program().Run(&it.run)
+	ret, err := it.runProgram(it.program())
 	if err != nil {
 		return 0, fmt.Errorf("running the task walk: %w", err)
 	}
@@ -494,6 +498,37 @@ func (it *Iter) again() (int, error) {
 		return n, nil
 	}
 	return it.walk()
+}
+
+// progRunAttr is the kernel's bpf_attr for BPF_PROG_TEST_RUN (80 bytes,
+// as cilium/ebpf sends it): a program run once without input sets the
+// program and reads the return value; the rest stays zero.
+type progRunAttr struct {
+	progFD, retval uint32
+	_              [18]uint32 // data, repeat, duration, ctx, flags, cpu, batch size
+}
+
+// runProgram runs prog once and returns what it returned. By a raw
+// system call, not Program.Run: that one is announced to the Go scheduler,
+// and the first such call after the process was idle (a monitor between
+// refreshes) wakes the runtime's sysmon thread, which then polls every
+// 20 µs until the process goes idle again: some 50 wake-ups of another
+// thread in each refresh (strace), each a context switch the monitor
+// caused, and the CPU time of each counted in the pass, ms of it where
+// sysmon woke on the pass's CPU and preempted it. A raw call leaves sysmon
+// asleep, as the /proc path's reads do. The walk does not sleep in the
+// kernel; it holds its P from the scheduler for as long as it runs, a few
+// ms, some 20 at 100,000 threads. EINTR, which the walk's program type
+// never returns, would mean it ran once all the same, as Program.Run has
+// it.
+func (it *Iter) runProgram(prog *ebpf.Program) (uint32, error) {
+	it.run = progRunAttr{progFD: uint32(prog.FD())}
+	_, _, e := unix.RawSyscall(unix.SYS_BPF, unix.BPF_PROG_TEST_RUN, uintptr(unsafe.Pointer(&it.run)), unsafe.Sizeof(it.run))
+	runtime.KeepAlive(prog)
+	if e != 0 && e != unix.EINTR {
+		return 0, e
+	}
+	return it.run.retval, nil
 }
 
 // program is the walk steer chose: the skipping one once it is loaded

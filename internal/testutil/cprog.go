@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -93,15 +94,52 @@ func StartCFloor(tb testing.TB, root string, pid int) *CFloor {
 // Pass makes one pread pass and returns the CPU time it took.
 func (f *CFloor) Pass(tb testing.TB) time.Duration {
 	tb.Helper()
-	if _, err := io.WriteString(f.in, "pass\n"); err != nil {
+	d, _ := f.PassOf(tb, f.Threads)
+	return d
+}
+
+// PassOf makes one pread pass over the first n files only and returns the
+// CPU time it took and the CPU it ended on.
+func (f *CFloor) PassOf(tb testing.TB, n int) (time.Duration, int) {
+	tb.Helper()
+	if _, err := io.WriteString(f.in, "pass "+strconv.Itoa(n)+"\n"); err != nil {
 		tb.Fatal(err)
 	}
 	line, err := f.out.ReadString('\n')
-	ns, perr := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
-	if err != nil || perr != nil {
-		tb.Fatalf("cfloor pass: %q %v %v", line, err, perr)
+	ns, cpu, _ := strings.Cut(strings.TrimSpace(line), " ")
+	t, perr := strconv.ParseInt(ns, 10, 64)
+	c, cerr := strconv.Atoi(cpu)
+	if err != nil || perr != nil || cerr != nil {
+		tb.Fatalf("cfloor pass: %q %v %v %v", line, err, perr, cerr)
 	}
-	return time.Duration(ns)
+	return time.Duration(t), c
+}
+
+// Every has the floor make n pairs of passes on its own clock, one pair
+// every period from half a period on: one over the first k files and one
+// over all of them (cfloor.c). Collect returns their CPU times.
+func (f *CFloor) Every(tb testing.TB, period time.Duration, n, k int) {
+	tb.Helper()
+	if _, err := fmt.Fprintf(f.in, "every %d %d %d\n", period.Milliseconds(), n, k); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Collect waits for the n pairs of passes Every asked for and returns the
+// CPU time of each pass over k files and of each over all of them.
+func (f *CFloor) Collect(tb testing.TB, n int) (some, all []time.Duration) {
+	tb.Helper()
+	for range n {
+		line, err := f.out.ReadString('\n')
+		a, b, _ := strings.Cut(strings.TrimSpace(line), " ")
+		x, aerr := strconv.ParseInt(a, 10, 64)
+		y, berr := strconv.ParseInt(b, 10, 64)
+		if err != nil || aerr != nil || berr != nil {
+			tb.Fatalf("cfloor every: %q %v %v %v", line, err, aerr, berr)
+		}
+		some, all = append(some, time.Duration(x)), append(all, time.Duration(y))
+	}
+	return some, all
 }
 
 // RaiseThreadLimits raises kernel.pid_max and kernel.threads-max, if they
