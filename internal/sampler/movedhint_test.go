@@ -56,20 +56,7 @@ func TestProcPathHintIsExact(t *testing.T) {
 	if hinted < passes/2 {
 		t.Errorf("%d of %d passes said which tasks moved, want %d+", hinted, passes-1, passes/2)
 	}
-	plain := make([]model.Sample, passes)
-	for i, smp := range got {
-		smp.Seq, smp.SameTasksAs, smp.Moved = 0, 0, nil
-		plain[i] = smp
-	}
-	opts := model.Options{HotThreshold: 100, Partial: true}
-	var hint model.Snapshot
-	for i := 1; i < passes; i++ {
-		whole := model.Compute(&plain[i-1], &plain[i], opts)
-		model.ComputeInto(&hint, &got[i-1], &got[i], opts)
-		if diff := cmp.Diff(whole, hint, cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("interval to pass %d (-every task +moved only):\n%s", i, diff)
-		}
-	}
+	checkHintChangesNothing(t, got)
 }
 
 // TestWalkHintIsExact is TestProcPathHintIsExact for the BPF task walk,
@@ -163,20 +150,7 @@ func TestWalkHintIsExact(t *testing.T) {
 	if poked == 0 {
 		t.Errorf("no hinted pass named a poked thread of the idle process")
 	}
-	plain := make([]model.Sample, passes)
-	for i, smp := range got {
-		smp.Seq, smp.SameTasksAs, smp.Moved = 0, 0, nil
-		plain[i] = smp
-	}
-	opts := model.Options{HotThreshold: 100, Partial: true}
-	var hint model.Snapshot
-	for i := 1; i < passes; i++ {
-		whole := model.Compute(&plain[i-1], &plain[i], opts)
-		model.ComputeInto(&hint, &got[i-1], &got[i], opts)
-		if diff := cmp.Diff(whole, hint, cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("interval to pass %d (-every thread +moved only):\n%s", i, diff)
-		}
-	}
+	checkHintChangesNothing(t, got)
 }
 
 // countComm counts the tasks of s whose process is named name.
@@ -237,5 +211,25 @@ func benchComputeWithHint(b *testing.B, cfg Config) {
 			}
 			b.ReportMetric(float64(len(c.Moved)), "moved")
 		})
+	}
+}
+
+// checkHintChangesNothing: each interval of passes derived with their
+// hints is the one derived from the same passes without them.
+func checkHintChangesNothing(t *testing.T, got []model.Sample) {
+	t.Helper()
+	plain := make([]model.Sample, len(got))
+	for i, smp := range got {
+		smp.Seq, smp.SameTasksAs, smp.Moved = 0, 0, nil
+		plain[i] = smp
+	}
+	opts := model.Options{HotThreshold: 100, Partial: true}
+	var hint model.Snapshot
+	for i := 1; i < len(got); i++ {
+		whole := model.Compute(&plain[i-1], &plain[i], opts)
+		model.ComputeInto(&hint, &got[i-1], &got[i], opts)
+		if diff := cmp.Diff(whole, hint, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("interval to pass %d (-every thread +moved only):\n%s", i, diff)
+		}
 	}
 }

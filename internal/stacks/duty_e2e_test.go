@@ -3,7 +3,6 @@ package stacks_test
 import (
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,21 +50,7 @@ func TestBusyHostAttachesForAWindow(t *testing.T) {
 	}
 	defer stats.Close()
 	b := testutil.StartBlockers(t)
-	var mixed int
-	deadline := time.Now().Add(10 * time.Second)
-	for mixed == 0 && time.Now().Before(deadline) {
-		ents, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(b.PID), "task"))
-		for _, e := range ents {
-			c, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(b.PID), "task", e.Name(), "comm"))
-			if strings.TrimSpace(string(c)) == "mixed" {
-				mixed, _ = strconv.Atoi(e.Name())
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if mixed == 0 {
-		t.Fatal("no thread named mixed")
-	}
+	mixed := waitThreadNamed(t, b.PID, "mixed")
 	c := stacks.NewCollector(stacks.Options{PIDs: []int{b.PID}})
 	c.SetEnabled(true)
 	defer c.Close()

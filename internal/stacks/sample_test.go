@@ -34,6 +34,19 @@ func voluntary(t *testing.T, pid, tid int) uint64 {
 	return 0
 }
 
+// waitThreadNamed is the TID of pid's thread named comm, waited for up
+// to 10 s (a program names its threads once they start).
+func waitThreadNamed(t *testing.T, pid int, comm string) int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if tid := threadsByComm(t, pid)[comm]; tid > 0 {
+			return tid
+		}
+	}
+	t.Fatalf("no thread named %s", comm)
+	return 0
+}
+
 // TestSampledSharesHold runs the collector on the C program with a budget
 // small enough that its thread "mixed" is sampled (about one event in 8),
 // and checks that the shares of the samples still match the program's own
@@ -42,21 +55,7 @@ func voluntary(t *testing.T, pid, tid int) uint64 {
 func TestSampledSharesHold(t *testing.T) {
 	needBPF(t)
 	b := testutil.StartBlockers(t)
-	var mixed int
-	deadline := time.Now().Add(10 * time.Second)
-	for mixed == 0 && time.Now().Before(deadline) {
-		ents, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(b.PID), "task"))
-		for _, e := range ents {
-			c, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(b.PID), "task", e.Name(), "comm"))
-			if strings.TrimSpace(string(c)) == "mixed" {
-				mixed, _ = strconv.Atoi(e.Name())
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if mixed == 0 {
-		t.Fatal("no thread named mixed")
-	}
+	mixed := waitThreadNamed(t, b.PID, "mixed")
 	// The program's rate sets the budget: its three threads are targets
 	// (-p), so each gets a third, and mixed one eighth of its events.
 	v0, t0 := voluntary(t, b.PID, mixed), time.Now()
