@@ -69,6 +69,11 @@ func firstPasses(tb testing.TB, cfg Config, n int, gap time.Duration) (passes []
 // after it, given the pass's cost. It may be nil.
 type passWatch struct {
 	around func(i int) (after func(passCost))
+	// cold is how many passes follow the n, each after the gap the
+	// first interval had (half the monitor's interval), as a measure of
+	// what passes after such a gap cost once nothing is new: returned
+	// after the n.
+	cold int
 }
 
 // watchedPasses is firstPasses with w run beside the passes.
@@ -93,9 +98,12 @@ func watchedPasses(tb testing.TB, cfg Config, n int, gap time.Duration, w passWa
 	gcs := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	var inPasses time.Duration
 	var tick time.Time // the first interval's end, from which passes are a gap apart
-	for i := range n {
+	for i := range n + w.cold {
+		if i == n {
+			outside = cpuTime() - start - inPasses
+		}
 		switch {
-		case i == 1 || i == 2:
+		case i == 1 || i == 2 || i >= n:
 			// The peek, then the first interval's end.
 			time.Sleep(monitorInterval / 2)
 		case i > 2:
@@ -140,7 +148,10 @@ func watchedPasses(tb testing.TB, cfg Config, n int, gap time.Duration, w passWa
 		passes = append(passes, p)
 		inPasses += p.cpu
 	}
-	return passes, skipped, cpuTime() - start - inPasses
+	if w.cold == 0 {
+		outside = cpuTime() - start - inPasses
+	}
+	return passes, skipped, outside
 }
 
 // passWork is the work the walk's pass just made (passCost.work).
@@ -183,10 +194,7 @@ func workRatio(passes []passCost) float64 {
 // passFigures sums up passes: the first pass, the dearest after it, and
 // the steady pass (the median of the last ten), by process CPU.
 func passFigures(passes []passCost) (first, dearest, steady time.Duration, at int) {
-	cpu := make([]time.Duration, len(passes))
-	for i, p := range passes {
-		cpu[i] = p.cpu
-	}
+	cpu := costs(passes)
 	first = cpu[0]
 	at = 1
 	for i := 1; i < len(cpu); i++ {
@@ -195,6 +203,15 @@ func passFigures(passes []passCost) (first, dearest, steady time.Duration, at in
 		}
 	}
 	return first, cpu[at], median(cpu[max(1, len(cpu)-10):]), at
+}
+
+// costs is the passes' process CPU.
+func costs(passes []passCost) []time.Duration {
+	cpu := make([]time.Duration, len(passes))
+	for i, p := range passes {
+		cpu[i] = p.cpu
+	}
+	return cpu
 }
 
 func reportFirstPasses(b *testing.B, all [][]passCost, outside []time.Duration) {
@@ -429,6 +446,14 @@ func BenchmarkFirstPasses100kIdle(b *testing.B) {
 // an older process on the host exited (a pair of 3-4 ms passes, the walk's
 // way of staying exact) stays under it, beside busy loops too, and the
 // verifier's load does not.
+// Each pass is held to passes made after the same gap: the second and
+// third follow half an interval (the peek, then the first interval's
+// end), and a pass after such a gap costs about twice one 50 ms after the
+// last on a quiet host (2.2-2.7 against 1.0-1.4 ms here, with nothing new
+// to read), caches gone cold, and more than that on a loaded one: a clean
+// clone's run on a busy host read 18.4 ms for the second pass against a
+// 50-ms steady pass of 3.9 ms. So five passes half an interval apart
+// follow the 45 and are the steady pass of the first two.
 func TestFirstPassesAreNoDearer(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the walk steps over idle threads on amd64 alone")
@@ -436,11 +461,13 @@ func TestFirstPassesAreNoDearer(t *testing.T) {
 	pid := testutil.StartCThreads(t, 10000, true)
 	settle(t, pid)
 	const n = 45 // past the pass the walk's own rent rule loads it in
-	passes, skipped, outside := firstPasses(t, Config{Root: "/proc"}, n, 50*time.Millisecond)
-	first, dearest, steady, at := passFigures(passes)
+	passes, skipped, outside := watchedPasses(t, Config{Root: "/proc"}, n, 50*time.Millisecond, passWatch{cold: 5})
+	passes, cold := passes[:n], passes[n:]
+	first, _, steady, _ := passFigures(passes)
+	coldSteady := median(costs(cold))
 	t.Logf("process CPU a pass (ms): %v; skipped: %v; outside the passes %v", passMs(passes), skipped, outside)
 	t.Logf("work a pass (threads): %v, dearest after the first %.2f× the median", passWorks(passes), workRatio(passes))
-	t.Logf("first pass %v, dearest after it %v (pass %d), steady %v; garbage collections ended in each pass: %v", first, dearest, at+1, steady, passGCs(passes))
+	t.Logf("first pass %v, steady %v, after half an interval %v (%v ms); garbage collections ended in each pass: %v", first, steady, coldSteady, passMs(cold), passGCs(passes))
 	// The skipping walk serves from the second pass, or the third when
 	// the first did not wait for its load (a loaded host: the verifier
 	// took up to a second of wall time here) and the second attached it.
@@ -453,8 +480,14 @@ func TestFirstPassesAreNoDearer(t *testing.T) {
 	if !slices.ContainsFunc(skipped[1:6], func(k int) bool { return k >= 0 }) {
 		t.Errorf("skipped %v in passes 2-6: no skipping walk served in any of them", skipped[1:6])
 	}
-	if limit := 2*steady + 10*time.Millisecond; dearest > limit {
-		t.Errorf("pass %d cost %v of CPU, the steady pass %v: want at most %v", at+1, dearest, steady, limit)
+	for i, p := range passes[1:] {
+		ref, gap := steady, "50 ms"
+		if i < 2 {
+			ref, gap = coldSteady, "half an interval"
+		}
+		if limit := 2*ref + 10*time.Millisecond; p.cpu > limit {
+			t.Errorf("pass %d cost %v of CPU, a steady pass after %s %v: want at most %v", i+2, p.cpu, gap, ref, limit)
+		}
 	}
 }
 
