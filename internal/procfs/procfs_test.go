@@ -248,8 +248,16 @@ func TestParseTaskStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(TaskStat{Comm: []byte("a) (b c"), State: 'S', NumThreads: 1, StartTime: 918273, LastCPU: 1}, got); diff != "" {
+	if diff := cmp.Diff(TaskStat{Comm: []byte("a) (b c"), State: 'S', Flags: 4194304, NumThreads: 1, StartTime: 918273, LastCPU: 1}, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
+	}
+	if got.Flags&KernelThread != 0 {
+		t.Errorf("a user thread's flags %#x say kernel thread", got.Flags)
+	}
+	// A kernel thread's (rcu_preempt, Linux 6.18): PF_KTHREAD in flags.
+	k, err := ParseTaskStat([]byte("15 (rcu_preempt) I 2 0 0 0 -1 2129984 0 0 0 0 28 2331 0 0 20 0 1 0 22 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"), "stat")
+	if err != nil || k.Flags&KernelThread == 0 {
+		t.Errorf("rcu_preempt's stat: flags %#x, %v; want PF_KTHREAD", k.Flags, err)
 	}
 	for _, bad := range []string{"", "1 (x) S 1 2", "1 x S", "1 x) S 5761 5761 4174 34816 5761 4194304 95 0 0 0 0 0 0 0 20 0 1 0 918273 2998272 224 1 1 1 0 0 0 0 0 0 0 0 0 0 17 1", "1 (x) SS 5761 5761 4174 34816 5761 4194304 95 0 0 0 0 0 0 0 20 0 1 0 918273 2998272 224 1 1 1 0 0 0 0 0 0 0 0 0 0 17 1"} {
 		if _, err := ParseTaskStat([]byte(bad), "stat"); err == nil {

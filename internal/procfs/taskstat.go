@@ -18,12 +18,18 @@ import (
 // without its newline: the kernel prints both with proc_task_name, raw.
 type TaskStat struct {
 	// Comm is the raw name, a slice of the parsed line.
-	Comm       []byte
-	State      byte
+	Comm  []byte
+	State byte
+	// Flags are the kernel's task flags (PF_*), field 9.
+	Flags      uint64
 	NumThreads int
 	StartTime  uint64
 	LastCPU    int
 }
+
+// KernelThread is PF_KTHREAD among TaskStat.Flags: a kernel thread, which
+// is a process of one thread for good.
+const KernelThread = 0x00200000
 
 // TaskStat reads <root>/PID/task/TID/stat.
 func (fs FS) TaskStat(pid, tid int) (TaskStat, error) {
@@ -68,6 +74,9 @@ func ParseTaskStat(b []byte, path string) (TaskStat, error) {
 				return TaskStat{}, parseErr(path, "state")
 			}
 			s.State = f[0]
+		case 9:
+			// Not worth refusing the line for: 0 when unreadable.
+			s.Flags, _ = parseUint(f)
 		case 20:
 			v, ok := parseUint(f)
 			if !ok || v > 1<<30 {

@@ -32,7 +32,8 @@ func (s *Sampler) sampleProcess(p *proc) (bad int) {
 	}
 	p.mustList = false
 	group := len(s.next)
-	bad += s.readThreads(p, skip)
+	fresh := s.fresh
+	bad += s.readThreads(p, skip, listed)
 	if p.mustList && !listed {
 		// A thread vanished though num_threads did not change, so another
 		// took its place (a pool replaced a worker, a load restarted). Read
@@ -41,19 +42,31 @@ func (s *Sampler) sampleProcess(p *proc) (bad int) {
 		s.readNewcomers(p, group)
 	}
 	p.threads = len(s.next) - group
+	p.kernel = p.threads == 1 && s.next[group].kernel && s.next[group].tid == p.pid
 	if p.threads == 0 {
 		s.releaseProc(p)
 		return bad
 	}
 	s.nextProcs = append(s.nextProcs, p)
-	setProcessComm(s.next[group:], p.pid, s.procPass)
+	// Each thread holds the process's name and cgroup. Only a new record,
+	// or a new name or group, needs the threads visited: at 10,000 threads
+	// two walks over them a pass, each a cache miss a thread.
+	threads := s.next[group:]
+	all := s.fresh != fresh
+	if name := processComm(threads, p.pid); all || name != p.givenComm {
+		giveComm(threads, name, s.procPass)
+		p.givenComm = name
+	}
 	if !skip && !s.noCgroups {
 		s.processCgroup(p)
 	}
-	for _, t := range s.next[group:] {
-		if t.c.Cgroup != p.cgroup {
-			t.c.Cgroup, t.touched = p.cgroup, s.procPass
+	if all || p.cgroup != p.givenCgroup {
+		for _, t := range threads {
+			if t.c.Cgroup != p.cgroup {
+				t.c.Cgroup, t.touched = p.cgroup, s.procPass
+			}
 		}
+		p.givenCgroup = p.cgroup
 	}
 	return bad
 }
@@ -100,7 +113,7 @@ func (s *Sampler) gate(p *proc) (skip, ok bool) {
 // much as reading every one of its threads.
 func (s *Sampler) threadSet(p *proc, skip bool) (listed bool, err error) {
 	list := !skip && (p.mustList || p.statFD < 0)
-	if !list && !skip {
+	if !list && !skip && !p.kernel {
 		n, err := s.numThreads(p)
 		if err != nil {
 			return false, err
@@ -108,8 +121,7 @@ func (s *Sampler) threadSet(p *proc, skip bool) (listed bool, err error) {
 		list = n != p.threads
 	}
 	if !list {
-		s.tids = s.knownTIDs(p.pid, s.tids[:0])
-		return false, nil
+		return false, nil // readThreads takes the last pass's records
 	}
 	return true, s.listThreads(p.pid)
 }
@@ -155,28 +167,47 @@ func (s *Sampler) readNewcomers(p *proc, group int) {
 	}
 }
 
-// readThreads refreshes every thread in s.tids and appends the live ones to
-// s.next. It returns how many were unreadable.
-func (s *Sampler) readThreads(p *proc, skip bool) (bad int) {
-	for _, tid := range s.tids {
-		t := s.carryTask(p.pid, tid)
-		if skip {
-			// Nothing in this process ran since the last pass.
-			t.c.ReadAt = s.clock.stamp
-			s.next = append(s.next, t)
-			continue
+// readThreads refreshes p's threads and appends the live ones to s.next:
+// those in s.tids when listed, else those the last pass found. It returns
+// how many were unreadable.
+func (s *Sampler) readThreads(p *proc, skip, listed bool) (bad int) {
+	if listed {
+		for _, tid := range s.tids {
+			bad += s.readThread(p, s.carryTask(p.pid, tid), skip)
 		}
-		switch s.update(t) {
-		case updated:
-			s.next = append(s.next, t)
-			continue
-		case unreadable:
-			bad++
-		}
-		// A thread we knew is gone, or was never readable: list the
-		// directory afresh next time in case another took its place.
-		p.mustList = true
-		s.release(t)
+		return bad
 	}
+	c := &s.pass
+	for c.oi < len(c.old) && c.old[c.oi].pid < p.pid {
+		s.release(c.old[c.oi]) // an exited process's
+		c.oi++
+	}
+	for c.oi < len(c.old) && c.old[c.oi].pid == p.pid {
+		c.oi++
+		bad += s.readThread(p, c.old[c.oi-1], skip)
+	}
+	return bad
+}
+
+// readThread refreshes t, one of p's threads, and appends it to s.next
+// if it is live. It returns 1 if it was unreadable.
+func (s *Sampler) readThread(p *proc, t *task, skip bool) (bad int) {
+	if skip {
+		// Nothing in this process ran since the last pass.
+		t.c.ReadAt = s.clock.stamp
+		s.next = append(s.next, t)
+		return 0
+	}
+	switch s.update(t) {
+	case updated:
+		s.next = append(s.next, t)
+		return 0
+	case unreadable:
+		bad = 1
+	}
+	// A thread we knew is gone, or was never readable: list the
+	// directory afresh next time in case another took its place.
+	p.mustList = true
+	s.release(t)
 	return bad
 }

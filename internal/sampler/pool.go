@@ -18,6 +18,8 @@ type task struct {
 	// status is set once status was read: a new thread's first read takes
 	// its counts from sched instead (readFirst).
 	status bool
+	// kernel is set when stat's flags said it is a kernel thread.
+	kernel bool
 }
 
 // proc is the sampler's memory of one process.
@@ -32,6 +34,9 @@ type proc struct {
 	statFD int
 	// threads is how many threads were read last pass.
 	threads int
+	// kernel is set when that one thread was a kernel thread, which never
+	// starts another: its num_threads need not be read.
+	kernel bool
 	// mustList forces a directory listing: one of the threads vanished or
 	// could not be read, so the set may have changed even if the count did not.
 	mustList bool
@@ -55,6 +60,9 @@ type proc struct {
 	// shownComm and shownCgroup are the name and cgroup the task walk's
 	// last export gave the process's threads (exportWalked).
 	shownComm, shownCgroup string
+	// givenComm and givenCgroup are the name and cgroup the /proc path's
+	// last pass gave every thread of the process (sampleProcess).
+	givenComm, givenCgroup string
 }
 
 // Records are recycled through free lists, so a steady state allocates
@@ -98,6 +106,7 @@ func (s *Sampler) alloc(pid, tid int) *task {
 	t.pid, t.tid, t.fd = pid, tid, -1
 	t.c.PID, t.c.TID = pid, tid
 	s.listChanged = true
+	s.fresh++
 	return t
 }
 
@@ -159,17 +168,6 @@ func (s *Sampler) carryTask(pid, tid int) *task {
 		return c.old[c.oi-1]
 	}
 	return s.alloc(pid, tid)
-}
-
-// knownTIDs appends the TIDs of pid that the last pass found.
-func (s *Sampler) knownTIDs(pid int, dst []int) []int {
-	c := &s.pass
-	for k := c.oi; k < len(c.old) && c.old[k].pid <= pid; k++ {
-		if c.old[k].pid == pid {
-			dst = append(dst, c.old[k].tid)
-		}
-	}
-	return dst
 }
 
 // endPass releases what the pass did not find again and swaps the lists.

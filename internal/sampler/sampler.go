@@ -169,6 +169,9 @@ type Sampler struct {
 	// needs only the tasks touched since, and every task's ReadAt.
 	listGen uint64
 	filled  [2]filledTasks
+	// fresh counts the task records begun afresh (alloc, or a TID found
+	// reused): one with no process name or cgroup given yet.
+	fresh uint64
 }
 
 // filledTasks is a Tasks array export wrote: its first element, its

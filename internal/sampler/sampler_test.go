@@ -570,3 +570,70 @@ func TestSchedCountsMatchStatus(t *testing.T) {
 		t.Errorf("only %d threads stood still; the workload has 16 asleep", still)
 	}
 }
+
+// TestKernelThreadIsNotAskedItsCount: a kernel thread is a process of one
+// thread for good, so a pass does not read its num_threads, where a
+// process of one user thread has it read every pass (the host's kernel
+// threads are most of its processes: some 90 reads of stat a refresh
+// fewer). So a second thread that only the count announces is found in the
+// user process, and not looked for in the kernel thread.
+func TestKernelThreadIsNotAskedItsCount(t *testing.T) {
+	root := copyTree(t, fixture)
+	one := func(pid, tid string, flags string) {
+		dir := filepath.Join(root, pid, "task", tid)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cg, err := os.ReadFile(filepath.Join(root, "100", "cgroup"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, pid, "cgroup"), cg, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"comm", "schedstat", "stat", "status"} {
+			b, err := os.ReadFile(filepath.Join(root, "100", "task", "100", f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f == "stat" {
+				s := strings.Replace(string(b), "100 (app-server)", tid+" (app-server)", 1)
+				s = setStatField(9, flags)(setStatField(20, "1")(s))
+				b = []byte(s)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const user, kernel = "4194304", "2129984" // PF_KTHREAD in the second
+	one("500", "500", user)
+	one("600", "600", kernel)
+	s := newSampler(t, Config{Root: root})
+	var a, b model.Sample
+	mustSample(t, s, &a)
+	mustSample(t, s, &b)
+	// Each gains a thread on paper: a new task directory and num_threads 2.
+	one("500", "501", user)
+	one("600", "601", kernel)
+	for _, pid := range []string{"500", "600"} {
+		rewrite(t, filepath.Join(root, pid, "task", pid, "stat"), setStatField(20, "2"))
+	}
+	mustSample(t, s, &a)
+	got := map[taskID]bool{}
+	for _, id := range ids(&a) {
+		got[id] = true
+	}
+	if !got[taskID{500, 500}] || !got[taskID{500, 501}] {
+		t.Errorf("the user process's threads %v: want 500 and 501", ids(&a))
+	}
+	// The newcomer of a process whose name and cgroup held gets them.
+	for _, c := range a.Tasks {
+		if c.TID == 501 && (c.ProcessComm != "app-server" || c.Cgroup != fixtureCgroupOf[100]) {
+			t.Errorf("thread 501 of %q in %q, want app-server in %q", c.ProcessComm, c.Cgroup, fixtureCgroupOf[100])
+		}
+	}
+	if !got[taskID{600, 600}] || got[taskID{600, 601}] {
+		t.Errorf("the kernel thread's %v: want 600 alone, its count not read", ids(&a))
+	}
+}

@@ -1,6 +1,8 @@
 package sampler
 
 import (
+	"slices"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/ctxtop/ctxtop/internal/model"
@@ -46,6 +48,7 @@ func (s *Sampler) update(t *task) outcome {
 		pid, tid := t.pid, t.tid
 		*t = task{pid: pid, tid: tid, fd: -1, touched: s.procPass}
 		t.c.PID, t.c.TID = pid, tid
+		s.fresh++
 	}
 	if s.kept < s.keepBudget {
 		dir := s.taskPath(t, "schedstat")
@@ -157,6 +160,7 @@ func (s *Sampler) readStat(t *task) (state byte, _ outcome) {
 		return 0, unreadable
 	}
 	t.c.StartTime, t.c.LastCPU = ts.StartTime, ts.LastCPU
+	t.kernel = ts.Flags&procfs.KernelThread != 0
 	if t.c.StartTime == 0 {
 		// Started in the boot tick; keep "0 means unread" unambiguous.
 		t.c.StartTime = 1
@@ -200,13 +204,23 @@ func setProcessComm(group []*task, pid int, pass uint64) {
 	if len(group) == 0 {
 		return
 	}
-	name := group[0].c.Comm
-	for _, t := range group {
-		if t.tid == pid {
-			name = t.c.Comm
-			break
-		}
+	giveComm(group, processComm(group, pid), pass)
+}
+
+// processComm is the name of the main thread of a process's threads,
+// sorted by TID (the first one's when it is not among them).
+func processComm(group []*task, pid int) string {
+	if group[0].tid == pid {
+		return group[0].c.Comm // the usual case: the lowest TID
 	}
+	if i, ok := slices.BinarySearchFunc(group, pid, func(t *task, tid int) int { return t.tid - tid }); ok {
+		return group[i].c.Comm
+	}
+	return group[0].c.Comm
+}
+
+// giveComm gives every thread in group the process name name.
+func giveComm(group []*task, name string, pass uint64) {
 	for _, t := range group {
 		if t.c.ProcessComm != name {
 			t.c.ProcessComm, t.touched = name, pass
