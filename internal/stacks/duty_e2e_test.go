@@ -69,7 +69,10 @@ func TestBusyHostAttachesForAWindow(t *testing.T) {
 	// read ends a refresh, returning the share of the host's switches the
 	// program ran at, the target's blocking switches and the weight of
 	// its samples, then retargets as from a host of perSec switches.
+	// sized is the interval the last retarget sized the window from, took
+	// how long the refresh the last read ended lasted.
 	var attached float64
+	var sized, took time.Duration
 	read := func(perSec float64) (ran float64, events, weight uint64) {
 		time.Sleep(time.Until(at.Add(refresh)))
 		// The read's interval ends once it has emptied the capture ring,
@@ -91,6 +94,7 @@ func TestBusyHostAttachesForAWindow(t *testing.T) {
 			}
 		}
 		ran, events = float64(runs-runs0)/float64(max(ctxt-ctxt0, 1)), v-prev
+		sized, took = took, now.Sub(at)
 		c.Retarget(&model.Snapshot{Interval: now.Sub(at), System: model.SystemRates{ContextSwitchesPerSec: perSec},
 			Threads: []model.ThreadRates{{PID: b.PID, TID: mixed, Comm: "mixed", VoluntaryPerSec: float64(v-prev) / now.Sub(at).Seconds()}}})
 		prev, at, ctxt0, runs0 = v, now, ctxt, runs
@@ -103,14 +107,19 @@ func TestBusyHostAttachesForAWindow(t *testing.T) {
 	var events, weight uint64
 	for i := range 4 {
 		ran, e, w := read(600_000)
-		t.Logf("busy host, refresh %d: ran at %.2f of the switches; %d blocking switches, weight %d", i, ran, e, w)
+		t.Logf("busy host, refresh %d (%v, its window sized from %v): ran at %.2f of the switches, attached %.3f; %d blocking switches, weight %d", i, took, sized, ran, attached, e, w)
 		if ran < 0.1 || ran > 0.45 {
 			t.Errorf("busy host, refresh %d: the program ran at %.2f of the host's switches, want about a quarter", i, ran)
 		}
-		// The read says so: a window of a quarter of the refresh, give or
-		// take the timers' lateness on a busy host.
-		if attached < 0.2 || attached > 0.3 {
-			t.Errorf("busy host, refresh %d: the read says the tracer was attached %.3f of it, want about 0.25", i, attached)
+		// The read says so: what it says it covered matches the share of
+		// the host's switches the program ran at. Held to 0.25 instead, a
+		// clean clone's run beside busy loops failed on a read that said
+		// 0.176 where the program's runs said 0.16: the read was right
+		// about a refresh that came out shorter for the window than
+		// planned; the log line above shows each refresh's length and the
+		// interval its window was sized from.
+		if math.Abs(attached-ran) > 0.05 {
+			t.Errorf("busy host, refresh %d: the read says the tracer was attached %.3f of it, the program ran at %.3f of the host's switches", i, attached, ran)
 		}
 		events += e
 		weight += w
