@@ -323,6 +323,13 @@ static __always_inline bool look(u32 i, u32 tgid, u32 *d)
 	if (!t)
 		return false;
 	if (t->tgid != tgid || t->start_boottime != r->start_ns) {
+		/*
+		 * Another thread holds the TID now, in this process or
+		 * another: the bit the caller took for the slot was that
+		 * thread's, which a wake-up or a visit may have set. Given
+		 * back, so that its own process's next look reads it.
+		 */
+		set(&dirty_tids, r->tid);
 		ok = false;
 	} else {
 		again = active(t, &state);
