@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+
 	"github.com/ctxtop/ctxtop/internal/bpfutil"
 	"github.com/ctxtop/ctxtop/internal/testutil"
 )
@@ -85,8 +87,12 @@ const taskWaking = 0x200
 // walks race the wake-ups; and whenever two full walks either side of one
 // of its walks agree on a process (none of its threads ran in between),
 // the skipping walk must hold exactly their records for it: the same
-// threads, with the same counters, state, CPU and start time. That holds
-// for every process on the host that rested so, the load's and any other.
+// threads, with the same counters, state, CPU and start time. The one
+// exception is a wake-up the hooks missed (scrubPasses), which leaves a
+// thread's record behind, an earlier reading of the same thread: that
+// must be rare (under 1% of the records compared, the host's processes'
+// and the test's each) and, for the test's, read again within the scrub's
+// round.
 //
 // Why not SIGSTOP the load and compare, as one would with /proc: stopping a
 // process wakes every thread of it, which marks it, so the skipping walk
@@ -162,17 +168,17 @@ func testSkippingWalk(t *testing.T, threads int, churn bool) {
 	}
 	defer full.Close()
 
-	var compared, loadSkipped, loadCompared, walks, lagging, moved, shifted, inFlight int
+	var compared, loadSkipped, loadCompared, walks, lagging, behind, moved, shifted int
 	var last [][]byte
-	// The threads whose wake-up was seen in flight (wakeInFlight), with
-	// the record the skipping walk held and the last walk by which it
-	// must have read them again.
-	type flight struct {
+	// The test's threads found behind (missedWake), with the record the
+	// skipping walk held and the last walk by which it must have read
+	// them again.
+	type lag struct {
 		pid   int
 		stale counters
 		by    int
 	}
-	pending := map[int]flight{}
+	pending := map[int]lag{}
 	deadline := time.Now().Add(4 * time.Second)
 	nextExit := time.Now().Add(500 * time.Millisecond)
 	nextGrow := time.Now().Add(300 * time.Millisecond)
@@ -203,8 +209,8 @@ func testSkippingWalk(t *testing.T, threads int, churn bool) {
 			case !ok || g != f.stale:
 				delete(pending, tid) // read again, or gone
 			case walks > f.by:
-				t.Fatalf("thread %d of process %d was set running before a full walk, and its wake-up's mark never reached the skipping walk: %d walks later it still holds %+v",
-					tid, f.pid, walks-f.by+inFlightWalks, g)
+				t.Fatalf("thread %d of process %d was found behind, and %d skipping walks later, past the scrub's round, it still holds %+v",
+					tid, f.pid, walks-f.by+scrubPasses+1, g)
 			}
 		}
 		prev := last
@@ -235,32 +241,38 @@ func testSkippingWalk(t *testing.T, threads int, churn bool) {
 			if quiet(after, mine, pid) {
 				continue
 			}
-			// The load and the processes beside it are woken only
-			// through try_to_wake_up, which the hooks see: they must
-			// be exact. The host's own processes are held to less:
-			// their threads, kernel threads mostly, were seen to run,
-			// rarely, without the hooks seeing it (scrubPasses), so a
-			// record of theirs may lag until the next full walk.
+			// The hooks miss a wake-up now and then (scrubPasses):
+			// seen mostly for the host's kernel threads, and for the
+			// drivers of the test's loads, woken by timers, about
+			// once in a hundred runs. The thread's record is then
+			// behind until its next wake-up or the scrub reads it.
+			// The host's processes are held to under 1% lagging. The
+			// test's must be behind only so (missedWake), read again
+			// within the scrub's round, and as rare.
 			if pid == load || slices.Contains(smallPIDs, pid) || slices.Contains(growPIDs, pid) {
-				if tids := wakeInFlight(after[pid], mine[pid]); tids != nil {
-					for _, tid := range tids {
-						pending[tid] = flight{pid, mine[pid][tid], walks + inFlightWalks}
-					}
-					inFlight++
-					t.Logf("process %d: a wake-up in flight (the thread set running, its mark not yet seen):\n%s", pid, diffRecords(after[pid], mine[pid]))
-					continue
+				tids := missedWake(after[pid], mine[pid])
+				if tids == nil {
+					t.Fatalf("process %d rested from one full walk to the next, and the skipping walk between them (skipping %v, %d threads stepped over) differs:\n%s%s",
+						pid, skipping.Skipping(), skipping.Skipped(), diffRecords(after[pid], mine[pid]), whence(skipping, prev, after[pid], mine[pid]))
 				}
-				t.Fatalf("process %d rested from one full walk to the next, and the skipping walk between them (skipping %v, %d threads stepped over) differs:\n%s%s",
-					pid, skipping.Skipping(), skipping.Skipped(), diffRecords(after[pid], mine[pid]), whence(skipping, prev, after[pid], mine[pid]))
+				behind++
+				marks := ""
+				for _, tid := range tids {
+					pending[tid] = lag{pid, mine[pid][tid], walks + scrubPasses + 1}
+					marks += fmt.Sprintf("thread %d's bit %v, its process's %v; ", tid, bitSet(t, skipping.objs.DirtyTIDs, tid), bitSet(t, skipping.objs.Dirty, pid))
+				}
+				t.Logf("process %d is behind (%shooks' recursion misses %d):\n%s%s", pid, marks, hookMisses(skipping),
+					diffRecords(after[pid], mine[pid]), whence(skipping, prev, after[pid], mine[pid]))
+				continue
 			}
 			lagging++
 			t.Logf("host process %d lags (skipping %v):\n%s", pid, skipping.Skipping(), diffRecords(after[pid], mine[pid]))
 		}
 		time.Sleep(time.Duration(1+walks%5) * time.Millisecond)
 	}
-	t.Logf("%d skipping walks, %d of them moving records, %d shifting them up; %d process records compared, %d of the host's lagging, %d of the test's with a wake-up in flight; the load at rest in %d, %d of them with at least its threads stepped over", walks, moved, shifted, compared, lagging, inFlight, loadCompared, loadSkipped)
-	if inFlight*100 > compared {
-		t.Errorf("%d of %d process records compared had a wake-up in flight: more than the rare stalled one", inFlight, compared)
+	t.Logf("%d skipping walks, %d of them moving records, %d shifting them up; %d process records compared, %d of the host's lagging, %d of the test's behind; the load at rest in %d, %d of them with at least its threads stepped over; the hooks' recursion misses %d", walks, moved, shifted, compared, lagging, behind, loadCompared, loadSkipped, hookMisses(skipping))
+	if behind*100 > compared {
+		t.Errorf("%d of %d process records compared of the test's own were behind: more than the rare missed wake-up", behind, compared)
 	}
 	if lagging*100 > compared {
 		t.Errorf("%d of %d process records compared lag: more than the rare unmarked run", lagging, compared)
@@ -276,24 +288,36 @@ func testSkippingWalk(t *testing.T, threads int, churn bool) {
 	}
 }
 
-// inFlightWalks is how many skipping walks a wake-up seen in flight has
-// to reach the walk: its mark is a few instructions behind the state.
-const inFlightWalks = 3
+// bitSet reads id's bit in the bitmap m.
+func bitSet(t *testing.T, m *ebpf.Map, id int) bool {
+	var word uint64
+	if err := m.Lookup(uint32(id/64), &word); err != nil {
+		t.Fatal(err)
+	}
+	return word&(1<<(id%64)) != 0
+}
 
-// wakeInFlight returns the threads by which a process's records in a full
+// hookMisses is the wake-up hooks' recursion misses since they were loaded.
+func hookMisses(it *Iter) uint64 {
+	var n uint64
+	for _, p := range []*ebpf.Program{it.progs.Wakeup, it.progs.WakeupNew} {
+		if p == nil {
+			continue
+		}
+		if st, err := p.Stats(); err == nil {
+			n += st.RecursionMisses
+		}
+	}
+	return n
+}
+
+// missedWake returns the threads by which a process's records in a full
 // walk (want) and a skipping walk made before it (got) differ when they
-// differ only so: each thread set running (TASK_RUNNING) in want and
-// asleep in got, every counter the same, so that it has not run since.
-// That is a wake-up in flight, not a missed one: try_to_wake_up sets the
-// thread running under its run queue's lock and runs the sched_wakeup
-// hook, which marks it, a few instructions later, before the lock is
-// released and the thread can run. Beside two busy loops, a virtual CPU
-// stopped by its host between the two (the lock held) stretched that
-// window past a walk: the full walks either side of the skipping one saw
-// the thread running, unrun, and the skipping walk had not been marked
-// for it yet. Its next walks must read it again (inFlightWalks). nil
-// when the records differ otherwise.
-func wakeInFlight(want, got map[int]counters) []int {
+// differ as a missed wake-up leaves them: the same threads, each record
+// that differs the same thread's (its start time) with no counter ahead of
+// want's, so an earlier reading of it; nil when they differ otherwise
+// (a record ahead, garbled, or of another thread, or a thread missing).
+func missedWake(want, got map[int]counters) []int {
 	if len(want) != len(got) {
 		return nil
 	}
@@ -306,11 +330,9 @@ func wakeInFlight(want, got map[int]counters) []int {
 		if g == w {
 			continue
 		}
-		if w.State != 0 || g.State == 0 {
-			return nil
-		}
-		g.State = 0
-		if g != w {
+		if g.TID != w.TID || g.PID != w.PID || g.StartNs != w.StartNs ||
+			g.VoluntarySwitches > w.VoluntarySwitches || g.InvoluntarySwitches > w.InvoluntarySwitches ||
+			g.RunNs > w.RunNs || g.WaitNs > w.WaitNs || g.Timeslices > w.Timeslices || g.Migrations > w.Migrations {
 			return nil
 		}
 		tids = append(tids, tid)
