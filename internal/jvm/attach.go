@@ -149,6 +149,9 @@ func (p *Process) attach(deadline time.Time) (int, error) {
 	if fd, err := dial(sock); err == nil {
 		return fd, nil
 	}
+	if err := p.checkLeftover(sock); err != nil {
+		return -1, err
+	}
 	if !p.CatchesQuit {
 		return -1, fmt.Errorf("JVM %d does not handle SIGQUIT (started with -Xrs?): not signalled, it would end", p.PID)
 	}
@@ -203,6 +206,29 @@ func (p *Process) attach(deadline time.Time) (int, error) {
 			return -1, fmt.Errorf("JVM %d did not open its attach socket (started with -XX:+DisableAttachMechanism?): %w", p.PID, err)
 		}
 	}
+}
+
+// checkLeftover fails when sock exists but is not the JVM's: a file left
+// by an earlier process that had this PID (one ended by SIGKILL does not
+// remove its socket) and owned by another user. HotSpot sets its socket up
+// under another name and renames it over this one, which the sticky /tmp
+// refuses, so the JVM never listens and a wait for it would be in vain. A
+// leftover of the JVM's own user is no obstacle, nor any file to a JVM run
+// as root: the rename replaces it. A directory there stops every JVM.
+// ctxtop does not remove the file: it is in the host's (or a container's)
+// /tmp, and the user is told which one.
+func (p *Process) checkLeftover(sock string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(sock, &st); err != nil {
+		return nil // none: the JVM has not listened yet
+	}
+	isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+	if !isDir && (int(st.Uid) == p.UID || p.UID == 0) {
+		return nil // a rename by its owner or by root replaces it
+	}
+	return fmt.Errorf("JVM %d: /tmp/.java_pid%d (in its mount namespace) is uid %d's, left by an earlier process with this PID; "+
+		"the JVM (uid %d) cannot replace it, so it cannot open its attach socket: remove that file and try again",
+		p.PID, p.NSPID, st.Uid, p.UID)
 }
 
 func alive(pid int) bool {

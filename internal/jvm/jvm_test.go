@@ -173,6 +173,65 @@ func TestPerfMap(t *testing.T) {
 	}
 }
 
+// TestLeftoverSocket: a socket left in /tmp by an earlier process with
+// the JVM's PID (one ended by SIGKILL leaves it) stops a JVM of another
+// user from listening, since the sticky /tmp refuses HotSpot's rename over
+// it. ctxtop says so at once, naming the file, rather than signalling and
+// waiting out its timeout; it leaves the file alone. A leftover of the
+// JVM's own user is replaced by the JVM, and the attach works.
+func TestLeftoverSocket(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the JVM runs as nobody and the leftover is root's")
+	}
+	classes := testutil.JavaClasses(t)
+	j := testutil.StartJava(t, classes, &syscall.Credential{Uid: 65534, Gid: 65534}, nil, "Spin")
+	pid := j.Cmd.Process.Pid
+	p, err := Inspect("/proc", pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := fmt.Sprintf("/tmp/.java_pid%d", pid)
+	if _, err := os.Lstat(sock); err == nil {
+		t.Fatalf("%s exists before the test made it", sock)
+	}
+	t.Cleanup(func() { os.Remove(sock) })
+	t.Cleanup(func() { os.Remove(fmt.Sprintf("/tmp/perf-%d.map", pid)) })
+	leave := func(uid int) {
+		t.Helper()
+		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: sock}); err != nil {
+			t.Fatal(err)
+		}
+		syscall.Close(fd) // nobody listens on it any more: a leftover
+		if err := os.Lchown(sock, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	leave(0)
+	_, err = p.PerfMap(timeout)
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), sock[len("/tmp/"):]) ||
+		!strings.Contains(err.Error(), "uid 0's") || !strings.Contains(err.Error(), "remove") {
+		t.Fatalf("PerfMap beside root's leftover %s: %v; want one line naming it, its owner and what to do", sock, err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Lstat(sock, &st); err != nil || st.Uid != 0 || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
+		t.Errorf("the leftover was touched: %+v, %v", st, err)
+	}
+
+	if err := os.Remove(sock); err != nil {
+		t.Fatal(err)
+	}
+	leave(65534)
+	n, err := p.PerfMap(timeout)
+	if err != nil || n < 10 {
+		t.Fatalf("PerfMap beside the JVM's own user's leftover = %d, %v; want the JVM to replace it and answer", n, err)
+	}
+}
+
 // checkOwnCredentials fails unless every thread of the test process has
 // the process's effective user again: the thread that took a JVM's must
 // have ended, not gone back to run other goroutines.

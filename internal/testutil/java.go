@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +63,22 @@ func StartJava(tb testing.TB, classes string, cred *syscall.Credential, wrap []s
 	cmd.Stderr = os.Stderr
 	if cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	if wrap == nil {
+		// Registered before StartWorkload's, so run after it has ended and
+		// reaped the JVM. SIGKILL leaves the JVM's attach socket in /tmp, and
+		// the next process given its PID (they wrap at 32768) could not
+		// listen there if it runs as another user. A wrapped JVM's /tmp
+		// is its own.
+		tb.Cleanup(func() {
+			if cmd.Process == nil {
+				return // never started
+			}
+			sock := fmt.Sprintf("/tmp/.java_pid%d", cmd.Process.Pid)
+			if st, err := os.Lstat(sock); err == nil && st.Mode().Type() == os.ModeSocket {
+				os.Remove(sock)
+			}
+		})
 	}
 	_, out := StartWorkload(tb, cmd)
 	line, err := out.ReadString('\n')
