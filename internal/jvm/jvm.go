@@ -247,13 +247,25 @@ func Notes(proc string, pid int) (notes []string, perfMap bool) {
 	if err != nil {
 		return nil, false
 	}
-	if _, err := os.Stat(filepath.Join(proc, strconv.Itoa(pid), "root", "tmp", "perf-"+strconv.Itoa(p.NSPID)+".map")); err == nil {
-		perfMap = true
-	} else {
+	name := "perf-" + strconv.Itoa(p.NSPID) + ".map"
+	fi, err := os.Stat(filepath.Join(proc, strconv.Itoa(pid), "root", "tmp", name))
+	switch {
+	case err != nil:
 		notes = append(notes, fmt.Sprintf("JVM %d: no perf map, its JIT frames are unnamed", pid))
+	case stale(proc, pid, fi.ModTime()):
+		notes = append(notes, fmt.Sprintf("JVM %d: its perf map predates it, JIT frames unnamed", pid))
+	default:
+		perfMap = true
 	}
 	if fp, err := p.preservesFramePointer(); err == nil && !fp {
 		notes = append(notes, fmt.Sprintf("JVM %d: no -XX:+PreserveFramePointer, so Java stacks end in JIT code", pid))
 	}
 	return notes, perfMap
+}
+
+// stale reports whether a file last modified at mtime is older than
+// process pid, as the symbolizer judges its perf map.
+func stale(proc string, pid int, mtime time.Time) bool {
+	started, err := procfs.Started(proc, pid)
+	return err == nil && procfs.Predates(mtime, started)
 }

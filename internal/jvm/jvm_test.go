@@ -173,13 +173,13 @@ func TestPerfMap(t *testing.T) {
 	}
 }
 
-// TestLeftoverSocket: a socket left in /tmp by an earlier process with
-// the JVM's PID (one ended by SIGKILL leaves it) stops a JVM of another
+// TestLeftovers: an earlier process's perf map is not taken for the
+// JVM's. A socket left in /tmp by an earlier process with the JVM's PID (one ended by SIGKILL leaves it) stops a JVM of another
 // user from listening, since the sticky /tmp refuses HotSpot's rename over
 // it. ctxtop says so at once, naming the file, rather than signalling and
 // waiting out its timeout; it leaves the file alone. A leftover of the
 // JVM's own user is replaced by the JVM, and the attach works.
-func TestLeftoverSocket(t *testing.T) {
+func TestLeftovers(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the JVM runs as nobody and the leftover is root's")
 	}
@@ -195,7 +195,24 @@ func TestLeftoverSocket(t *testing.T) {
 		t.Fatalf("%s exists before the test made it", sock)
 	}
 	t.Cleanup(func() { os.Remove(sock) })
-	t.Cleanup(func() { os.Remove(fmt.Sprintf("/tmp/perf-%d.map", pid)) })
+	perfMap := fmt.Sprintf("/tmp/perf-%d.map", pid)
+	t.Cleanup(func() { os.Remove(perfMap) })
+
+	// An earlier process's perf map: not taken for this JVM's.
+	if err := os.WriteFile(perfMap, []byte("1000 10 Other.program()\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hourAgo := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(perfMap, hourAgo, hourAgo); err != nil {
+		t.Fatal(err)
+	}
+	notes, has := Notes("/proc", pid)
+	if has || len(notes) == 0 || !strings.Contains(notes[0], "its perf map predates it") {
+		t.Errorf("Notes beside an earlier process's perf map: perf map %v, %q; want none, and the file named as older", has, notes)
+	}
+	if err := os.Remove(perfMap); err != nil {
+		t.Fatal(err)
+	}
 	leave := func(uid int) {
 		t.Helper()
 		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
@@ -229,6 +246,9 @@ func TestLeftoverSocket(t *testing.T) {
 	n, err := p.PerfMap(timeout)
 	if err != nil || n < 10 {
 		t.Fatalf("PerfMap beside the JVM's own user's leftover = %d, %v; want the JVM to replace it and answer", n, err)
+	}
+	if _, has := Notes("/proc", pid); !has {
+		t.Errorf("Notes after the JVM wrote its perf map: none seen")
 	}
 }
 

@@ -50,6 +50,12 @@ func newJVMRoot(b *testing.B) *jvmRoot {
 	if err := os.WriteFile(filepath.Join(pidDir, "status"), []byte(fmt.Sprintf("Name:\tjava\nNSpid:\t%d\n", r.pid)), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	// A stat line that says it started at boot: its perf map, written
+	// below, is its own and not an earlier process's.
+	stat := fmt.Sprintf("%d (java) S%s\n", r.pid, strings.Repeat(" 0", 36))
+	if err := os.WriteFile(filepath.Join(pidDir, "stat"), []byte(stat), 0o644); err != nil {
+		b.Fatal(err)
+	}
 
 	// Libraries: the machine's own, up to 60 of at most 8 MiB.
 	var candidates []string

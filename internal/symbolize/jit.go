@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -68,6 +69,12 @@ func (s *Symbolizer) readPerfMap(p *process) error {
 			pm.nspid = ns
 		}
 	}
+	// Read each time (a read is at most once per MinRefresh): a PID
+	// reused by a process with the same mappings keeps this entry.
+	started, err := procfs.Started(s.opt.Proc, p.pid)
+	if err != nil {
+		return err
+	}
 	name := "perf-" + strconv.Itoa(pm.nspid) + ".map"
 	f, err := openInRoot(filepath.Join(pidDir, "root"), "/tmp/"+name)
 	if err != nil {
@@ -78,6 +85,13 @@ func (s *Symbolizer) readPerfMap(p *process) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return err
+	}
+	// A map last written before the process started is an earlier holder
+	// of its PID's (a JIT that ended without removing it, and PIDs wrap):
+	// its names would be another program's, so none is taken from it.
+	if procfs.Predates(time.Unix(st.Mtim.Unix()), started) {
+		*pm = perfMap{nspid: pm.nspid, checkedAt: pm.checkedAt}
+		return fmt.Errorf("%s: %w", name, ErrStalePerfMap)
 	}
 	if pm.loaded && st.Ino == pm.ino && st.Size == pm.size && st.Mtim == pm.mtime {
 		return nil
@@ -99,6 +113,9 @@ func (s *Symbolizer) readPerfMap(p *process) error {
 		ino: st.Ino, size: st.Size, mtime: st.Mtim, checkedAt: pm.checkedAt}
 	return nil
 }
+
+// ErrStalePerfMap: a perf map written before its process started.
+var ErrStalePerfMap = errors.New("written before the process started: another process's, not used")
 
 // parseNSpid returns the innermost PID of a status file's NSpid line
 //

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxtop/ctxtop/internal/procfs"
 )
 
 // jitProg does what a JIT does: maps anonymous executable memory and names
@@ -81,6 +83,38 @@ func TestPerfMap(t *testing.T) {
 	if got := s.Stats().PerfMapEntries; got != 3 {
 		t.Errorf("Stats().PerfMapEntries = %d, want 3", got)
 	}
+}
+
+// TestStalePerfMap: a perf map last written before its process started
+// is an earlier holder of the PID's, left behind (a JIT ended by SIGKILL
+// does not remove it, and PIDs wrap). Its names are not used, so no frame
+// is named after another program's code; once rewritten, they are.
+func TestStalePerfMap(t *testing.T) {
+	bin := build(t, t.TempDir(), "jit", ".c", jitProg, cFlags...)
+	p := start(t, bin)
+	path := fmt.Sprintf("/tmp/perf-%d.map", p.pid())
+	t.Cleanup(func() { os.Remove(path) })
+	started, err := procfs.Started("/proc", p.pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 30 ms before the start: more than Predates' two ticks.
+	if err := os.Chtimes(path, started.Add(-30*time.Millisecond), started.Add(-30*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	s := newSymbolizer(t, Options{MinRefresh: time.Nanosecond})
+	code := p.addr(t, "code")
+	if f := symbolizeUser(t, s, p.pid(), ExactAddresses, code+0x10)[0]; f.Kind == JIT || f.Function != "" {
+		t.Errorf("a frame named from a perf map older than its process: %#v", f)
+	}
+	if got := s.Stats().PerfMapEntries; got != 0 {
+		t.Errorf("Stats().PerfMapEntries = %d from a stale perf map, want 0", got)
+	}
+	now := time.Now()
+	if err := os.Chtimes(path, now, now); err != nil {
+		t.Fatal(err)
+	}
+	checkJIT(t, s, p.pid(), code, fmt.Sprintf("perf-%d.map", p.pid()))
 }
 
 // TestPerfMapInContainer runs the JIT in its own PID and mount namespaces
