@@ -138,8 +138,35 @@ func TestReportInABrowser(t *testing.T) {
 	}
 
 	// A screenshot at 1280×800 shows the timeline drawn: its line and its
-	// spike band.
-	shot := filepath.Join(dir, "shot.png")
+	// spike band. Beside two busy loops, 5 captures in 213 came out torn:
+	// part of the viewport shows a block of some other tile's pixels (seen:
+	// a pink block over the chart's lower right, hiding its line on all but
+	// 406 of its columns). That is the headless browser's raster under CPU
+	// starvation, not the page, so a torn capture is taken again, at most
+	// three times, each in a fresh browser; a page that does not draw the
+	// line fails all three.
+	var line, band int
+	for try := 1; try <= 3; try++ {
+		line, band = timelinePixels(t, chromium, page, filepath.Join(t.TempDir(), "shot.png"))
+		if line >= 800 && band >= 500 {
+			break
+		}
+		t.Logf("screenshot %d: the line on %d columns, the band on %d pixels", try, line, band)
+	}
+	// The line crosses the plot: most of its 1,110 columns.
+	if line < 800 {
+		t.Errorf("the timeline's line covers %d columns of the screenshot, want at least 800", line)
+	}
+	if band < 500 {
+		t.Errorf("the spike band covers %d pixels, want at least 500", band)
+	}
+}
+
+// timelinePixels has chromium capture page at 1280×800 into shot and
+// returns how many columns hold the timeline's line colour and how many
+// pixels the spike band's.
+func timelinePixels(t *testing.T, chromium, page, shot string) (lineColumns, bandPixels int) {
+	t.Helper()
 	if out, err := exec.Command(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--user-data-dir="+t.TempDir(), "--hide-scrollbars",
 		"--screenshot="+shot, "--window-size=1280,800", "file://"+page).CombinedOutput(); err != nil {
@@ -163,7 +190,7 @@ func TestReportInABrowser(t *testing.T) {
 		}
 		return true
 	}
-	line, band := map[int]bool{}, 0
+	line := map[int]bool{}
 	bounds := img.Bounds()
 	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
 		for x := bounds.Min.X; x < bounds.Max.X; x++ {
@@ -172,17 +199,11 @@ func TestReportInABrowser(t *testing.T) {
 				line[x] = true
 			}
 			if near(r, g, b, [3]int{0xff, 0xd8, 0xd6}) {
-				band++
+				bandPixels++
 			}
 		}
 	}
-	// The line crosses the plot: most of its 1,110 columns.
-	if len(line) < 800 {
-		t.Errorf("the timeline's line covers %d columns of the screenshot, want at least 800", len(line))
-	}
-	if band < 500 {
-		t.Errorf("the spike band covers %d pixels, want at least 500", band)
-	}
+	return len(line), bandPixels
 }
 
 func TestDiffInABrowser(t *testing.T) {
