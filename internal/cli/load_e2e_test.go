@@ -386,16 +386,31 @@ func TestLoadChildDies(t *testing.T) {
 		cmd := exec.Command(testutil.Binary(t), "load", "--mode", "process", "--duration", "30s")
 		var stdout bytes.Buffer
 		cmd.Stdout = &stdout
+		// A file, not a buffer: read when the test fails, even with ctxtop
+		// still running.
+		stderr, err := os.CreateTemp(t.TempDir(), "stderr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			werr := cmd.Wait() // "already called" when the test got that far
+			if t.Failed() {
+				b, _ := os.ReadFile(stderr.Name())
+				t.Logf("%v: ctxtop load ended %v; its stderr: %q", sig, werr, b)
+			}
+		})
 		// ctxtop's workload process, and its partner in process mode.
 		child := waitChild(t, cmd.Process.Pid)
 		partner := waitChild(t, child)
 		if err := cmd.Process.Signal(sig); err != nil {
 			t.Fatal(err)
 		}
-		err := cmd.Wait()
+		err = cmd.Wait()
 		if sig == syscall.SIGTERM {
 			if err != nil {
 				t.Errorf("SIGTERM: ctxtop load exited with %v, want a clean stop", err)
