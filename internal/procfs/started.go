@@ -15,10 +15,9 @@ const UserHZ = 100
 // Started returns when process pid (under the procfs root proc) started,
 // on today's wall clock, to the tick: its stat's starttime (ticks after
 // boot) set against CLOCK_BOOTTIME now. It serves to tell a file the
-// process wrote from one an earlier holder of its PID left: a file last
-// written more than a tick before this is not the process's. A wall clock
-// stepped forward between the write and now makes a file look older than
-// it is, never newer.
+// process wrote from one an earlier holder of its PID left (Predates). A
+// wall clock stepped forward between the write and now makes a file look
+// older than it is, never newer.
 func Started(proc string, pid int) (time.Time, error) {
 	p := filepath.Join(proc, strconv.Itoa(pid), "stat")
 	b, err := ReadFile(p, LimitLine)
