@@ -69,12 +69,6 @@ func (s *Symbolizer) readPerfMap(p *process) error {
 			pm.nspid = ns
 		}
 	}
-	// Read each time (a read is at most once per MinRefresh): a PID
-	// reused by a process with the same mappings keeps this entry.
-	started, err := procfs.Started(s.opt.Proc, p.pid)
-	if err != nil {
-		return err
-	}
 	name := "perf-" + strconv.Itoa(pm.nspid) + ".map"
 	f, err := openInRoot(filepath.Join(pidDir, "root"), "/tmp/"+name)
 	if err != nil {
@@ -88,7 +82,14 @@ func (s *Symbolizer) readPerfMap(p *process) error {
 	}
 	// A map last written before the process started is an earlier holder
 	// of its PID's (a JIT that ended without removing it, and PIDs wrap):
-	// its names would be another program's, so none is taken from it.
+	// its names would be another program's, so none is taken from it. The
+	// start is read each time a map is found (at most once per
+	// MinRefresh): a PID reused by a process with the same mappings keeps
+	// this entry.
+	started, err := procfs.Started(s.opt.Proc, p.pid)
+	if err != nil {
+		return err
+	}
 	if procfs.Predates(time.Unix(st.Mtim.Unix()), started) {
 		*pm = perfMap{nspid: pm.nspid, checkedAt: pm.checkedAt}
 		return fmt.Errorf("%s: %w", name, ErrStalePerfMap)
